@@ -1,0 +1,144 @@
+"""What graphdoctor costs, and how true its timings are. Runs on a GPU machine.
+
+    python bench/overhead.py [--repeats 5] [--out bench/results/overhead.json]
+
+For each workload in bench/workloads/, ``python workload.py`` and ``graphdoctor run`` (default
+mode and --full) run alternately, in rotating order, ``--repeats`` times. Each workload times
+its own steady-state loop with CUDA events; the table gives, per mode, the median ratio of
+that per-step time to the plain run of the same repeat, with the min and max. Fidelity
+compares the step time graphdoctor reports with the workload's own timing in the same run.
+Start-up is the wall-clock difference on a script that only imports torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKLOADS = ROOT / "bench" / "workloads"
+LOOPS = ("eager_loop", "replay_loop", "compile_decode", "alloc_churn")
+VARIANTS = ("plain", "default", "full")
+sys.path.insert(0, str(ROOT))
+
+
+def command(variant: str, script: Path, report: Path) -> list[str]:
+    if variant == "plain":
+        return [sys.executable, str(script)]
+    extra = ["--full"] if variant == "full" else []
+    return [sys.executable, "-m", "graphdoctor", "run", "-q", *extra, "-o", str(report),
+            str(script)]
+
+
+def _env() -> dict[str, str]:
+    paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+
+
+def run_once(variant: str, name: str, workdir: Path) -> dict:
+    report = workdir / f"{name}-{variant}.json"
+    started = time.perf_counter()
+    done = subprocess.run(command(variant, WORKLOADS / f"{name}.py", report), cwd=WORKLOADS,
+                          capture_output=True, text=True, env=_env())
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{name} ({variant}) failed:\n{done.stderr[-3000:]}")
+    line = next(x for x in done.stdout.splitlines() if x.startswith("BENCH "))
+    result = {"wall_s": wall, **json.loads(line[len("BENCH "):])}
+    if variant != "plain" and name in ("eager_loop", "replay_loop"):
+        result["reported_us"] = reported_step_us(report, name)
+    return result
+
+
+def reported_step_us(report: Path, name: str) -> float | None:
+    """The step time graphdoctor's report gives for the timed loop."""
+    from graphdoctor.report.io import load
+
+    trace = load(report).trace
+    if name == "replay_loop":
+        times = [r.gpu for r in trace.tables["replays"] if r.gpu >= 0]
+    else:
+        times = [c.gpu for c in trace.tables["calls"] if c.mode == "eager" and c.gpu >= 0]
+    return statistics.median(times) / 1000 if times else None
+
+
+def rotate(repeat: int) -> list[str]:
+    shift = repeat % len(VARIANTS)
+    return list(VARIANTS[shift:] + VARIANTS[:shift])
+
+
+def measure(names: list[str], repeats: int) -> dict[str, list[dict[str, dict]]]:
+    results: dict[str, list[dict[str, dict]]] = {name: [] for name in names}
+    with tempfile.TemporaryDirectory() as tmp:
+        for repeat in range(repeats):
+            for name in names:
+                runs = {v: run_once(v, name, Path(tmp)) for v in rotate(repeat)}
+                results[name].append(runs)
+                print(f"repeat {repeat + 1}/{repeats} {name}: " + ", ".join(
+                    f"{v} {r.get('gpu_us_per_step', r['wall_s']):.1f}" for v, r in runs.items()),
+                    flush=True)
+    return results
+
+
+def spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f})"
+
+
+def summarize(results: dict[str, list[dict[str, dict]]]) -> list[str]:
+    rows = ["| workload | plain µs/step | default ratio | full ratio | fidelity (default) |",
+            "|---|---|---|---|---|"]
+    for name, repeats in results.items():
+        if name == "startup":
+            continue
+        plain = [r["plain"]["gpu_us_per_step"] for r in repeats]
+        ratios = {v: [r[v]["gpu_us_per_step"] / r["plain"]["gpu_us_per_step"] for r in repeats]
+                  for v in ("default", "full")}
+        rows.append(f"| {name} | {statistics.median(plain):.1f} | {spread(ratios['default'])} | "
+                    f"{spread(ratios['full'])} | {fidelity(repeats)} |")
+    return rows
+
+
+def fidelity(repeats: list[dict[str, dict]]) -> str:
+    diffs = [r["default"]["reported_us"] / r["default"]["gpu_us_per_step"] - 1
+             for r in repeats if r["default"].get("reported_us")]
+    if not diffs:
+        return "n/a"
+    return f"{statistics.median(diffs) * 100:+.1f}% (max {max(map(abs, diffs)) * 100:.1f}%)"
+
+
+def startup_rows(repeats: list[dict[str, dict]]) -> list[str]:
+    extra = [r["default"]["wall_s"] - r["plain"]["wall_s"] for r in repeats]
+    plain = [r["plain"]["wall_s"] for r in repeats]
+    return [f"start-up: python imports torch in {statistics.median(plain):.2f} s; graphdoctor run "
+            f"adds {spread(extra)} s"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--workloads", nargs="*", default=[*LOOPS, "startup"])
+    parser.add_argument("--out", type=Path)
+    options = parser.parse_args()
+    results = measure(options.workloads, options.repeats)
+    import torch
+
+    print(f"\n{torch.cuda.get_device_name()}, torch {torch.__version__}, "
+          f"{time.strftime('%Y-%m-%d')}, {options.repeats} repeats, ratios of per-step time")
+    print("\n".join(summarize(results)))
+    if "startup" in results:
+        print("\n".join(startup_rows(results["startup"])))
+    if options.out:
+        options.out.parent.mkdir(parents=True, exist_ok=True)
+        options.out.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""Shared by the benchmark workloads: the step under test and an honest in-script timer."""
+
+import json
+import sys
+import time
+
+import torch
+
+
+def make_step(layers: int, width: int):
+    torch.manual_seed(0)
+    weights = [torch.randn(width, width, device="cuda") / width**0.5 for _ in range(layers)]
+
+    def step(x):
+        for w in weights:
+            x = torch.tanh(x @ w)
+        return x
+
+    return step
+
+
+def warm_and_capture(step, static_x):
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            step(static_x)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_y = step(static_x)
+    torch.cuda.synchronize()
+    return graph, static_y
+
+
+def timed_loop(body, steps: int) -> dict:
+    """Per-step time of `steps` calls of body, by CUDA events and by the host clock."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    host = time.perf_counter()
+    start.record()
+    for _ in range(steps):
+        body()
+    end.record()
+    torch.cuda.synchronize()
+    host = time.perf_counter() - host
+    return {"gpu_us_per_step": start.elapsed_time(end) * 1000 / steps,
+            "host_us_per_step": host * 1e6 / steps, "steps": steps}
+
+
+def emit(result: dict) -> None:
+    print("BENCH " + json.dumps(result), flush=True)
+    sys.stdout.flush()

@@ -1,0 +1,5 @@
+import sys
+
+from graphdoctor.cli import main
+
+sys.exit(main())

@@ -1,0 +1,118 @@
+"""``graphdoctor run``: record a script, diagnose it, write the report."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from graphdoctor.cli.common import handle_errors, say
+from graphdoctor.errors import GraphDoctorError
+
+RUN_HELP = """Run TARGET under graphdoctor and write a report.
+
+\b
+Options come before TARGET; everything after it goes to the script unchanged
+(a `--` before TARGET also works). The script runs in a child process, so a
+crash, a hang (see --timeout) or a kill still leaves a report, marked incomplete.
+
+\b
+Exit codes:
+  the script's own   0, sys.exit(n), 1 for an uncaught exception
+  128+N              the script was killed by signal N (139 for a segfault)
+  124                the script ran past --timeout
+  2                  graphdoctor usage error (bad option, missing script)
+"""
+
+
+@click.command(help=RUN_HELP, context_settings={"ignore_unknown_options": True,
+                                                "allow_interspersed_args": False})
+@click.option("-m", "module", is_flag=True, help="Run TARGET as a module, like python -m.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Report file (default: graphdoctor-<script>-<time>.json; .gz compresses).")
+@click.option("--full", "full", is_flag=True,
+              help="Record every allocation with its stack (slower; default: only in captures).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="Dump every thread's stack and stop the script after SECONDS.")
+@click.option("--keep-spool", type=click.Path(dir_okay=False, path_type=Path), hidden=True,
+              help="Also keep the raw recording (how fixtures are made).")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+@click.argument("target")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@handle_errors
+def run(module: bool, output: Path | None, full: bool, timeout: float | None,
+        keep_spool: Path | None, quiet: bool, target: str, args: tuple[str, ...]) -> None:
+    _check_target(target, module)
+    output = output or _default_output(target)
+    exit_code = _record_and_report(target, args, module, output, "full" if full else "default",
+                                   timeout, keep_spool, quiet)
+    sys.exit(exit_code)
+
+
+def _check_target(target: str, module: bool) -> None:
+    if module:
+        return
+    path = Path(target)
+    if not path.exists():
+        raise GraphDoctorError(f"no such script: {target}")
+    if path.is_dir() and not (path / "__main__.py").exists():
+        raise GraphDoctorError(f"{target} is a folder without a __main__.py")
+
+
+def _default_output(target: str) -> Path:
+    stem = Path(target.rstrip("/")).stem.split(".")[-1] or "run"
+    return Path(f"graphdoctor-{stem}-{time.strftime('%Y%m%d-%H%M%S')}.json")
+
+
+def _record_and_report(target: str, args: tuple[str, ...], module: bool, output: Path,
+                       mode: str, timeout: float | None, keep_spool: Path | None,
+                       quiet: bool) -> int:
+    from graphdoctor.record.supervisor import RunRequest, record
+
+    spool = output.with_name(output.name + ".spool")
+    request = RunRequest(target, args, module, spool, mode, timeout,
+                         argv=tuple(sys.argv[1:]) or ("run", target, *args))
+    end = record(request)
+    try:
+        report = _report_from(spool)
+    except Exception as error:  # noqa: BLE001 - keep the user's exit code and the raw data
+        say(f"graphdoctor: internal error while building the report: {error!r}; "
+            f"the raw recording is kept at {spool}")
+        return end.exit_code
+    _finish_spool(spool, keep_spool)
+    from graphdoctor.report.io import save
+
+    save(report, output)
+    if not quiet:
+        _print_outcome(report, output)
+    return end.exit_code
+
+
+def _report_from(spool: Path):  # type: ignore[no-untyped-def]
+    from graphdoctor.diagnose import diagnose
+    from graphdoctor.report.document import build
+    from graphdoctor.trace.assemble import assemble_file
+
+    trace = assemble_file(spool)
+    return build(trace, diagnose(trace))
+
+
+def _finish_spool(spool: Path, keep: Path | None) -> None:
+    if keep is not None:
+        from graphdoctor.trace.spool import compress
+
+        compress(spool, keep) if keep.suffix == ".gz" else os.replace(spool, keep)
+    spool.unlink(missing_ok=True)
+
+
+def _print_outcome(report, output: Path) -> None:  # type: ignore[no-untyped-def]
+    from graphdoctor.report.summary import outcome_lines
+
+    for line in outcome_lines(report):
+        say(line)
+    say(f"graphdoctor: report written to {output}")
+    say(f"  explore it:  graphdoctor view {output}")
+    say(f"  summary:     graphdoctor report {output} --format markdown")

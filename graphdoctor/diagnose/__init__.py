@@ -1,0 +1,7 @@
+"""Diagnosis: pure rules over a trace, and a verdict for each graph."""
+
+from __future__ import annotations
+
+from graphdoctor.diagnose.engine import diagnose
+
+__all__ = ["diagnose"]

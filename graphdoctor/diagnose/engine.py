@@ -1,0 +1,41 @@
+"""Run every rule over a trace and give each graph its verdict.
+
+Each rule runs on its own: one that raises becomes an internal-error finding naming the
+rule, and the rest of the diagnosis still stands (``strict=True`` lets it raise instead).
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Sequence
+
+from graphdoctor.diagnose.model import ERROR, INTERNAL, Diagnosis, Finding, Rule
+from graphdoctor.diagnose.rules import ALL_RULES
+from graphdoctor.diagnose.verdicts import verdicts
+from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace.model import Trace
+
+
+def diagnose(trace: Trace, rules: Sequence[Rule] = ALL_RULES, strict: bool = False) -> Diagnosis:
+    view = TraceView(trace)
+    findings: list[Finding] = []
+    for rule in rules:
+        try:
+            findings.extend(rule.check(view))
+        except Exception as error:
+            if strict:
+                raise
+            findings.append(_internal_error(rule, error))
+    findings.sort(key=lambda f: f.sort_key)
+    return Diagnosis(verdicts=tuple(verdicts(view, findings)), findings=tuple(findings))
+
+
+def _internal_error(rule: Rule, error: Exception) -> Finding:
+    where = traceback.extract_tb(error.__traceback__)[-1]
+    return Finding(
+        id="GD000", name="internal-error", severity=ERROR, category=INTERNAL,
+        title=f"rule {rule.name} failed: {type(error).__name__}: {error}",
+        explanation=(f"graphdoctor's rule {rule.id} {rule.name} raised an exception at "
+                     f"{where.filename}:{where.lineno}. The other findings are unaffected."),
+        fix="Report this with the report file attached.",
+    )

@@ -1,0 +1,98 @@
+"""What diagnosis produces: findings (one problem, with its evidence and fix) and a verdict
+for each graph and compiled function."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from graphdoctor.diagnose.view import TraceView
+
+ERROR = "error"
+WARNING = "warning"
+INFO = "info"
+SEVERITY_RANK = {ERROR: 0, WARNING: 1, INFO: 2}
+
+# What a finding says about its graph.
+FAILED = "failed"
+NEUTRAL = "neutral"
+UNSAFE = "unsafe"
+WASTEFUL = "wasteful"
+SKIPPED = "skipped"
+INTERNAL = "internal"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A pointer into the trace: ``kind`` names a table or list, ``index`` a row in it."""
+
+    kind: str
+    index: int
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where in the user's code: the file, the line, and the line's text."""
+
+    file: str
+    line: int
+    function: str = ""
+    code: str = ""
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str  # the rule's id, GD###
+    name: str  # the rule's kebab-case name
+    severity: str
+    category: str  # failed | neutral | unsafe | wasteful | skipped | internal
+    title: str
+    explanation: str
+    fix: str
+    evidence: tuple[Evidence, ...] = ()
+    location: Location | None = None
+    graph: int = -1
+    function: int = -1
+    measurements: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def sort_key(self) -> tuple[int, str, int]:
+        return (SEVERITY_RANK.get(self.severity, 3), self.id, self.graph)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The answer for one graph or one compiled function."""
+
+    subject: str
+    kind: str  # faster | neutral | slower | failed | skipped | rerecorded | unsafe | unmeasured
+    summary: str
+    graph: int = -1
+    function: int = -1
+    speedup: float | None = None
+    measurements: dict[str, Any] = field(default_factory=dict)
+    findings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    verdicts: tuple[Verdict, ...] = ()
+    findings: tuple[Finding, ...] = ()
+
+
+CheckFn = Callable[["TraceView"], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    name: str
+    check: CheckFn
+    explanation: str  # the rule module's docstring: what graphdoctor prints for ``explain``
+
+    @property
+    def title(self) -> str:
+        return self.explanation.strip().splitlines()[0] if self.explanation.strip() else self.name

@@ -1,0 +1,15 @@
+"""graphdoctor's own errors. The CLI turns each into one line on stderr and its exit code."""
+
+from __future__ import annotations
+
+USAGE_EXIT = 2
+
+
+class GraphDoctorError(Exception):
+    """An error the user can act on; ``str(error)`` is the whole message."""
+
+    exit_code = USAGE_EXIT
+
+
+class ReportError(GraphDoctorError):
+    """A report that cannot be read: missing, truncated, foreign, or from a newer schema."""

@@ -1,0 +1,102 @@
+"""``python -m graphdoctor.record.child``: the process that runs the user's script.
+
+The parent passes its settings in the ``GRAPHDOCTOR_CHILD`` environment variable. The child
+opens the spool, arms faulthandler (a crash writes every thread's stack to the fault file;
+SIGUSR2 does the same on a time-out), installs the recorder, runs the script as ``python``
+would, and exits with the script's own exit code.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+from graphdoctor import __version__
+from graphdoctor.record.runner import Target, run_target
+from graphdoctor.trace.spool import SpoolWriter
+
+CHILD_ENV = "GRAPHDOCTOR_CHILD"
+
+
+def main() -> int:
+    config = json.loads(os.environ.pop(CHILD_ENV))
+    spool = SpoolWriter(config["spool"])
+    target = Target(config["target"], tuple(config["args"]), bool(config["module"]))
+    spool.write(["hello", {"version": 1, "tool_version": __version__, "pid": os.getpid(),
+                           "argv": config["argv"], "target": target.name,
+                           "target_kind": "module" if target.module else "path",
+                           "cwd": os.getcwd(), "mode": config["mode"],
+                           "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}])
+    fault = open(config["fault"], "w")  # noqa: SIM115 - must outlive every frame, even a crash
+    faulthandler.enable(fault, all_threads=True)
+    if hasattr(faulthandler, "register"):
+        faulthandler.register(signal.SIGUSR2, fault, all_threads=True, chain=False)
+    flusher = _Flusher(spool)
+    flusher.start()
+    recorder = _start_recorder(spool, config)
+    outcome = run_target(target, recorder)
+    _stop_recorder(recorder)
+    flusher.stop()
+    spool.write(["end", {"exit_code": outcome.exit_code, "interrupted": outcome.interrupted}])
+    spool.close()
+    if outcome.interrupted:
+        _die_by_sigint()
+    return outcome.exit_code
+
+
+def _start_recorder(spool: SpoolWriter, config: dict[str, Any]) -> Any:
+    try:
+        from graphdoctor.record.session import start
+    except ImportError as error:
+        spool.write(["note", "recording", f"torch could not be imported ({error}); the script "
+                     "ran without instrumentation"])
+        return None
+    try:
+        return start(spool, config["mode"])
+    except Exception as error:  # noqa: BLE001 - the script still runs, uninstrumented
+        spool.write(["note", "recording", f"graphdoctor could not start recording ({error!r}); "
+                     "the script ran without instrumentation"])
+        return None
+
+
+def _stop_recorder(recorder: Any) -> None:
+    if recorder is None:
+        return
+    from graphdoctor.record.session import stop
+
+    try:
+        stop(recorder)
+    except Exception as error:  # noqa: BLE001 - the script's result matters more
+        recorder.spool.write(["note", "end of recording", f"failed: {error!r}"])
+
+
+class _Flusher(threading.Thread):
+    """Writes buffered records out twice a second, so a hang loses at most that much."""
+
+    def __init__(self, spool: SpoolWriter):
+        super().__init__(name="graphdoctor-flush", daemon=True)
+        self._spool = spool
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.wait(0.5):
+            self._spool.flush()
+
+    def stop(self) -> None:
+        self._done.set()
+
+
+def _die_by_sigint() -> None:
+    """Exit the way Python does on an uncaught KeyboardInterrupt, so the shell sees SIGINT."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""Every use of a private or version-dependent torch API, in one place.
+
+Each helper feature-detects what it needs and reports what is missing instead of raising,
+so the recorder degrades to a line in the report's "not recorded" list. Checked against the
+2.11 (GPU image) and 2.13 (CPU build) wheels; names older than 2.8 are noted where they differ.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+# Artifact loggers (module.__artifact). Skips went to perf_hints up to 2.10, cudagraphs from 2.11.
+SKIP_LOGGERS = (
+    "torch._inductor.cudagraph_utils.__cudagraphs",
+    "torch._inductor.cudagraph_utils.__perf_hints",
+    "torch._inductor.compile_fx.__perf_hints",
+)
+TREE_LOGGERS = ("torch._inductor.cudagraph_trees.__cudagraphs",)
+PARTITION_LOGGERS = ("torch._inductor.scheduler.__cudagraphs",)
+GRAPH_BREAK_LOGGERS = (
+    "torch._dynamo.symbolic_convert.__graph_breaks",
+    "torch._dynamo.convert_frame.__graph_breaks",
+)
+RECOMPILE_LOGGERS = ("torch._dynamo.guards.__recompiles",)
+
+
+def cuda_built() -> bool:
+    return torch.version.cuda is not None and hasattr(torch._C, "_cuda_getCurrentStream")
+
+
+def lazy_cuda_call(fn: Callable[[], None]) -> bool:
+    """Run ``fn`` as soon as the script initializes CUDA (at once if it already has).
+
+    graphdoctor never initializes CUDA itself before the script does: that would poison
+    fork() for DataLoader workers and take GPU memory a CPU-only script never asked for.
+    """
+    lazy_call = getattr(torch.cuda, "_lazy_call", None)
+    if lazy_call is None:
+        return False
+    lazy_call(fn)
+    return True
+
+
+def enable_sync_warnings() -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "prototype feature" notice the user did not ask for
+        try:
+            torch.cuda.set_sync_debug_mode("warn")
+        except (RuntimeError, AttributeError):
+            return False
+    return True
+
+
+class CurrentStream:
+    """The current stream as a cached ``torch.cuda.Stream``: ``current_stream()`` builds a
+    new Python object on every call (about 3 us on an H200), too slow for the replay path."""
+
+    def __init__(self) -> None:
+        self._get = torch._C._cuda_getCurrentStream
+        self._get_device = torch._C._cuda_getDevice
+        self._cache: dict[tuple[int, int, int], tuple[Any, int]] = {}
+
+    def __call__(self) -> tuple[Any, int]:
+        """(stream, its cudaStream_t handle)."""
+        key = self._get(self._get_device())
+        entry = self._cache.get(key)
+        if entry is None:
+            stream = torch.cuda.Stream(stream_id=key[0], device_index=key[1], device_type=key[2])
+            entry = self._cache[key] = (stream, int(stream.cuda_stream))
+        return entry
+
+
+def is_capturing() -> bool:
+    try:
+        return torch.cuda.is_current_stream_capturing()
+    except RuntimeError:
+        return False
+
+
+def memory_history(enabled: bool, *, stacks: bool, max_entries: int, clear: bool = False) -> bool:
+    record = getattr(getattr(torch.cuda, "memory", None), "_record_memory_history", None)
+    if record is None:
+        return False
+    try:
+        if not enabled:
+            record(enabled=None)
+        else:
+            record(enabled="all", context="alloc" if stacks else None,
+                   stacks="python", max_entries=max_entries, clear_history=clear)
+    except (RuntimeError, TypeError):
+        return False
+    return True
+
+
+def memory_snapshot() -> dict[str, Any] | None:
+    snapshot = getattr(getattr(torch.cuda, "memory", None), "_snapshot", None)
+    try:
+        return snapshot() if snapshot is not None else None
+    except RuntimeError:
+        return None
+
+
+def allocator_totals() -> tuple[int, int]:
+    """(allocated, reserved) bytes of the current device's caching allocator."""
+    try:
+        stats = torch.cuda.memory_stats()
+    except (RuntimeError, AssertionError):
+        return (0, 0)
+    return (int(stats.get("allocated_bytes.all.current", 0)),
+            int(stats.get("reserved_bytes.all.current", 0)))
+
+
+def graph_pool(graph: Any) -> str:
+    try:
+        return str(tuple(graph.pool()))
+    except (RuntimeError, TypeError):
+        return ""
+
+
+def tree_manager_class() -> Any | None:
+    try:
+        from torch._inductor import cudagraph_trees
+    except Exception:  # noqa: BLE001 - inductor may fail to import for many reasons
+        return None
+    cls = getattr(cudagraph_trees, "CUDAGraphTreeManager", None)
+    return cls if cls is not None and hasattr(cls, "run") else None
+
+
+def tree_call_info(manager: Any, function_id: Any) -> tuple[str, bool]:
+    """(compile id, already warmed up) of a cudagraph-tree function before it runs."""
+    compile_ids = getattr(manager, "id_to_compile_id", {})
+    compile_id = compile_ids.get(function_id)
+    warmed = function_id in getattr(manager, "warmed_up_functions", ())
+    return (str(compile_id) if compile_id is not None else "", warmed)
+
+
+def current_compile_id() -> str:
+    try:
+        from torch._guards import CompileContext
+
+        compile_id = CompileContext.current_compile_id()
+    except Exception:  # noqa: BLE001
+        return ""
+    return str(compile_id) if compile_id is not None else ""
+
+
+def dynamo_counters() -> dict[str, dict[str, int]]:
+    try:
+        from torch._dynamo.utils import counters
+    except Exception:  # noqa: BLE001
+        return {}
+    return {group: {str(k): int(v) for k, v in c.items()} for group, c in counters.items()}
+
+
+def register_compile_callbacks(on_start: Callable[[Any], None],
+                               on_end: Callable[[Any], None]) -> bool:
+    try:
+        from torch._dynamo.callback import callback_handler
+    except Exception:  # noqa: BLE001
+        return False
+    callback_handler.register_start_callback(on_start)
+    callback_handler.register_end_callback(on_end)
+    return True
+
+
+def callback_args(args: tuple[Any, ...]) -> tuple[str, str]:
+    """(trigger, compile id) from a dynamo callback's arguments (2.8+; none before)."""
+    if not args:
+        return ("", "")
+    info = args[0]
+    trigger = getattr(getattr(info, "callback_trigger", None), "name", "")
+    return (str(trigger), str(getattr(info, "compile_id", "") or ""))
+
+
+def logger_names() -> tuple[str, ...]:
+    return SKIP_LOGGERS + TREE_LOGGERS + PARTITION_LOGGERS + GRAPH_BREAK_LOGGERS + RECOMPILE_LOGGERS
+
+
+def logger(name: str) -> logging.Logger:
+    return logging.getLogger(name)

@@ -1,0 +1,182 @@
+"""torch.compile: graph breaks, recompiles, cudagraph skips and re-recordings, and the calls
+of each compiled function under CUDAGraph Trees.
+
+Nothing of torch._dynamo or torch._inductor is imported until the script first calls
+``torch.compile`` (importing them costs seconds). Then: handlers on the artifact loggers
+where PyTorch reports these events (their records are kept raw and parsed later, so a new
+PyTorch wording needs a new parser, not a new recording); dynamo's compile callbacks; and a
+wrapper on ``CUDAGraphTreeManager.run`` that times each call and says whether it warmed up,
+recorded a graph, replayed one or ran eagerly.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from graphdoctor.record import compat
+from graphdoctor.record.recorder import Recorder, Uninstall, patch
+
+_state: dict[str, Any] = {"installed": False, "undos": []}
+
+
+def install(recorder: Recorder) -> Uninstall:
+    undo_compile = patch(torch, "compile", functools.partial(_wrap_compile, recorder))
+    if "torch._dynamo" in sys.modules:
+        _install_compile_hooks(recorder)
+
+    def uninstall() -> None:
+        if _state["installed"]:
+            recorder.emit(["counters", compat.dynamo_counters()])
+        undo_compile()
+        for undo in reversed(_state["undos"]):
+            undo()
+        _state["undos"].clear()
+        _state["installed"] = False
+
+    return uninstall
+
+
+def _wrap_compile(recorder: Recorder, original: Any) -> Any:
+    @functools.wraps(original)
+    def compile(*args: Any, **kwargs: Any) -> Any:
+        if not _state["installed"]:
+            _install_compile_hooks(recorder)
+        return original(*args, **kwargs)
+
+    return compile
+
+
+def _install_compile_hooks(recorder: Recorder) -> None:
+    _state["installed"] = True
+    undos: list[Uninstall] = _state["undos"]
+    for name in compat.logger_names():
+        undos.append(_LogTap(recorder, name).attach())
+    if not compat.register_compile_callbacks(
+        functools.partial(_on_compile, recorder, "compile_start"),
+        functools.partial(_on_compile, recorder, "compile_end"),
+    ):
+        recorder.note("compile spans", "torch._dynamo.callback is missing")
+    manager = compat.tree_manager_class()
+    if manager is None:
+        recorder.note("compiled-function calls", "CUDAGraphTreeManager.run is missing")
+    else:
+        undos.append(patch(manager, "run", functools.partial(_wrap_tree_run, recorder)))
+
+
+def _on_compile(recorder: Recorder, kind: str, *args: Any) -> None:
+    trigger, compile_id = compat.callback_args(args)
+    recorder.emit(["compile_cb", recorder.now(), kind, trigger, compile_id,
+                   recorder.stacks.capture(1) if kind == "compile_start" else -1])
+
+
+class _LogTap:
+    """Receives one torch logger's records, including the DEBUG ones it needs, without
+    showing the user anything they would not have seen: records below the level the logger
+    had are kept from its parents' handlers."""
+
+    def __init__(self, recorder: Recorder, name: str):
+        self.rec = recorder
+        self.log = compat.logger(name)
+        self.user_level = self.log.level or self._env_level(name)
+
+    @staticmethod
+    def _env_level(name: str) -> int:
+        artifact = name.rsplit(".__", 1)[-1]
+        return logging.DEBUG if artifact in os.environ.get("TORCH_LOGS", "") else logging.NOTSET
+
+    def attach(self) -> Uninstall:
+        log, old_level = self.log, self.log.level
+        log.setLevel(logging.DEBUG)
+        log.callHandlers = self._call_handlers  # type: ignore[method-assign]
+        return lambda: (log.setLevel(old_level), log.__dict__.pop("callHandlers", None))
+
+    def _call_handlers(self, record: logging.LogRecord) -> None:
+        if self.rec.enabled:
+            try:
+                message = record.getMessage()
+            except Exception:  # noqa: BLE001 - a bad format string is not ours to raise
+                message = str(record.msg)
+            self.rec.emit(["log", self.rec.now(), self.log.name, record.levelname,
+                           message[:20000], compat.current_compile_id(),
+                           self.rec.stacks.capture(1)])
+        visible = self.user_level or (self.log.parent.getEffectiveLevel() if self.log.parent
+                                      else logging.WARNING)
+        if record.levelno >= visible:
+            logging.Logger.callHandlers(self.log, record)
+
+
+@dataclass
+class CompiledCall:
+    fn: int
+    compile_id: str
+    captured: bool = False
+    replayed: bool = False
+
+
+def _wrap_tree_run(recorder: Recorder, original: Any) -> Any:
+    seen: set[int] = set()
+
+    @functools.wraps(original)
+    def run(manager: Any, new_inputs: Any, function_id: Any) -> Any:
+        ident = threading.get_ident()
+        if not recorder.enabled or ident in recorder.compiled_call:
+            return original(manager, new_inputs, function_id)
+        compile_id, _ = compat.tree_call_info(manager, function_id)
+        call = CompiledCall(_function_of(recorder, compile_id), compile_id)
+        first = call.fn not in seen
+        seen.add(call.fn)
+        recorder.compiled_call[ident] = call
+        timer = recorder.timer
+        token = timer.start() if timer is not None else None
+        t0 = recorder.now()
+        try:
+            return original(manager, new_inputs, function_id)
+        finally:
+            recorder.compiled_call.pop(ident, None)
+            _emit_call(recorder, call, t0, token, first)
+
+    return run
+
+
+def _function_of(recorder: Recorder, compile_id: str) -> int:
+    """One function per dynamo frame id (the F of compile id F/N), named by the user frame
+    that called it."""
+    frame_key = compile_id.split("/")[0] if compile_id else "?"
+    name, file, line = _user_function(recorder)
+    return recorder.function_id(("compiled", frame_key), name, "compiled", file, line, compile_id)
+
+
+def _user_function(recorder: Recorder) -> tuple[str, str, int]:
+    frame: Any = sys._getframe(2)
+    while frame is not None:
+        code = frame.f_code
+        if recorder.stacks.is_user_code(code):
+            return (getattr(code, "co_qualname", code.co_name), code.co_filename,
+                    code.co_firstlineno)
+        frame = frame.f_back
+    return ("<compiled>", "", 0)
+
+
+def _emit_call(recorder: Recorder, call: CompiledCall, t0: int, token: Any, first: bool) -> None:
+    """One call row; its mode says what the tree did: warm up (a function's first run),
+    record, replay, or run eagerly (a skipped graph, or a tree stuck outside replay)."""
+    dur = recorder.now() - t0
+    if call.captured:
+        mode = "record"
+    elif call.replayed:
+        mode = "replay"
+    else:
+        mode = "warmup" if first else "eager"
+    row = ["call", t0, dur, -1, call.fn, mode, -1]
+    if token is None:
+        recorder.emit(row)
+    else:
+        recorder.timer.stop(token, row)

@@ -1,0 +1,300 @@
+"""Captures and replays: patches on ``torch.cuda.CUDAGraph``, ``torch.cuda.graph`` and
+``make_graphed_callables``.
+
+Every capture path in PyTorch (the context manager, the raw API, make_graphed_callables and
+CUDAGraph Trees under ``torch.compile(mode="reduce-overhead")``) goes through the methods of
+the Python ``CUDAGraph`` class, so patching that class sees them all. The replay wrapper is
+the hot path: a clock read, two pooled CUDA events and one buffered record.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+import time
+import weakref
+from types import FrameType
+from typing import Any
+
+import torch
+
+from graphdoctor.record import compat, inputs, memory, nvtx_ranges
+from graphdoctor.record.calls import CalleeFinder, EagerCallTimer, innermost_user_frame
+from graphdoctor.record.errors import already_recorded, mark_recorded, record_exception
+from graphdoctor.record.recorder import CaptureState, Recorder, Uninstall, patch
+
+_ID = "_graphdoctor_id"
+_thread_ident = threading.get_ident
+MEMORY_SAMPLE_NS = 100_000_000
+
+
+def install(recorder: Recorder) -> Uninstall:
+    state = _GraphHooks(recorder)
+    cls = torch.cuda.CUDAGraph
+    undos = [
+        patch(cls, "capture_begin", state.wrap_capture_begin),
+        patch(cls, "capture_end", state.wrap_capture_end),
+        patch(cls, "replay", state.wrap_replay),
+        patch(torch.cuda.graph, "__exit__", state.wrap_region_exit),
+        patch(torch.cuda, "make_graphed_callables", state.wrap_make_graphed_callables),
+    ]
+    if not state.eager_timer.available:
+        recorder.note("eager time of captured functions",
+                      "needs Python 3.12 or newer (sys.monitoring)")
+
+    def uninstall() -> None:
+        state.eager_timer.close()
+        for undo in reversed(undos):
+            undo()
+
+    return uninstall
+
+
+def classify_api(frame: FrameType | None) -> tuple[str, bool]:
+    """Which public API started this capture, and whether it is torch's own bookkeeping."""
+    api = "CUDAGraph"
+    while frame is not None:
+        path, name = frame.f_code.co_filename, frame.f_code.co_name
+        if path.endswith("cudagraph_trees.py"):
+            return ("torch.compile", name == "__init__")
+        if path.endswith("graphs.py") and "cuda" in path:
+            if name == "make_graphed_callables":
+                return ("make_graphed_callables", False)
+            if name == "__enter__":
+                api = "torch.cuda.graph"
+        frame = frame.f_back
+    return (api, False)
+
+
+class _GraphHooks:
+    def __init__(self, recorder: Recorder):
+        self.rec = recorder
+        self.eager_timer = EagerCallTimer(recorder)
+        self._finders: dict[int, CalleeFinder] = {}
+        self._collectors: dict[int, inputs.InputCollector] = {}
+        self.watched: dict[int, inputs.GraphInputs] = {}
+        # memory allocated by any capture lives in a graph pool: not an external input
+        self._capture_allocated: set[int] = set()
+        self._last_memory_sample = 0
+        self._replay_counts: dict[int, int] = {}
+
+    # -- capture -------------------------------------------------------------------------
+    def wrap_capture_begin(self, original: Any) -> Any:
+        @functools.wraps(original)
+        def capture_begin(graph: Any, *args: Any, **kwargs: Any) -> None:
+            if not self.rec.enabled:
+                return original(graph, *args, **kwargs)
+            state = self._begin(graph, sys._getframe(1), args, kwargs)
+            try:
+                original(graph, *args, **kwargs)
+            except BaseException as error:
+                self._fail(graph, state, error, "capture_begin")
+                raise
+            self._start_finder(state)
+
+        return capture_begin
+
+    def _begin(self, graph: Any, caller: FrameType, args: tuple[Any, ...],
+               kwargs: dict[str, Any]) -> CaptureState:
+        rec = self.rec
+        gid = rec.new_id("graph")
+        setattr(graph, _ID, gid)
+        api, internal = classify_api(caller)
+        pool_arg = kwargs.get("pool", args[0] if args else None)
+        mode = kwargs.get("capture_error_mode", args[1] if len(args) > 1 else "global")
+        call = rec.compiled_call.get(_thread_ident())
+        fn = call.fn if call is not None and api == "torch.compile" else -1
+        stream = torch.cuda.current_stream().cuda_stream
+        rec.in_warmup = False
+        state = CaptureState(gid, stream, str(tuple(pool_arg)) if pool_arg else "", api, fn)
+        rec.emit(["graph", {
+            "id": gid, "t": rec.now(), "api": api, "internal": internal, "stream": stream,
+            "shared_pool": pool_arg is not None, "pool": state.pool,
+            "capture_error_mode": str(mode), "stack": rec.stacks.from_frame(caller),
+            "function": fn, "key": getattr(call, "compile_id", "") if call else "",
+            "device": torch.cuda.current_device(),
+        }])
+        memory.capture_starting(rec)
+        self._sample_memory(gid)
+        rec.captures[_thread_ident()] = state
+        if call is not None:
+            call.captured = True
+        nvtx_ranges.push(f"capture graph {gid}", "capture")
+        if api in ("torch.cuda.graph", "CUDAGraph", "make_graphed_callables"):
+            self._finders[gid] = CalleeFinder(rec, innermost_user_frame(rec, caller))
+        return state
+
+    def _start_finder(self, state: CaptureState) -> None:
+        finder = self._finders.get(state.graph)
+        if finder is not None and not finder.start():
+            self._finders.pop(state.graph, None)
+        if state.api != "torch.compile" and inputs.available():
+            collector = inputs.InputCollector(self.rec)
+            collector.__enter__()
+            self._collectors[state.graph] = collector
+
+    def _stop_collector(self, state: CaptureState) -> inputs.InputCollector | None:
+        collector = self._collectors.pop(state.graph, None)
+        if collector is not None:
+            try:
+                collector.__exit__(None, None, None)
+            except Exception:  # noqa: BLE001 - the user's own modes left the stack unbalanced
+                return None
+        return collector
+
+    def wrap_capture_end(self, original: Any) -> Any:
+        @functools.wraps(original)
+        def capture_end(graph: Any) -> None:
+            state = self.rec.captures.get(_thread_ident())
+            if state is None or not self.rec.enabled:
+                return original(graph)
+            callees = self._stop_finder(state)
+            collector = self._stop_collector(state)
+            try:
+                original(graph)
+            except BaseException as error:
+                self._fail(graph, state, error, "capture_end")
+                raise
+            # a block that raised is a failed capture, even when capture_end succeeds
+            status = "failed" if state.region_error >= 0 else "captured"
+            self._capture_allocated |= self._end(graph, state, status, state.region_error,
+                                                 callees)
+            if collector is not None and status == "captured":
+                self.watched[state.graph] = inputs.external_inputs(collector, state.graph,
+                                                                   self._capture_allocated)
+
+        return capture_end
+
+    def _stop_finder(self, state: CaptureState) -> list[int]:
+        finder = self._finders.pop(state.graph, None)
+        if finder is None:
+            return []
+        callees = []
+        for code in finder.stop():
+            name = getattr(code, "co_qualname", code.co_name)
+            fn = self.rec.function_id(code, name, "captured", code.co_filename,
+                                      code.co_firstlineno)
+            self.eager_timer.watch(code, fn, state.graph)
+            callees.append(fn)
+        return callees
+
+    def _fail(self, graph: Any, state: CaptureState, error: BaseException, where: str) -> None:
+        exc_id = -1
+        if not already_recorded(error):
+            exc_id = record_exception(self.rec, error, where, state.graph)
+            mark_recorded(error)
+        self._stop_collector(state)
+        self._end(graph, state, "failed", exc_id, self._stop_finder(state))
+
+    def _end(self, graph: Any, state: CaptureState, status: str, exc_id: int,
+             callees: list[int]) -> set[int]:
+        rec = self.rec
+        rec.captures.pop(_thread_ident(), None)
+        nvtx_ranges.pop()
+        pool = compat.graph_pool(graph) if status == "captured" else state.pool
+        pool_bytes, allocated = memory.capture_ended(rec, state.graph, pool)
+        rec.emit(["graph_end", {"id": state.graph, "t": rec.now(), "status": status,
+                                "pool": pool, "pool_bytes": pool_bytes, "error": exc_id,
+                                "callees": callees}])
+        self._sample_memory(state.graph)
+        if status == "captured":
+            weakref.finalize(graph, _graph_deleted, rec, state.graph)
+        return allocated
+
+    def wrap_region_exit(self, original: Any) -> Any:
+        """``torch.cuda.graph.__exit__`` sees the error raised inside the captured block
+        (the root cause) before ``capture_end`` replaces it with its own."""
+
+        @functools.wraps(original)
+        def __exit__(context: Any, exc_type: Any = None, exc: Any = None, tb: Any = None) -> Any:
+            if exc is not None and self.rec.enabled and not already_recorded(exc):
+                gid = getattr(getattr(context, "cuda_graph", None), _ID, -1)
+                exc_id = record_exception(self.rec, exc, "capture_region", gid)
+                mark_recorded(exc)
+                state = self.rec.capture_on_this_thread()
+                if state is not None:
+                    state.region_error = exc_id
+            return original(context, exc_type, exc, tb)
+
+        return __exit__
+
+    # -- replay (hot path) -----------------------------------------------------------------
+    def wrap_replay(self, original: Any) -> Any:
+        rec = self.rec
+        now = time.perf_counter_ns
+        watched_inputs = self.watched
+        replays = self._replay_counts
+
+        @functools.wraps(original)
+        def replay(graph: Any) -> None:
+            timer = rec.timer
+            if not rec.enabled or timer is None:
+                return original(graph)
+            gid = graph.__dict__.get(_ID, -1)
+            if rec.compiled_call:
+                call = rec.compiled_call.get(_thread_ident())
+                if call is not None:
+                    call.replayed = True
+            watched = watched_inputs.get(gid)
+            if watched is not None:
+                inputs.before_replay(rec, watched)
+            nvtx_ranges.push_replay(gid)
+            t0 = now()
+            token = timer.start()
+            try:
+                original(graph)
+            except BaseException as error:
+                record_exception(rec, error, "replay", gid)
+                raise
+            finally:
+                nvtx_ranges.pop()
+            t1 = now()
+            row = ["replay", t0 - rec.t0, t1 - t0, -1, gid, token[3] if token else 0, rec.thread()]
+            if token is None:
+                rec.emit(row)
+            else:
+                timer.stop(token, row)
+            count = replays.get(gid, 0) + 1
+            replays[gid] = count
+            # samples at the 1st, 2nd, 4th, 8th... replay of each graph, and at least every
+            # 100 ms: enough to see memory grow across replays, at a few samples per run
+            if count & (count - 1) == 0 or t1 - self._last_memory_sample > MEMORY_SAMPLE_NS:
+                self._sample_memory(gid)
+
+        return replay
+
+    def _sample_memory(self, graph: int) -> None:
+        self._last_memory_sample = time.perf_counter_ns()
+        memory.sample(self.rec, graph)
+
+    # -- make_graphed_callables --------------------------------------------------------------
+    def wrap_make_graphed_callables(self, original: Any) -> Any:
+        @functools.wraps(original)
+        def make_graphed_callables(callables: Any, *args: Any, **kwargs: Any) -> Any:
+            if not self.rec.enabled:
+                return original(callables, *args, **kwargs)
+            for item in callables if isinstance(callables, tuple) else (callables,):
+                self._watch_callable(item)
+            t0 = self.rec.now()
+            self.rec.in_warmup = True
+            try:
+                return original(callables, *args, **kwargs)
+            finally:
+                self.rec.in_warmup = False
+                self.rec.emit(["region", "make_graphed_callables", t0, self.rec.now()])
+
+        return make_graphed_callables
+
+    def _watch_callable(self, item: Any) -> None:
+        target = item.forward if isinstance(item, torch.nn.Module) else item
+        code = getattr(target, "__code__", None)
+        if code is not None:
+            name = getattr(code, "co_qualname", code.co_name)
+            fn = self.rec.function_id(code, name, "graphed", code.co_filename, code.co_firstlineno)
+            self.eager_timer.watch(code, fn, -1)
+
+
+def _graph_deleted(rec: Recorder, graph: int) -> None:
+    rec.emit(["graph_del", graph, rec.now()])
+

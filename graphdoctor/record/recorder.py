@@ -1,0 +1,155 @@
+"""The recorder: shared state of one recording, and the list of sources that feed it.
+
+Each source is a module with ``install(recorder) -> uninstall`` that patches one corner of
+torch (graphs, syncs, streams, memory, torch.compile, NVML). Sources talk to the spool only
+through the recorder, which owns the clock, the stack table and the ids it hands out.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from graphdoctor.record.stacks import StackTable
+from graphdoctor.trace.spool import SpoolWriter
+
+Uninstall = Callable[[], None]
+
+
+@dataclass(frozen=True)
+class RecordConfig:
+    mode: str = "default"  # default | full (allocation stacks for the whole run)
+    nvml_interval_s: float = 0.1
+    max_memory_entries: int = 1_000_000
+
+
+@dataclass
+class CaptureState:
+    graph: int
+    stream: int
+    pool: str
+    api: str
+    function: int
+    region_error: int = -1  # an exception raised inside the captured block
+
+
+class Recorder:
+    """Clock, ids and spool shared by every source of one recording."""
+
+    def __init__(self, spool: SpoolWriter, config: RecordConfig | None = None):
+        self.spool = spool
+        self.config = config or RecordConfig()
+        self.stacks = StackTable(spool.write)
+        self.t0 = time.perf_counter_ns()
+        self.unix0 = time.time_ns()
+        self.enabled = True
+        self.in_warmup = False  # inside make_graphed_callables, before its first capture
+        self.captures: dict[int, CaptureState] = {}  # thread ident -> capture in progress
+        self.compiled_call: dict[int, Any] = {}  # thread ident -> compiled call in progress
+        self._threads: dict[int, int] = {threading.main_thread().ident or 0: 0}
+        self._next = {"graph": 0, "fn": 0, "exc": 0}
+        self._functions: dict[Any, int] = {}
+        self._lock = threading.Lock()
+        self._uninstalls: list[Uninstall] = []
+        self.timer: Any = None  # record.timing.EventTimer once CUDA is up
+
+    # -- clock and ids -------------------------------------------------------------------
+    def now(self) -> int:
+        return time.perf_counter_ns() - self.t0
+
+    def from_unix_us(self, time_us: float) -> int:
+        return int(time_us * 1000) - self.unix0
+
+    def thread(self) -> int:
+        ident = threading.get_ident()
+        index = self._threads.get(ident)
+        if index is None:
+            with self._lock:
+                index = self._threads.setdefault(ident, len(self._threads))
+        return index
+
+    def new_id(self, kind: str) -> int:
+        with self._lock:
+            value = self._next[kind]
+            self._next[kind] = value + 1
+        return value
+
+    def function_id(self, key: Any, name: str, kind: str, file: str = "", line: int = 0,
+                    compile_id: str = "") -> int:
+        fn = self._functions.get(key)
+        if fn is None:
+            fn = self.new_id("fn")
+            self._functions[key] = fn
+            self.emit(["fn", fn, name, kind, file, line, compile_id])
+        return fn
+
+    # -- capture state -------------------------------------------------------------------
+    @property
+    def capturing_anywhere(self) -> bool:
+        return bool(self.captures)
+
+    def capture_on_this_thread(self) -> CaptureState | None:
+        return self.captures.get(threading.get_ident()) if self.captures else None
+
+    def capturing_graph(self) -> int:
+        """The graph this thread is capturing, or -1."""
+        state = self.capture_on_this_thread()
+        return state.graph if state is not None else -1
+
+    # -- output --------------------------------------------------------------------------
+    def emit(self, record: list[Any]) -> None:
+        if self.enabled:
+            self.spool.write(record)
+
+    def emit_many(self, records: list[list[Any]]) -> None:
+        if self.enabled and records:
+            self.spool.write_many(records)
+
+    def note(self, what: str, why: str) -> None:
+        self.emit(["note", what, why])
+
+    def add_uninstall(self, undo: Uninstall) -> None:
+        self._uninstalls.append(undo)
+
+    def install(self, sources: list[Callable[[Recorder], Uninstall | None]]) -> None:
+        for install in sources:
+            try:
+                undo = install(self)
+            except Exception as error:  # noqa: BLE001 - a broken source must not stop the run
+                self.note(getattr(install, "__module__", "source"), f"failed to install: {error!r}")
+                continue
+            if undo is not None:
+                self._uninstalls.append(undo)
+
+    def uninstall(self) -> None:
+        while self._uninstalls:
+            undo = self._uninstalls.pop()
+            try:
+                undo()
+            except Exception as error:  # noqa: BLE001
+                self.note("uninstall", repr(error))
+
+    def detach_after_fork(self) -> None:
+        """A forked child (a DataLoader worker) must not write into the parent's spool."""
+        self.enabled = False
+        self.spool.detach()
+
+
+def patch(owner: Any, name: str, make: Callable[[Any], Any]) -> Uninstall:
+    """Replace ``owner.name`` with ``make(original)``; return the undo."""
+    original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
+    wrapped = isinstance(original, (staticmethod, classmethod))
+    replacement = make(original.__func__ if wrapped else original)
+    if wrapped:
+        replacement = type(original)(replacement)
+    setattr(owner, name, replacement)
+    return lambda: setattr(owner, name, original)
+
+
+def register_fork_guard(recorder: Recorder) -> None:
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=recorder.detach_after_fork)

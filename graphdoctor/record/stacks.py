@@ -1,0 +1,144 @@
+"""Python stacks, taken cheaply and stored once.
+
+A stack is interned by its (code, line) pairs, so a call site that syncs a million times
+costs one dictionary lookup after the first. Frames are classified by where their file
+lives: the user's code, a library, torch (and its compilers), or Python itself. graphdoctor's
+own frames are left out: a user reading a stack should see their program, not the recorder.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+from collections.abc import Callable
+from types import CodeType, FrameType
+from typing import Any
+
+from graphdoctor.trace.frames import classify_path
+from graphdoctor.trace.model import LIBRARY, PYTHON, TORCH, USER
+
+_OWN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_STDLIB_DIRS = tuple(
+    os.path.realpath(p) + os.sep
+    for p in {sysconfig.get_paths().get("stdlib", ""), sysconfig.get_paths().get("platstdlib", "")}
+    if p
+)
+
+
+def classify_file(filename: str) -> str | None:
+    """USER, LIBRARY, TORCH or PYTHON; None for graphdoctor's own frames."""
+    if filename.startswith("<"):
+        return PYTHON
+    path = os.path.realpath(filename)
+    if path.startswith(_OWN_DIR + os.sep):
+        return None
+    kind = classify_path(path)
+    if kind == USER and path.startswith(_STDLIB_DIRS):
+        return PYTHON
+    return kind
+
+
+_RUNPY_FILES = frozenset({"<frozen runpy>", getattr(__import__("runpy"), "__file__", "runpy.py")})
+
+
+class StackTable:
+    """Interns frames and stacks and emits their definitions once through ``emit``."""
+
+    def __init__(self, emit: Callable[[list[Any]], None], limit: int = 48):
+        self._emit = emit
+        self._limit = limit
+        self._stacks: dict[tuple[tuple[CodeType, int], ...], int] = {}
+        self._frames: dict[tuple[CodeType, int], int] = {}
+        self._named_stacks: dict[tuple[tuple[str, int, str], ...], int] = {}
+        self._kinds: dict[str, str | None] = {}
+
+    def capture(self, skip: int = 1) -> int:
+        """The id of the calling thread's stack, ``skip`` frames above this call."""
+        try:
+            frame: FrameType | None = sys._getframe(skip + 1)
+        except ValueError:
+            return -1
+        return self.from_frame(frame)
+
+    def from_frame(self, frame: FrameType | None) -> int:
+        key = []
+        while frame is not None and len(key) < self._limit:
+            if frame.f_code.co_filename in _RUNPY_FILES:
+                break  # above this lies graphdoctor's runner, not the user's program
+            key.append((frame.f_code, frame.f_lineno))
+            frame = frame.f_back
+        return self._intern(tuple(key))
+
+    def from_traceback(self, tb: Any) -> int:
+        """The stack of an exception: its frames up to where it was raised."""
+        if tb is None:
+            return -1
+        outer: list[tuple[CodeType, int]] = []
+        frame = tb.tb_frame.f_back  # the callers of the frame that caught it, still live
+        while frame is not None and len(outer) < self._limit:
+            if frame.f_code.co_filename in _RUNPY_FILES:
+                break
+            outer.append((frame.f_code, frame.f_lineno))
+            frame = frame.f_back
+        inner = []
+        while tb is not None:
+            inner.append((tb.tb_frame.f_code, tb.tb_lineno))
+            tb = tb.tb_next
+        # innermost first, like from_frame
+        return self._intern(tuple(list(reversed(inner))[: self._limit] + outer)[: self._limit * 2])
+
+    def from_named(self, frames: list[tuple[str, int, str]]) -> int:
+        """A stack given as (file, line, function) triples, innermost first."""
+        key = tuple(frames[: self._limit])
+        stack_id = self._named_stacks.get(key)
+        if stack_id is None:
+            ids = [f for f in (self._named_frame_id(*t) for t in reversed(key)) if f is not None]
+            stack_id = len(self._stacks) + len(self._named_stacks)
+            self._named_stacks[key] = stack_id
+            self._emit(["stack", stack_id, ids])
+        return stack_id
+
+    def _named_frame_id(self, file: str, line: int, name: str) -> int | None:
+        frame_id = self._frames.get((file, line, name))  # type: ignore[arg-type]
+        if frame_id is None:
+            kind = self.kind(file)
+            if kind is None:
+                return None
+            frame_id = len(self._frames)
+            self._frames[(file, line, name)] = frame_id  # type: ignore[index]
+            self._emit(["frame", frame_id, file, line, name, kind])
+        return frame_id
+
+    def _intern(self, key: tuple[tuple[CodeType, int], ...]) -> int:
+        stack_id = self._stacks.get(key)
+        if stack_id is None:
+            frame_ids = [f for f in (self._frame_id(code, line) for code, line in reversed(key))
+                         if f is not None]
+            stack_id = len(self._stacks) + len(self._named_stacks)
+            self._stacks[key] = stack_id
+            self._emit(["stack", stack_id, frame_ids])
+        return stack_id
+
+    def _frame_id(self, code: CodeType, line: int) -> int | None:
+        frame_id = self._frames.get((code, line))
+        if frame_id is None:
+            kind = self.kind(code.co_filename)
+            if kind is None:
+                return None
+            frame_id = len(self._frames)
+            self._frames[(code, line)] = frame_id
+            name = getattr(code, "co_qualname", code.co_name)
+            self._emit(["frame", frame_id, code.co_filename, line or 0, name, kind])
+        return frame_id
+
+    def kind(self, filename: str) -> str | None:
+        if filename not in self._kinds:
+            self._kinds[filename] = classify_file(filename)
+        return self._kinds[filename]
+
+    def is_user_code(self, code: CodeType) -> bool:
+        return self.kind(code.co_filename) in (USER, LIBRARY)
+
+
+__all__ = ["StackTable", "classify_file", "USER", "LIBRARY", "TORCH", "PYTHON"]

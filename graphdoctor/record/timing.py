@@ -1,0 +1,82 @@
+"""GPU time of replays and calls, from CUDA events, without adding a host sync.
+
+A pair of pooled events brackets the work on the current stream; the pair is read back
+only once its end event has completed (``query()``, which does not block), in batches, and
+never while any capture is under way: an event query during a global-mode capture would
+invalidate the user's capture. At the end of the run one synchronize settles the rest.
+Each pending pair carries the record it will complete (its GPU time goes in column 3).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import torch
+
+from graphdoctor.record import compat
+
+MAX_PENDING = 4096
+RESOLVE_EVERY = 64
+GPU_COLUMN = 3
+
+
+class EventTimer:
+    """Only built once CUDA is initialized (so only on a CUDA build)."""
+
+    def __init__(self, recorder: Any):
+        # The base-class methods: the user-facing ones are patched to record stream
+        # operations, and the timer's own events must not show up as the user's.
+        base = torch._C._CudaEventBase
+        self._record, self._query, self._elapsed = base.record, base.query, base.elapsed_time
+        self._recorder = recorder
+        self._stream = compat.CurrentStream()
+        self._free: list[tuple[Any, Any]] = []
+        self._pending: deque[tuple[Any, Any, list[Any]]] = deque()
+        self.untimed = 0
+
+    def start(self) -> tuple[Any, Any, Any, int] | None:
+        """Record a start event on the current stream; None when timing must be skipped."""
+        if self._recorder.captures or len(self._pending) >= MAX_PENDING:
+            self.untimed += 1
+            return None
+        stream, handle = self._stream()
+        start, end = self._free.pop() if self._free else self._new_pair()
+        self._record(start, stream)
+        return (start, end, stream, handle)
+
+    def stop(self, token: tuple[Any, Any, Any, int], row: list[Any]) -> None:
+        """Record the end event; ``row`` is emitted once its GPU time is known."""
+        start, end, stream, _ = token
+        self._record(end, stream)
+        self._pending.append((start, end, row))
+        if len(self._pending) % RESOLVE_EVERY == 0:
+            self.resolve()
+
+    def resolve(self, wait: bool = False) -> None:
+        """Emit every finished pair's row, oldest first."""
+        if self._recorder.captures:
+            return
+        done: list[list[Any]] = []
+        try:
+            if wait and self._pending:
+                torch.cuda.synchronize()
+            pending, query, elapsed = self._pending, self._query, self._elapsed
+            while pending and query(pending[0][1]):
+                start, end, row = pending.popleft()
+                row[GPU_COLUMN] = int(elapsed(start, end) * 1e6)
+                done.append(row)
+                self._free.append((start, end))
+        except RuntimeError:  # a sticky CUDA error: nothing more can be read
+            self.abandon()
+        self._recorder.emit_many(done)
+
+    def abandon(self) -> None:
+        """Give up on pending pairs (the device is in a bad state); emit them untimed."""
+        rows = [row for _, _, row in self._pending]
+        self._pending.clear()
+        self._recorder.emit_many(rows)
+
+    @staticmethod
+    def _new_pair() -> tuple[Any, Any]:
+        return (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))

@@ -1,0 +1,124 @@
+"""The report: the trace, its diagnosis and the source lines they point at, in one object.
+
+This is what ``graphdoctor run`` writes and every other command reads. The JSON layout is
+versioned by ``SCHEMA_VERSION`` (major.minor): a minor bump only adds fields, which older
+readers ignore; a reader refuses a newer major version with a clear message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import linecache
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphdoctor import __version__
+from graphdoctor.diagnose.model import Diagnosis, Evidence, Finding, Location, Verdict
+from graphdoctor.trace import codec
+from graphdoctor.trace.model import Trace
+
+FORMAT = "graphdoctor-report"
+SCHEMA_VERSION = "1.0"
+CONTEXT_LINES = 4
+
+
+@dataclass
+class Report:
+    trace: Trace
+    diagnosis: Diagnosis = field(default_factory=Diagnosis)
+    sources: dict[str, dict[int, str]] = field(default_factory=dict)
+    tool_version: str = __version__
+    created_at: str = ""
+    schema_version: str = SCHEMA_VERSION
+
+    def source_line(self, file: str, line: int) -> str:
+        return self.sources.get(file, {}).get(line, "")
+
+
+def build(trace: Trace, diagnosis: Diagnosis) -> Report:
+    """A report whose source lines are read now, while the files are at hand."""
+    report = Report(trace, diagnosis, created_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    for file, line in _cited_lines(trace, diagnosis):
+        _keep_source(report.sources, file, line)
+    return report
+
+
+def _cited_lines(trace: Trace, diagnosis: Diagnosis) -> list[tuple[str, int]]:
+    cited = [(f.location.file, f.location.line) for f in diagnosis.findings if f.location]
+    for graph in trace.graphs:
+        cited += [(fr.file, fr.line) for fr in trace.stack(graph.stack) if fr.kind == "user"]
+    for exc in trace.exceptions:
+        for link in exc.chain:
+            cited += [(fr.file, fr.line) for fr in trace.stack(link.stack) if fr.kind == "user"]
+    return cited
+
+
+def _keep_source(sources: dict[str, dict[int, str]], file: str, line: int) -> None:
+    lines = sources.setdefault(file, {})
+    for number in range(max(1, line - CONTEXT_LINES), line + CONTEXT_LINES + 1):
+        if number not in lines:
+            text = linecache.getline(file, number)
+            if text:
+                lines[number] = text.rstrip("\n")
+    if not lines:
+        del sources[file]
+
+
+def to_json(report: Report) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "schema_version": report.schema_version,
+        "tool": {"name": "graphdoctor", "version": report.tool_version},
+        "created_at": report.created_at,
+        "diagnosis": _plain(report.diagnosis),
+        "sources": {file: {str(n): text for n, text in sorted(lines.items())}
+                    for file, lines in report.sources.items()},
+        "trace": codec.encode(report.trace),
+    }
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def from_json(data: dict[str, Any]) -> Report:
+    """The report in ``data``; raises ValueError or KeyError if a part is malformed."""
+    diagnosis = data.get("diagnosis") or {}
+    return Report(
+        trace=codec.decode(data["trace"]),
+        diagnosis=Diagnosis(
+            verdicts=tuple(_verdict(v) for v in diagnosis.get("verdicts", [])),
+            findings=tuple(_finding(f) for f in diagnosis.get("findings", [])),
+        ),
+        sources={str(file): {int(n): str(text) for n, text in lines.items()}
+                 for file, lines in (data.get("sources") or {}).items()},
+        tool_version=str((data.get("tool") or {}).get("version", "")),
+        created_at=str(data.get("created_at", "")),
+        schema_version=str(data.get("schema_version", SCHEMA_VERSION)),
+    )
+
+
+def _known(cls: Any, data: dict[str, Any]) -> dict[str, Any]:
+    names = {f.name for f in dataclasses.fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
+
+
+def _verdict(data: dict[str, Any]) -> Verdict:
+    fields = _known(Verdict, data)
+    fields["findings"] = tuple(fields.get("findings", ()))
+    return Verdict(**fields)
+
+
+def _finding(data: dict[str, Any]) -> Finding:
+    fields = _known(Finding, data)
+    fields["evidence"] = tuple(Evidence(**_known(Evidence, e)) for e in fields.get("evidence", ()))
+    location = fields.get("location")
+    fields["location"] = Location(**_known(Location, location)) if location else None
+    return Finding(**fields)

@@ -1,0 +1,249 @@
+"""What each recorded scenario must show in its trace.
+
+The same checks run on the CPU over the committed recordings (tests/test_recordings.py) and
+on a GPU over fresh ones (tests/gpu/test_record_gpu.py), so a recorder change that breaks a
+scenario fails on the GPU before its recording is ever committed.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+from graphdoctor.trace.model import Frame, Trace
+
+Check = Callable[[Trace, dict[str, Any]], None]
+EXPECTATIONS: dict[str, Check] = {}
+
+
+def expect(name: str) -> Callable[[Check], Check]:
+    def register(check: Check) -> Check:
+        EXPECTATIONS[name] = check
+        return check
+
+    return register
+
+
+# -- helpers ----------------------------------------------------------------------------------
+def user_frame(trace: Trace, stack: int) -> Frame | None:
+    frames = [f for f in trace.stack(stack) if f.kind == "user"]
+    return frames[-1] if frames else None
+
+
+def user_line(trace: Trace, stack: int) -> tuple[str, int] | None:
+    frame = user_frame(trace, stack)
+    return (frame.file.rsplit("/", 1)[-1], frame.line) if frame else None
+
+
+def graphs(trace: Trace) -> list[Any]:
+    return [g for g in trace.graphs if not g.internal]
+
+
+def root_errors(trace: Trace) -> list[Any]:
+    return [e.chain[0] for e in trace.exceptions if e.chain]
+
+
+def failed_with(trace: Trace, script: str, line: int, text: str = "", cuda_error: str = "") -> None:
+    """A graph failed, and some recorded exception's first error names this line."""
+    assert any(g.status == "failed" for g in graphs(trace)), "no failed graph"
+    matches = [link for link in root_errors(trace)
+               if user_line(trace, link.stack) == (script, line)
+               and text in link.message and cuda_error in link.cuda_error]
+    assert matches, f"no first error at {script}:{line} with {text or cuda_error!r}: " + repr(
+        [(link.message[:80], user_line(trace, link.stack)) for link in root_errors(trace)])
+
+
+def gpu_median(values: list[int]) -> float:
+    timed = [v for v in values if v >= 0]
+    assert timed, "no GPU times"
+    return statistics.median(timed)
+
+
+# -- capture failures ---------------------------------------------------------------------
+@expect("item_in_capture")
+def _item(trace: Trace, note: dict[str, Any]) -> None:
+    assert note["exit_code"] == 1
+    failed_with(trace, "item_in_capture.py", 15, cuda_error="cudaErrorStreamCaptureUnsupported")
+    syncs = [s for s in trace.tables["syncs"] if s.graph == graphs(trace)[0].id]
+    assert [s.kind for s in syncs] == ["item"]
+    assert user_line(trace, syncs[0].stack) == ("item_in_capture.py", 15)
+    assert any(e.raised.cuda_error == "cudaErrorStreamCaptureInvalidated" for e in trace.exceptions)
+    assert "warmup" in {p.phase for p in trace.phases}
+
+
+@expect("pageable_copy_in_capture")
+def _pageable(trace: Trace, note: dict[str, Any]) -> None:
+    failed_with(trace, "pageable_copy_in_capture.py", 8, text="Cannot copy between CPU and CUDA")
+
+
+@expect("unjoined_side_stream")
+def _unjoined(trace: Trace, note: dict[str, Any]) -> None:
+    failed_with(trace, "unjoined_side_stream.py", 13, cuda_error="cudaErrorStreamCaptureUnjoined")
+    graph = graphs(trace)[0]
+    forks = [o for o in trace.tables["stream_ops"] if o.graph == graph.id and o.op == "wait_stream"]
+    assert [user_line(trace, o.stack) for o in forks] == [("unjoined_side_stream.py", 14)]
+    assert forks[0].other == graph.stream  # the side stream waited on the capture stream
+
+
+@expect("default_stream_capture")
+def _default_stream(trace: Trace, note: dict[str, Any]) -> None:
+    failed_with(trace, "default_stream_capture.py", 6, text="non-default stream")
+    assert graphs(trace)[0].stream == 0
+
+
+@expect("other_thread_alloc_in_capture")
+def _other_thread(trace: Trace, note: dict[str, Any]) -> None:
+    thread_errors = [e for e in trace.exceptions if e.where == "thread"]
+    assert thread_errors and thread_errors[0].thread != 0
+    root = thread_errors[0].chain[0]
+    assert root.cuda_error == "cudaErrorStreamCaptureUnsupported"
+    assert user_line(trace, root.stack) == ("other_thread_alloc_in_capture.py", 15)
+    graph = graphs(trace)[0]
+    assert graph.status == "failed"
+    assert graph.capture_start <= thread_errors[0].t <= graph.capture_end
+
+
+@expect("rng_generator_in_capture")
+def _rng(trace: Trace, note: dict[str, Any]) -> None:
+    failed_with(trace, "rng_generator_in_capture.py", 10, text="CUDA generator not in capture")
+
+
+@expect("exception_in_capture")
+def _exception(trace: Trace, note: dict[str, Any]) -> None:
+    failed_with(trace, "exception_in_capture.py", 9, text="scale")
+    assert any(link.type == "KeyError" for link in root_errors(trace))
+
+
+@expect("cublas_init_in_capture")
+def _cublas(trace: Trace, note: dict[str, Any]) -> None:
+    failed_with(trace, "cublas_init_in_capture.py", 8, cuda_error="CUBLAS_STATUS_NOT_INITIALIZED")
+
+
+@expect("empty_graph")
+def _empty(trace: Trace, note: dict[str, Any]) -> None:
+    assert any("CUDA Graph is empty" in w.message for w in trace.warnings)
+    assert graphs(trace)[0].status == "captured"
+
+
+# -- captured graphs -----------------------------------------------------------------------
+def _timed_scenario(trace: Trace, note: dict[str, Any], steps: int) -> tuple[float, float]:
+    graph = graphs(trace)[0]
+    assert graph.status == "captured" and graph.callees
+    replays = [r for r in trace.tables["replays"] if r.graph == graph.id]
+    calls = [c for c in trace.tables["calls"] if c.fn in graph.callees and c.mode == "eager"]
+    assert len(replays) == 5 * steps and len(calls) == 5 * steps
+    return gpu_median([c.gpu for c in calls]), gpu_median([r.gpu for r in replays])
+
+
+@expect("launch_bound")
+def _launch_bound(trace: Trace, note: dict[str, Any]) -> None:
+    eager, replay = _timed_scenario(trace, note, 200)
+    assert eager / replay > 3, (eager, replay)
+
+
+@expect("gpu_bound")
+def _gpu_bound(trace: Trace, note: dict[str, Any]) -> None:
+    eager, replay = _timed_scenario(trace, note, 50)
+    assert 0.9 < eager / replay < 1.1, (eager, replay)
+
+
+@expect("tiny_graph")
+def _tiny(trace: Trace, note: dict[str, Any]) -> None:
+    _timed_scenario(trace, note, 2000)
+
+
+@expect("sync_between_replays")
+def _sync_between(trace: Trace, note: dict[str, Any]) -> None:
+    items = [s for s in trace.tables["syncs"] if s.kind == "item" and s.phase == "replay"]
+    assert len(items) >= 290
+    assert user_line(trace, items[0].stack) == ("sync_between_replays.py", 25)
+
+
+@expect("many_private_pools")
+def _pools(trace: Trace, note: dict[str, Any]) -> None:
+    assert note["exit_code"] == 0
+    captured = [g for g in graphs(trace) if g.status == "captured"]
+    assert len(captured) == 8
+    assert len({g.pool for g in captured}) == 8 and all(g.pool_bytes > 0 for g in captured)
+
+
+@expect("memory_growth_replays")
+def _growth(trace: Trace, note: dict[str, Any]) -> None:
+    samples = [m for m in trace.tables["memory"] if m.phase == "replay"]
+    assert len(samples) >= 2 and samples[-1].allocated > samples[0].allocated + 100 * 2**20
+
+
+@expect("freed_input_after_capture")
+def _freed(trace: Trace, note: dict[str, Any]) -> None:
+    freed = [e for e in trace.input_events if e.kind == "freed"]
+    assert len(freed) == 1 and freed[0].size == 4096 * 4
+    assert user_line(trace, freed[0].stack) == ("freed_input_after_capture.py", 8)
+
+
+@expect("legacy_stream_in_capture")
+def _legacy(trace: Trace, note: dict[str, Any]) -> None:
+    graph = graphs(trace)[0]
+    entered = [o for o in trace.tables["stream_ops"]
+               if o.graph == graph.id and o.op == "enter" and o.stream == 0]
+    assert [user_line(trace, o.stack) for o in entered] == [("legacy_stream_in_capture.py", 11)]
+
+
+@expect("healthy_make_graphed_callables")
+def _mgc(trace: Trace, note: dict[str, Any]) -> None:
+    assert note["exit_code"] == 0 and not trace.exceptions and not trace.input_events
+    assert [g.api for g in graphs(trace)] == ["make_graphed_callables"] * 2
+    assert len(trace.tables["replays"]) >= 100
+    assert [c.mode for c in trace.tables["calls"]] == ["warmup"] * 3
+
+
+@expect("segfault_after_capture")
+def _segfault(trace: Trace, note: dict[str, Any]) -> None:
+    assert note["exit_code"] == 139
+    status = trace.status
+    assert not status.complete and status.reason == "signal" and status.signal == 11
+    assert "Segmentation fault" in status.stacks_at_end
+    assert [g.status for g in graphs(trace)] == ["captured"]
+
+
+# -- torch.compile -------------------------------------------------------------------------
+def compile_events(trace: Trace, kind: str) -> list[Any]:
+    return [e for e in trace.compile_events if e.kind == kind]
+
+
+@expect("compile_mutated_input")
+def _mutated(trace: Trace, note: dict[str, Any]) -> None:
+    skips = compile_events(trace, "cudagraph_skip")
+    assert skips and skips[0].reason.startswith("mutated inputs")
+    assert user_line(trace, skips[0].stack) == ("compile_mutated_input.py", 10)
+    assert not [r for r in trace.tables["replays"]]
+
+
+@expect("compile_dynamic_shapes")
+def _dynamic(trace: Trace, note: dict[str, Any]) -> None:
+    keys = {e.key for e in compile_events(trace, "cudagraph_record")}
+    assert len(keys) == 6, keys
+    assert len([g for g in graphs(trace) if g.api == "torch.compile"]) == 6
+
+
+@expect("compile_graph_break")
+def _graph_break(trace: Trace, note: dict[str, Any]) -> None:
+    breaks = compile_events(trace, "graph_break")
+    assert breaks and "item()" in breaks[0].reason
+    assert user_line(trace, breaks[0].stack) == ("compile_graph_break.py", 8)
+    names = {f.name for f in trace.functions if f.kind == "compiled"}
+    assert "step" in names, names
+
+
+@expect("compile_output_overwritten")
+def _overwritten(trace: Trace, note: dict[str, Any]) -> None:
+    assert note["exit_code"] == 1
+    assert any("overwritten by a subsequent run" in link.message
+               for e in trace.exceptions for link in e.chain)
+
+
+@expect("compile_healthy")
+def _compile_healthy(trace: Trace, note: dict[str, Any]) -> None:
+    assert note["exit_code"] == 0 and not trace.exceptions
+    modes = [c.mode for c in trace.tables["calls"]]
+    assert modes.count("replay") >= 290

@@ -1,0 +1,33 @@
+"""The recorder end to end on a real GPU: record every scenario afresh and check it.
+
+    pytest tests/gpu --require-gpu [--record-dir fixtures/recordings]
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphdoctor.trace.assemble import assemble_file
+from tests.conftest import ROOT, load_note
+from tests.expectations import EXPECTATIONS
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="session")
+def recordings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    chosen = request.config.getoption("--record-dir")
+    out = Path(chosen) if chosen else tmp_path_factory.mktemp("recordings")
+    subprocess.run([sys.executable, str(ROOT / "fixtures" / "record.py"), "--out", str(out)],
+                   check=True, cwd=ROOT)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTATIONS))
+def test_scenario_recorded_on_gpu(recordings: Path, name: str) -> None:
+    EXPECTATIONS[name](assemble_file(recordings / f"{name}.spool.jsonl.gz"),
+                       load_note(recordings, name))
