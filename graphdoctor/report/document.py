@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import linecache
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,12 +37,29 @@ class Report:
         return self.sources.get(file, {}).get(line, "")
 
 
-def build(trace: Trace, diagnosis: Diagnosis) -> Report:
-    """A report whose source lines are read now, while the files are at hand."""
+LineReader = Callable[[str, int], str]
+
+
+def build(trace: Trace, diagnosis: Diagnosis, read_line: LineReader = linecache.getline) -> Report:
+    """A report whose source lines are read now, while the files are at hand.
+
+    ``read_line(file, number)`` returns a line with its newline, or "" (linecache's
+    contract); tests pass one that finds a recording's scripts in this checkout."""
     report = Report(trace, diagnosis, created_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
     for file, line in _cited_lines(trace, diagnosis):
-        _keep_source(report.sources, file, line)
+        _keep_source(report.sources, file, line, read_line)
+    report.diagnosis = _with_code(diagnosis, report)
     return report
+
+
+def _with_code(diagnosis: Diagnosis, report: Report) -> Diagnosis:
+    """Findings whose location carries the text of its line."""
+    findings = tuple(
+        dataclasses.replace(f, location=dataclasses.replace(
+            f.location, code=report.source_line(f.location.file, f.location.line).strip()))
+        if f.location and not f.location.code else f
+        for f in diagnosis.findings)
+    return dataclasses.replace(diagnosis, findings=findings)
 
 
 def _cited_lines(trace: Trace, diagnosis: Diagnosis) -> list[tuple[str, int]]:
@@ -54,11 +72,12 @@ def _cited_lines(trace: Trace, diagnosis: Diagnosis) -> list[tuple[str, int]]:
     return cited
 
 
-def _keep_source(sources: dict[str, dict[int, str]], file: str, line: int) -> None:
+def _keep_source(sources: dict[str, dict[int, str]], file: str, line: int,
+                 read_line: LineReader) -> None:
     lines = sources.setdefault(file, {})
     for number in range(max(1, line - CONTEXT_LINES), line + CONTEXT_LINES + 1):
         if number not in lines:
-            text = linecache.getline(file, number)
+            text = read_line(file, number)
             if text:
                 lines[number] = text.rstrip("\n")
     if not lines:
