@@ -37,6 +37,15 @@ def command(variant: str, script: Path, report: Path) -> list[str]:
             str(script)]
 
 
+def environment(variant: str) -> dict[str, str]:
+    """``off:a+b`` runs the default mode with parts a and b switched off (GRAPHDOCTOR_OFF),
+    to find what each part costs."""
+    env = _env()
+    if variant.startswith("off:"):
+        env["GRAPHDOCTOR_OFF"] = variant[4:].replace("+", ",")
+    return env
+
+
 def _env() -> dict[str, str]:
     paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
@@ -46,7 +55,7 @@ def run_once(variant: str, name: str, workdir: Path) -> dict:
     report = workdir / f"{name}-{variant}.json"
     started = time.perf_counter()
     done = subprocess.run(command(variant, WORKLOADS / f"{name}.py", report), cwd=WORKLOADS,
-                          capture_output=True, text=True, env=_env())
+                          capture_output=True, text=True, env=environment(variant))
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"{name} ({variant}) failed:\n{done.stderr[-3000:]}")
@@ -69,17 +78,18 @@ def reported_step_us(report: Path, name: str) -> float | None:
     return statistics.median(times) / 1000 if times else None
 
 
-def rotate(repeat: int) -> list[str]:
-    shift = repeat % len(VARIANTS)
-    return list(VARIANTS[shift:] + VARIANTS[:shift])
+def rotate(variants: list[str], repeat: int) -> list[str]:
+    shift = repeat % len(variants)
+    return variants[shift:] + variants[:shift]
 
 
-def measure(names: list[str], repeats: int) -> dict[str, list[dict[str, dict]]]:
+def measure(names: list[str], repeats: int,
+            variants: list[str]) -> dict[str, list[dict[str, dict]]]:
     results: dict[str, list[dict[str, dict]]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory() as tmp:
         for repeat in range(repeats):
             for name in names:
-                runs = {v: run_once(v, name, Path(tmp)) for v in rotate(repeat)}
+                runs = {v: run_once(v, name, Path(tmp)) for v in rotate(variants, repeat)}
                 results[name].append(runs)
                 print(f"repeat {repeat + 1}/{repeats} {name}: " + ", ".join(
                     f"{v} {r.get('gpu_us_per_step', r['wall_s']):.1f}" for v, r in runs.items()),
@@ -91,23 +101,24 @@ def spread(values: list[float]) -> str:
     return f"{statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f})"
 
 
-def summarize(results: dict[str, list[dict[str, dict]]]) -> list[str]:
-    rows = ["| workload | plain µs/step | default ratio | full ratio | fidelity (default) |",
-            "|---|---|---|---|---|"]
+def summarize(results: dict[str, list[dict[str, dict]]], variants: list[str]) -> list[str]:
+    shown = [v for v in variants if v != "plain"]
+    rows = ["| workload | plain µs/step | " + " | ".join(f"{v} ratio" for v in shown)
+            + " | fidelity (default) |", "|---" * (len(shown) + 3) + "|"]
     for name, repeats in results.items():
         if name == "startup":
             continue
         plain = [r["plain"]["gpu_us_per_step"] for r in repeats]
-        ratios = {v: [r[v]["gpu_us_per_step"] / r["plain"]["gpu_us_per_step"] for r in repeats]
-                  for v in ("default", "full")}
-        rows.append(f"| {name} | {statistics.median(plain):.1f} | {spread(ratios['default'])} | "
-                    f"{spread(ratios['full'])} | {fidelity(repeats)} |")
+        ratios = [spread([r[v]["gpu_us_per_step"] / r["plain"]["gpu_us_per_step"]
+                          for r in repeats]) for v in shown]
+        rows.append(f"| {name} | {statistics.median(plain):.1f} | " + " | ".join(ratios)
+                    + f" | {fidelity(repeats)} |")
     return rows
 
 
 def fidelity(repeats: list[dict[str, dict]]) -> str:
     diffs = [r["default"]["reported_us"] / r["default"]["gpu_us_per_step"] - 1
-             for r in repeats if r["default"].get("reported_us")]
+             for r in repeats if r.get("default", {}).get("reported_us")]
     if not diffs:
         return "n/a"
     return f"{statistics.median(diffs) * 100:+.1f}% (max {max(map(abs, diffs)) * 100:.1f}%)"
@@ -124,14 +135,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--workloads", nargs="*", default=[*LOOPS, "startup"])
+    parser.add_argument("--variants", nargs="*", default=list(VARIANTS),
+                        help="plain, default, full, or off:PART[+PART] (see GRAPHDOCTOR_OFF)")
     parser.add_argument("--out", type=Path)
     options = parser.parse_args()
-    results = measure(options.workloads, options.repeats)
+    results = measure(options.workloads, options.repeats, options.variants)
     import torch
 
     print(f"\n{torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"{time.strftime('%Y-%m-%d')}, {options.repeats} repeats, ratios of per-step time")
-    print("\n".join(summarize(results)))
+    print("\n".join(summarize(results, options.variants)))
     if "startup" in results:
         print("\n".join(startup_rows(results["startup"])))
     if options.out:

@@ -247,3 +247,9 @@ def _compile_healthy(trace: Trace, note: dict[str, Any]) -> None:
     assert note["exit_code"] == 0 and not trace.exceptions
     modes = [c.mode for c in trace.tables["calls"]]
     assert modes.count("replay") >= 290
+
+
+@expect("compile_input_copies")
+def _input_copies(trace: Trace, note: dict[str, Any]) -> None:
+    copied = [f for f in trace.functions if f.kind == "compiled" and f.copied_bytes]
+    assert copied and copied[0].copied_bytes == 256 * 2**20 and copied[0].name == "step"

@@ -1,12 +1,106 @@
-"""A verdict for each graph."""
+"""A verdict for each graph and each compiled function: the one-line answer.
+
+Manual graphs: failed, unsafe, faster, neutral, slower, not replayed, or unmeasured (replayed
+but with no eager run of the same code to compare with: graphdoctor then says so instead of
+inventing a baseline). Compiled functions under reduce-overhead: skipped, re-recorded, or
+the same measured kinds. Speedups below 1.10x count as neutral, below 0.95x as slower.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graphdoctor.diagnose.model import Finding, Verdict
+from graphdoctor.diagnose import measure
+from graphdoctor.diagnose.model import FAILED, UNSAFE, Finding, Verdict
 from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace.model import Function, Graph
+
+FASTER = 1.10
+SLOWER = 0.95
+RERECORDED = 3
 
 
 def verdicts(view: TraceView, findings: Sequence[Finding]) -> list[Verdict]:
-    return []
+    out = [_graph_verdict(view, g, findings) for g in view.manual_graphs()]
+    out += [_function_verdict(view, fn, findings) for fn in view.compiled_functions]
+    out += _unattributed_skips(view, findings)
+    return out
+
+
+def _graph_verdict(view: TraceView, graph: Graph, findings: Sequence[Finding]) -> Verdict:
+    mine = [f for f in findings if f.graph == graph.id]
+    subject = f"graph {graph.id} ({graph.api}, {view.where(graph.stack)})"
+    ids = tuple(f"{f.id} {f.name}" for f in mine)
+    failed = [f for f in mine if f.category == FAILED]
+    if graph.status != "captured":
+        summary = failed[0].title if failed else "capture failed"
+        return Verdict(subject, "failed", f"capture failed: {summary}", graph=graph.id,
+                       findings=ids)
+    m = measure.of_graph(view, graph)
+    return _measured(subject, m, mine, ids, graph=graph.id)
+
+
+def _measured(subject: str, m: measure.Measurement, mine: list[Finding], ids: tuple[str, ...],
+              graph: int = -1, function: int = -1) -> Verdict:
+    unsafe = [f for f in mine if f.category == UNSAFE]
+    kind, summary = _kind_and_summary(m)
+    if unsafe:
+        kind, summary = "unsafe", f"unsafe: {unsafe[0].title}; {summary}"
+    return Verdict(subject, kind, summary, graph=graph, function=function, speedup=m.speedup,
+                   measurements=m.as_dict(), findings=ids)
+
+
+def _kind_and_summary(m: measure.Measurement) -> tuple[str, str]:
+    if m.replays == 0:
+        return "not-replayed", "captured but never replayed"
+    if m.speedup is None:
+        replay = f"{m.replay.median_us:,.1f} µs per replay" if m.replay else "replay not timed"
+        return "unmeasured", (f"replayed {m.replays} times ({replay}); no eager run of the same "
+                              "code to compare with, so no speedup is claimed")
+    detail = (f"eager {m.eager.median_us:,.1f} µs vs replay {m.replay.median_us:,.1f} µs "  # type: ignore[union-attr]
+              f"per step (GPU time, medians of {m.eager.n} and {m.replay.n})")  # type: ignore[union-attr]
+    if m.speedup >= FASTER:
+        return "faster", f"{m.speedup:.2f}x faster: {detail}"
+    if m.speedup >= SLOWER:
+        return "neutral", f"no speedup ({m.speedup:.2f}x): {detail}"
+    return "slower", f"{m.speedup:.2f}x, slower than eager: {detail}"
+
+
+def _function_verdict(view: TraceView, fn: Function, findings: Sequence[Finding]) -> Verdict:
+    mine = [f for f in findings if f.function == fn.id
+            or f.graph in {g.id for g in view.graphs_of(fn.id)}]
+    ids = tuple(f"{f.id} {f.name}" for f in mine)
+    subject = f"compiled {fn.name} ({_where(fn)})"
+    graphs = view.graphs_of(fn.id)
+    m = measure.of_function(view, fn.id)
+    skipped = [f for f in mine if f.category == "skipped"]
+    if skipped and not m.replays:
+        return Verdict(subject, "skipped", f"CUDA graphs skipped: {skipped[0].title}",
+                       function=fn.id, findings=ids)
+    if len(graphs) >= RERECORDED:
+        return Verdict(subject, "rerecorded",
+                       f"re-recorded {len(graphs)} times, one graph per input shape, for "
+                       f"{m.replays} replays", function=fn.id, measurements=m.as_dict(),
+                       findings=ids)
+    failed = [g for g in graphs if g.status != "captured"]
+    if failed:
+        return Verdict(subject, "failed", "recording a graph failed", function=fn.id,
+                       findings=ids)
+    return _measured(subject, m, mine, ids, function=fn.id)
+
+
+def _unattributed_skips(view: TraceView, findings: Sequence[Finding]) -> list[Verdict]:
+    """Skips decided at compile time leave no calls to attach to: one verdict per site."""
+    out = []
+    for finding in findings:
+        if finding.category == "skipped" and finding.function < 0:
+            where = (f"{finding.location.file.rsplit('/', 1)[-1]}:{finding.location.line}"
+                     if finding.location else "unknown line")
+            out.append(Verdict(f"compiled function ({where})", "skipped",
+                               f"CUDA graphs skipped: {finding.title}",
+                               findings=(f"{finding.id} {finding.name}",)))
+    return out
+
+
+def _where(fn: Function) -> str:
+    return f"{fn.file.rsplit('/', 1)[-1]}:{fn.line}" if fn.file else fn.compile_id or "?"

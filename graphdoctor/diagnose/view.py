@@ -1,14 +1,142 @@
-"""TraceView: the read-only queries rules share."""
+"""TraceView: the read-only queries that rules share.
+
+Rules ask questions ("which syncs ran inside this capture?", "what first went wrong in this
+graph?"); the answers live here once, so two rules never disagree about them. Everything is
+computed lazily and cached: a view is built per diagnosis and never changes.
+"""
 
 from __future__ import annotations
 
-from graphdoctor.trace.model import Graph, Trace
+import functools
+from collections.abc import Iterator
+from typing import Any
+
+from graphdoctor.diagnose.model import Evidence, Location
+from graphdoctor.trace.model import (
+    LIBRARY, NONE, USER, CompileEvent, ErrorLink, ExceptionRecord, Frame, Function, Graph, Trace,
+)
+from graphdoctor.trace.phases import PhaseIndex
+
+# Syncs the user's own code asked for; "torch internal" ones come from inside torch.
+INTERNAL_SYNC = "torch internal"
 
 
 class TraceView:
     def __init__(self, trace: Trace):
         self.trace = trace
 
-    @property
+    # -- graphs and functions ------------------------------------------------------------
+    @functools.cached_property
     def graphs(self) -> list[Graph]:
+        """The user's graphs: torch's own pool-keeping capture is left out."""
         return [g for g in self.trace.graphs if not g.internal]
+
+    def graph(self, graph_id: int) -> Graph | None:
+        return next((g for g in self.trace.graphs if g.id == graph_id), None)
+
+    def function(self, fn_id: int) -> Function | None:
+        return next((f for f in self.trace.functions if f.id == fn_id), None)
+
+    def graphs_of(self, fn_id: int) -> list[Graph]:
+        return [g for g in self.graphs if g.function == fn_id]
+
+    @functools.cached_property
+    def compiled_functions(self) -> list[Function]:
+        return [f for f in self.trace.functions if f.kind == "compiled"]
+
+    def manual_graphs(self) -> list[Graph]:
+        return [g for g in self.graphs if g.api != "torch.compile"]
+
+    # -- locations -----------------------------------------------------------------------
+    def culprit_frame(self, stack: int) -> Frame | None:
+        """The innermost frame of the user's code (a library's if the user has none)."""
+        frames = self.trace.stack(stack)
+        for kinds in ((USER,), (LIBRARY,)):
+            found = [f for f in frames if f.kind in kinds]
+            if found:
+                return found[-1]
+        return None
+
+    def location(self, stack: int) -> Location | None:
+        frame = self.culprit_frame(stack)
+        return Location(frame.file, frame.line, frame.func) if frame else None
+
+    def where(self, stack: int) -> str:
+        """``file.py:12`` for messages; "an unknown line" when the stack has no user frame."""
+        frame = self.culprit_frame(stack)
+        return f"{_basename(frame.file)}:{frame.line}" if frame else "an unknown line"
+
+    # -- rows ----------------------------------------------------------------------------
+    def rows(self, table: str) -> Iterator[tuple[int, Any]]:
+        """(index, row) of a table, for evidence pointers."""
+        return enumerate(self.trace.tables[table])
+
+    def in_capture(self, table: str, graph: Graph) -> list[tuple[int, Any]]:
+        return [(i, r) for i, r in self.rows(table) if r.graph == graph.id]
+
+    def user_syncs(self, table_rows: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+        return [(i, s) for i, s in table_rows if s.kind != INTERNAL_SYNC
+                and self.culprit_frame(s.stack) is not None
+                and self.trace.stack(s.stack)[-1].kind in (USER, LIBRARY)]
+
+    # -- failures ------------------------------------------------------------------------
+    def exceptions_of(self, graph: Graph) -> list[tuple[int, ExceptionRecord]]:
+        return [(i, e) for i, e in enumerate(self.trace.exceptions) if e.graph == graph.id]
+
+    def first_error(self, graph: Graph) -> tuple[int, ErrorLink] | None:
+        """The first error of a failed capture: the root of the earliest recorded chain."""
+        recorded = self.exceptions_of(graph)
+        if not recorded:
+            return None
+        index, record = min(recorded, key=lambda item: item[1].t)
+        return (index, record.chain[0]) if record.chain else None
+
+    def errors_in_window(self, graph: Graph, where: str) -> list[tuple[int, ExceptionRecord]]:
+        end = graph.capture_end if graph.capture_end != NONE else self.end_time
+        return [(i, e) for i, e in enumerate(self.trace.exceptions)
+                if e.where == where and graph.capture_start <= e.t <= end]
+
+    def links(self, graph: Graph) -> list[ErrorLink]:
+        return [link for _, e in self.exceptions_of(graph) for link in e.chain]
+
+    # -- compile ------------------------------------------------------------------------
+    def compile_events(self, kind: str) -> list[tuple[int, CompileEvent]]:
+        return [(i, e) for i, e in enumerate(self.trace.compile_events) if e.kind == kind]
+
+    def function_at(self, t: int) -> int:
+        """The compiled function whose call was running at time t, or -1."""
+        calls = self.trace.tables["calls"]
+        for row in calls:
+            if row.t <= t <= row.t + row.dur and self.function(row.fn) is not None \
+                    and self.function(row.fn).kind == "compiled":  # type: ignore[union-attr]
+                return row.fn
+        return NONE
+
+    def last_function_before(self, t: int) -> int:
+        """The compiled function called most recently before time t, or -1."""
+        latest, fn = -1, NONE
+        for row in self.trace.tables["calls"]:
+            if latest < row.t <= t and (found := self.function(row.fn)) is not None \
+                    and found.kind == "compiled":
+                latest, fn = row.t, row.fn
+        return fn
+
+    # -- time ------------------------------------------------------------------------------
+    @functools.cached_property
+    def phase_index(self) -> PhaseIndex:
+        return PhaseIndex(self.trace.phases)
+
+    @functools.cached_property
+    def end_time(self) -> int:
+        return self.trace.phases[-1].end if self.trace.phases else 0
+
+    def evidence(self, kind: str, index: int, note: str = "") -> Evidence:
+        return Evidence(kind, index, note)
+
+
+def _basename(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def mib(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{size / 2**10:.0f} KiB"

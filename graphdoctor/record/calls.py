@@ -75,6 +75,8 @@ class EagerCallTimer:
         return hasattr(sys, "monitoring")
 
     def watch(self, code: CodeType, fn: int, graph: int) -> bool:
+        if not self._recorder.config.eager_calls:
+            return False
         if not self.available or code in self._watched:
             return code in self._watched
         if self._tool is None and not self._claim_tool():

@@ -139,6 +139,16 @@ def tree_call_info(manager: Any, function_id: Any) -> tuple[str, bool]:
     return (str(compile_id) if compile_id is not None else "", warmed)
 
 
+def tree_input_copies(manager: Any, function_id: Any, inputs: Any) -> tuple[int, int]:
+    """(number, bytes) of a tree function's inputs that each replay copies into the graph:
+    the tensors that are not among its static inputs."""
+    wrapped = getattr(manager, "ids_to_funcs", {}).get(function_id)
+    static = set(getattr(wrapped, "static_input_idxs", ()) or ())
+    copied = [t for i, t in enumerate(inputs or ())
+              if i not in static and isinstance(t, torch.Tensor) and t.is_cuda]
+    return (len(copied), sum(t.untyped_storage().nbytes() if t.numel() else 0 for t in copied))
+
+
 def current_compile_id() -> str:
     try:
         from torch._guards import CompileContext

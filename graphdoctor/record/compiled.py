@@ -123,6 +123,7 @@ class CompiledCall:
 
 def _wrap_tree_run(recorder: Recorder, original: Any) -> Any:
     seen: set[int] = set()
+    seen_ids: set[Any] = set()
 
     @functools.wraps(original)
     def run(manager: Any, new_inputs: Any, function_id: Any) -> Any:
@@ -133,6 +134,10 @@ def _wrap_tree_run(recorder: Recorder, original: Any) -> Any:
         call = CompiledCall(_function_of(recorder, compile_id), compile_id)
         first = call.fn not in seen
         seen.add(call.fn)
+        if function_id not in seen_ids:  # once per tree function (one per recompile)
+            seen_ids.add(function_id)
+            count, size = compat.tree_input_copies(manager, function_id, new_inputs)
+            recorder.emit(["tree_inputs", recorder.now(), call.fn, compile_id, count, size])
         recorder.compiled_call[ident] = call
         timer = recorder.timer
         token = timer.start() if timer is not None else None
@@ -147,22 +152,49 @@ def _wrap_tree_run(recorder: Recorder, original: Any) -> Any:
 
 
 def _function_of(recorder: Recorder, compile_id: str) -> int:
-    """One function per dynamo frame id (the F of compile id F/N), named by the user frame
-    that called it."""
+    """One function per dynamo frame id (the F of compile id F/N)."""
     frame_key = compile_id.split("/")[0] if compile_id else "?"
-    name, file, line = _user_function(recorder)
+    function = recorder._functions.get(("compiled", frame_key))
+    if function is not None:
+        return function
+    name, file, line = _compiled_frame(recorder, sys._getframe(2))
     return recorder.function_id(("compiled", frame_key), name, "compiled", file, line, compile_id)
 
 
-def _user_function(recorder: Recorder) -> tuple[str, str, int]:
-    frame: Any = sys._getframe(2)
-    while frame is not None:
-        code = frame.f_code
-        if recorder.stacks.is_user_code(code):
-            return (getattr(code, "co_qualname", code.co_name), code.co_filename,
-                    code.co_firstlineno)
+# torch packages whose frames sit between a compiled function and the tree, never the
+# function itself
+_MACHINERY = ("_dynamo", "_inductor", "_functorch", "fx", "utils", "cuda", "autograd",
+              "_ops.py", "_compile.py", "_library")
+
+
+def _compiled_frame(recorder: Recorder, frame: Any) -> tuple[str, str, int]:
+    """(name, file, line) of the compiled function: the frame dynamo runs (the user's
+    function, or a torch module's forward), and the place it is defined, or for a torch
+    module the user's line that calls it."""
+    while frame is not None and _is_machinery(recorder, frame.f_code.co_filename):
         frame = frame.f_back
-    return ("<compiled>", "", 0)
+    if frame is None:
+        return ("<compiled>", "", 0)
+    code = frame.f_code
+    name = getattr(code, "co_qualname", code.co_name)
+    if recorder.stacks.is_user_code(code):
+        return (name, code.co_filename, code.co_firstlineno)
+    caller = frame.f_back
+    while caller is not None and not recorder.stacks.is_user_code(caller.f_code):
+        caller = caller.f_back
+    if caller is None:
+        return (name, code.co_filename, code.co_firstlineno)
+    return (name, caller.f_code.co_filename, caller.f_lineno)
+
+
+def _is_machinery(recorder: Recorder, path: str) -> bool:
+    kind = recorder.stacks.kind(path)
+    if kind is None or "torchinductor_" in path or path.startswith("<"):
+        return True  # graphdoctor, Inductor's generated modules, FX's generated code
+    if kind != "torch":
+        return False
+    inside = path.replace("\\", "/").rsplit("/torch/", 1)[-1]
+    return inside.startswith(_MACHINERY)
 
 
 def _emit_call(recorder: Recorder, call: CompiledCall, t0: int, token: Any, first: bool) -> None:

@@ -23,6 +23,7 @@ Uninstall = Callable[[], None]
 @dataclass(frozen=True)
 class RecordConfig:
     mode: str = "default"  # default | full (allocation stacks for the whole run)
+    eager_calls: bool = True  # time eager calls of captured functions
     nvml_interval_s: float = 0.1
     max_memory_entries: int = 1_000_000
 

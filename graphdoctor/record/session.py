@@ -3,6 +3,7 @@ and at the end settle what is still pending (GPU times, allocator history, count
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -19,12 +20,20 @@ SOURCES = (graphs.install, syncs.install, streams.install, memory.install, compi
            devices.install)
 
 
+# Parts that can be switched off, to measure what each costs (bench/overhead.py --ablate):
+# GRAPHDOCTOR_OFF="devices,syncs,streams,timing,eager_calls"
+OFF_ENV = "GRAPHDOCTOR_OFF"
+
+
 def start(spool: SpoolWriter, mode: str) -> Recorder:
-    recorder = Recorder(spool, RecordConfig(mode=mode))
+    off = {part.strip() for part in os.environ.get(OFF_ENV, "").split(",") if part.strip()}
+    recorder = Recorder(spool, RecordConfig(mode=mode, eager_calls="eager_calls" not in off))
     recorder.emit(["meta", devices.environment()])
-    recorder.install(list(SOURCES))
+    recorder.install([s for s in SOURCES if s.__module__.rsplit(".", 1)[-1] not in off])
+    for part in sorted(off):
+        recorder.note(part, f"switched off by {OFF_ENV}")
     register_fork_guard(recorder)
-    if compat.cuda_built():
+    if compat.cuda_built() and "timing" not in off:
         if not compat.lazy_cuda_call(lambda: setattr(recorder, "timer", EventTimer(recorder))):
             recorder.note("GPU times", "torch.cuda._lazy_call is missing")
     else:

@@ -77,13 +77,20 @@ class _SyncHooks:
     def explicit(self, kind: str, stream_arg: int | None) -> Any:
         """A wrapper for an explicit sync; ``stream_arg`` 0 reads the stream from ``self``."""
 
+        settles = kind in ("device_synchronize", "stream_synchronize")
+
         def make(original: Any) -> Any:
             @functools.wraps(original)
             def wrapper(*args: Any, **kwargs: Any) -> Any:
-                if self.rec.enabled:
-                    stream = args[0].cuda_stream if stream_arg == 0 and args else -1
-                    self.emit_sync(kind, stream, 1)
-                return original(*args, **kwargs)
+                if not self.rec.enabled:
+                    return original(*args, **kwargs)
+                stream = args[0].cuda_stream if stream_arg == 0 and args else -1
+                self.emit_sync(kind, stream, 1)
+                result = original(*args, **kwargs)
+                if settles and self.rec.timer is not None:
+                    self.rec.timer.resolve()  # the GPU caught up: pending times are readable
+                    self.rec.spool.flush()  # a sync is slow anyway; a crash may follow it
+                return result
 
             return wrapper
 

@@ -294,6 +294,16 @@ def _alloc(b: _Builder, r: list[Any]) -> None:
     b.see(t)
 
 
+def _tree_inputs(b: _Builder, r: list[Any]) -> None:
+    t, fn, _, count, size = r[1:6]
+    functions = b.trace.functions
+    for i, function in enumerate(functions):
+        if function.id == fn and size >= function.copied_bytes:
+            functions[i] = dataclasses.replace(function, copied_inputs=int(count),
+                                               copied_bytes=int(size))
+    b.see(t)
+
+
 def _input(b: _Builder, r: list[Any]) -> None:
     t, graph, kind, addr, size, stack, replays = r[1:8]
     b.trace.input_events.append(InputEvent(b.see(t), graph, kind, addr, size, stack, replays))
@@ -388,7 +398,7 @@ _HANDLERS = {
     "alloc": _alloc, "sync": _sync, "sop": _sop, "mem": _mem,
     "nvml": _row("gpu_samples", GpuSample, 6), "exc": _exc, "log": _log,
     "compile_cb": _compile_cb, "warn": _warn, "region": _region, "counters": _counters,
-    "untimed": _untimed, "input": _input, "cuda_state": _cuda_state, "end": _end, "run_end": _run_end,
+    "untimed": _untimed, "input": _input, "tree_inputs": _tree_inputs, "cuda_state": _cuda_state, "end": _end, "run_end": _run_end,
 }
 
 __all__ = ["assemble", "assemble_file"]

@@ -182,6 +182,8 @@ class Function:
     file: str = ""
     line: int = 0
     compile_id: str = ""
+    copied_inputs: int = 0  # compiled: inputs each replay copies into the graph
+    copied_bytes: int = 0
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,46 @@
-"""Every diagnosis rule, listed explicitly, one per module."""
+"""Every diagnosis rule, listed explicitly, one per module.
+
+Ids group the rules: GD1xx explain a failed capture, GD2xx a graph that gives no speedup,
+GD3xx a graph that is unsafe or wastes memory.
+"""
 
 from __future__ import annotations
 
 from graphdoctor.diagnose.model import Rule
+from graphdoctor.diagnose.rules import (
+    capture_failed, cudagraph_skipped, default_stream, empty_graph, exception_in_capture,
+    freed_input, gpu_bound, graph_break, input_copies, library_init, little_work, memory_growth,
+    other_device, other_thread, output_overwritten, pageable_copy, pool_per_graph,
+    rerecord_per_shape, rng_in_capture, sync_between_replays, sync_in_capture, unjoined_stream,
+)
 
-ALL_RULES: tuple[Rule, ...] = ()
+ALL_RULES: tuple[Rule, ...] = (
+    sync_in_capture.RULE,
+    pageable_copy.RULE,
+    unjoined_stream.RULE,
+    default_stream.RULE,
+    other_thread.RULE,
+    rng_in_capture.RULE,
+    other_device.RULE,
+    exception_in_capture.RULE,
+    empty_graph.RULE,
+    library_init.RULE,
+    capture_failed.RULE,
+    gpu_bound.RULE,
+    little_work.RULE,
+    sync_between_replays.RULE,
+    input_copies.RULE,
+    rerecord_per_shape.RULE,
+    graph_break.RULE,
+    cudagraph_skipped.RULE,
+    output_overwritten.RULE,
+    freed_input.RULE,
+    pool_per_graph.RULE,
+    memory_growth.RULE,
+)
+
+
+def rule_named(name: str) -> Rule | None:
+    """A rule by its kebab-case name or its id (GD101)."""
+    wanted = name.strip().lower()
+    return next((r for r in ALL_RULES if wanted in (r.name, r.id.lower())), None)

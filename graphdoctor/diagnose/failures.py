@@ -1,0 +1,65 @@
+"""Why a capture failed, decided once per graph so that exactly one rule explains it.
+
+The error the user sees (``capture_end``'s "operation failed due to a previous error during
+capture") is never the cause. The cause is read from the whole chain and from what happened
+in the capture's window: the first error's text and CUDA error name, syncs the user's code
+made inside the capture, and exceptions raised by other threads meanwhile.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace.model import NONE, ErrorLink, Graph
+
+UNSUPPORTED = "cudaErrorStreamCaptureUnsupported"
+
+# (cause, pattern over any error text of the capture), checked in order
+_TEXT_CAUSES = (
+    ("default_stream", re.compile(r"must be captured on a non-default stream")),
+    ("pageable_copy", re.compile(r"Cannot copy between CPU and CUDA tensors during CUDA graph")),
+    ("rng", re.compile(r"CUDA generator not in capture mode|CUDAGeneratorImpl|"
+                       r"register_generator_state|set_rng_state|get_rng_state")),
+    ("library_init", re.compile(r"CUBLAS_STATUS_NOT_INITIALIZED|cublasCreate|CUDNN_STATUS|"
+                                r"cudnnCreate|cufftPlan|CUSOLVER_STATUS_NOT_INITIALIZED")),
+    ("unjoined", re.compile(r"cudaErrorStreamCaptureUnjoined|capturing stream has unjoined work")),
+    ("other_device", re.compile(r"Expected all tensors to be on the same device|wrong device")),
+)
+
+
+@dataclass(frozen=True)
+class Cause:
+    kind: str  # one of the _TEXT_CAUSES names, or sync, other_thread, python_exception, other
+    link: ErrorLink | None = None
+    exception: int = NONE  # index in trace.exceptions
+
+
+def cause_of(view: TraceView, graph: Graph) -> Cause | None:
+    """The cause of a failed capture; None for a graph that did not fail."""
+    if graph.status == "captured":
+        return None
+    records = view.exceptions_of(graph) + view.errors_in_window(graph, "thread")
+    for kind, pattern in _TEXT_CAUSES:
+        for index, record in records:
+            for link in record.chain:
+                if pattern.search(link.message) or pattern.search(link.cuda_error):
+                    return Cause(kind, link, index)
+    return _from_first_error(view, graph)
+
+
+def _from_first_error(view: TraceView, graph: Graph) -> Cause:
+    threads = [(i, e) for i, e in view.errors_in_window(graph, "thread")
+               if any(link.cuda_error == UNSUPPORTED for link in e.chain)]
+    if threads:
+        return Cause("other_thread", threads[0][1].chain[0], threads[0][0])
+    first = view.first_error(graph)
+    if first is None:
+        return Cause("other")
+    index, link = first
+    if link.cuda_error == UNSUPPORTED or "not permitted when stream is capturing" in link.message:
+        return Cause("sync", link, index)
+    if not link.cuda_error and "CUDA error" not in link.message:
+        return Cause("python_exception", link, index)
+    return Cause("other", link, index)

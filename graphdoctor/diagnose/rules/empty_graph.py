@@ -1,0 +1,50 @@
+"""A capture that recorded nothing.
+
+PyTorch warns "The CUDA Graph is empty" when no work reached the capturing stream: the
+step ran on another stream that never forked from the capture stream, on another device, or
+it did nothing on the GPU. Every replay of such a graph is a no-op while the real work runs
+(or not) outside it.
+
+How to fix: run the captured work on the capture stream (the current stream inside
+``torch.cuda.graph``), on the device being captured; fork side streams from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from graphdoctor.diagnose.model import UNSAFE, WARNING, Finding, Rule
+from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace.model import NONE
+
+ID, NAME = "GD109", "empty-graph"
+
+
+def check(view: TraceView) -> Iterator[Finding]:
+    for index, warning in enumerate(view.trace.warnings):
+        if "CUDA Graph is empty" not in warning.message:
+            continue
+        graph = _graph_at(view, warning.t)
+        if graph is None or graph.status != "captured":
+            continue  # a failed capture explains itself; the warning is a side effect
+        replays = sum(1 for r in view.trace.tables["replays"] if r.graph == graph.id)
+        yield Finding(
+            ID, NAME, WARNING, UNSAFE,
+            title=f"graph {graph.id} captured nothing ({replays} replays did no work)",
+            explanation=f"No work reached the capture stream of graph {graph.id} "
+                        f"(captured at {view.where(graph.stack)}); PyTorch warned that the "
+                        "graph is empty.",
+            fix="Run the step on the capture stream inside the captured block.",
+            evidence=(view.evidence("warnings", index),),
+            location=view.location(graph.stack), graph=graph.id)
+
+
+def _graph_at(view: TraceView, t: int):  # type: ignore[no-untyped-def]
+    for graph in view.graphs:
+        end = graph.capture_end if graph.capture_end != NONE else view.end_time
+        if graph.capture_start <= t <= end + 1_000_000:  # the warning comes from capture_end
+            return graph
+    return None
+
+
+RULE = Rule(ID, NAME, check, __doc__ or "")

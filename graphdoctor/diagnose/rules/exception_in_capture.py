@@ -1,0 +1,41 @@
+"""An ordinary Python exception inside the captured block abandons the capture.
+
+When the code inside ``with torch.cuda.graph(g):`` raises, the capture is ended with the
+work captured so far and the exception propagates; the graph must not be replayed. The
+traceback often points at the ``with`` line's ``__exit__`` rather than at the cause when
+``capture_end`` fails too.
+
+How to fix: fix the exception; run the step eagerly (warmup) first, where the same error
+shows up with a plain traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from graphdoctor.diagnose.failures import cause_of
+from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
+from graphdoctor.diagnose.view import TraceView
+
+ID, NAME = "GD108", "exception-in-capture"
+
+
+def check(view: TraceView) -> Iterator[Finding]:
+    for graph in view.graphs:
+        cause = cause_of(view, graph)
+        if cause is None or cause.kind != "python_exception" or cause.link is None:
+            continue
+        first_line = cause.link.message.splitlines()[0] if cause.link.message else ""
+        yield Finding(
+            ID, NAME, ERROR, FAILED,
+            title=f"{cause.link.type} at {view.where(cause.link.stack)} inside the capture of "
+                  f"graph {graph.id}",
+            explanation=f"The captured block raised {cause.link.type}({first_line!r}), which "
+                        "abandoned the capture.",
+            fix="Fix the error; running the step once eagerly before capture shows it with an "
+                "ordinary traceback.",
+            evidence=(view.evidence("exceptions", cause.exception),),
+            location=view.location(cause.link.stack), graph=graph.id)
+
+
+RULE = Rule(ID, NAME, check, __doc__ or "")

@@ -1,0 +1,42 @@
+"""A library initialized itself inside the capture: the step was not warmed up.
+
+The first cuBLAS, cuDNN or cuFFT call of a process creates handles and workspaces with
+plain ``cudaMalloc``, which a capture forbids ("CUBLAS_STATUS_NOT_INITIALIZED when calling
+cublasCreate"). Autotuning (``cudnn.benchmark``, Triton) also runs on first use. The captured
+step must have run eagerly, on the same stream and thread, before capture.
+
+How to fix: run the step a few times before capturing (three iterations on a side stream
+is the documented pattern; 11 with DDP).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from graphdoctor.diagnose.failures import cause_of
+from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
+from graphdoctor.diagnose.view import TraceView
+
+ID, NAME = "GD110", "library-init-in-capture"
+
+
+def check(view: TraceView) -> Iterator[Finding]:
+    for graph in view.graphs:
+        cause = cause_of(view, graph)
+        if cause is None or cause.kind != "library_init" or cause.link is None:
+            continue
+        library = cause.link.cuda_error.split("_", 1)[0] or "a CUDA library"
+        yield Finding(
+            ID, NAME, ERROR, FAILED,
+            title=f"{library} first ran inside the capture of graph {graph.id}, at "
+                  f"{view.where(cause.link.stack)}: no warmup",
+            explanation=f"{library} initialized itself (handles, workspace allocations) during "
+                        "the capture, which is not allowed: "
+                        + cause.link.message.splitlines()[0],
+            fix="Run the captured step eagerly a few times before capture, on the capture "
+                "stream's side stream (the warmup pattern in the CUDA graphs docs).",
+            evidence=(view.evidence("exceptions", cause.exception),),
+            location=view.location(cause.link.stack), graph=graph.id)
+
+
+RULE = Rule(ID, NAME, check, __doc__ or "")

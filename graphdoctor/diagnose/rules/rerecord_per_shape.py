@@ -1,0 +1,53 @@
+"""Under reduce-overhead, every new input shape records a new CUDA graph.
+
+CUDAGraph Trees keep one graph per distinct set of sizes. With changing shapes (sequence
+lengths, batch sizes) each new shape recompiles and records its own graph: recording is an
+eager warmup plus a capture, far slower than a plain eager step, and each graph keeps its
+own memory. If shapes rarely repeat, the run spends its time recording, not replaying.
+
+How to fix: pad or bucket inputs to a few fixed sizes, mark the dimension dynamic
+(``torch._dynamo.mark_dynamic``) and choose sizes with
+``torch._inductor.config.triton.cudagraph_capture_sizes``, or skip graphs for dynamic shapes
+(``cudagraph_skip_dynamic_graphs=True``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from graphdoctor.diagnose.model import NEUTRAL, WARNING, Finding, Rule
+from graphdoctor.diagnose.view import TraceView
+
+ID, NAME = "GD205", "rerecord-per-shape"
+LIMIT = 3
+
+
+def check(view: TraceView) -> Iterator[Finding]:
+    for fn in view.compiled_functions:
+        graphs = view.graphs_of(fn.id)
+        if len(graphs) < LIMIT:
+            continue
+        records = [(i, e) for i, e in view.compile_events("cudagraph_record")
+                   if view.function_at(e.t) == fn.id]
+        recompiles = [(i, e) for i, e in view.compile_events("recompile")]
+        keys = [e.key or "no dynamic sizes" for _, e in records]
+        replays = sum(1 for r in view.trace.tables["replays"]
+                      if r.graph in {g.id for g in graphs})
+        stack = recompiles[0][1].stack if recompiles else graphs[0].stack
+        yield Finding(
+            ID, NAME, WARNING, NEUTRAL,
+            title=f"{fn.name} recorded {len(graphs)} CUDA graphs, one per input shape, for "
+                  f"{replays} replays",
+            explanation=(f"Each new shape recompiled {fn.name} and recorded a graph"
+                         + (f" (keys: {', '.join(keys[:8])})" if keys else "") + "; "
+                         + (f"the guard that failed: {recompiles[0][1].reason}. " if recompiles
+                            else "") + f"{len(graphs)} recordings served {replays} replays."),
+            fix="Pad or bucket inputs to a few sizes, or use mark_dynamic with "
+                "cudagraph_capture_sizes.",
+            evidence=tuple(view.evidence("compile_events", i) for i, _ in records + recompiles)
+            + tuple(view.evidence("graphs", view.trace.graphs.index(g)) for g in graphs),
+            location=view.location(stack), function=fn.id,
+            measurements={"graphs": len(graphs), "replays": replays, "keys": keys})
+
+
+RULE = Rule(ID, NAME, check, __doc__ or "")

@@ -1,0 +1,41 @@
+"""Random numbers in a capture must come from a generator the graph knows.
+
+A graph replays its RNG kernels with a fresh offset each time, but only for generators
+registered with it: the default CUDA generator is, a ``torch.Generator(device="cuda")`` you
+made is not ("Attempt to increase offset for a CUDA generator not in capture mode"). Reading
+or setting RNG state inside a capture (``get_rng_state``, ``manual_seed``, checkpointing with
+``preserve_rng_state``, flash-attention dropout) fails the same way.
+
+How to fix: ``g.register_generator_state(gen)`` before capture, use the default generator,
+or move seeding and state reads out of the captured step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from graphdoctor.diagnose.failures import cause_of
+from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
+from graphdoctor.diagnose.view import TraceView
+
+ID, NAME = "GD106", "rng-in-capture"
+
+
+def check(view: TraceView) -> Iterator[Finding]:
+    for graph in view.graphs:
+        cause = cause_of(view, graph)
+        if cause is None or cause.kind != "rng" or cause.link is None:
+            continue
+        yield Finding(
+            ID, NAME, ERROR, FAILED,
+            title=f"random numbers at {view.where(cause.link.stack)} use a generator graph "
+                  f"{graph.id} cannot replay",
+            explanation="PyTorch refused an RNG operation during capture: "
+                        + cause.link.message.splitlines()[0],
+            fix="Register the generator with the graph (graph.register_generator_state(gen)) "
+                "before capture, or use the default generator; seed outside the capture.",
+            evidence=(view.evidence("exceptions", cause.exception),),
+            location=view.location(cause.link.stack), graph=graph.id)
+
+
+RULE = Rule(ID, NAME, check, __doc__ or "")

@@ -1,0 +1,54 @@
+"""A host sync inside a capture invalidates it.
+
+While a stream is being captured, nothing may wait for the GPU: ``.item()``, ``.tolist()``,
+``.cpu()``, ``print(tensor)``, ``if tensor:``, ``torch.nonzero`` and boolean-mask indexing,
+and ``torch.cuda.synchronize()`` all do. CUDA fails the call with "operation not permitted
+when stream is capturing" at your line, and ``capture_end`` then raises "operation failed
+due to a previous error during capture", which is the error you see.
+
+How to fix: move the read out of the captured step, or keep the value on the GPU
+(``torch.where``, 0-d tensors, ``torch.cond``); pad data-dependent shapes to static ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from graphdoctor.diagnose.failures import cause_of
+from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
+from graphdoctor.diagnose.view import TraceView
+
+ID, NAME = "GD101", "sync-in-capture"
+CALLS = {"item": "`.item()`", "tolist": "`.tolist()`", "numpy": "`.numpy()`", "cpu": "a copy to the CPU",
+         "print": "printing a CUDA tensor", "nonzero": "a data-dependent shape (nonzero)",
+         "bool-mask index": "boolean-mask indexing", "python scalar": "a Python scalar read",
+         "device_synchronize": "`torch.cuda.synchronize()`",
+         "stream_synchronize": "`Stream.synchronize()`", "event_synchronize": "`Event.synchronize()`",
+         "event_query": "`Event.query()`", "stream_query": "`Stream.query()`"}
+
+
+def check(view: TraceView) -> Iterator[Finding]:
+    for graph in view.graphs:
+        cause = cause_of(view, graph)
+        if cause is None or cause.kind != "sync":
+            continue
+        syncs = view.user_syncs(view.in_capture("syncs", graph))
+        stack = syncs[0][1].stack if syncs else cause.link.stack  # type: ignore[union-attr]
+        what = CALLS.get(syncs[0][1].kind, "a synchronizing call") if syncs else \
+            "an operation that is not permitted while capturing"
+        yield Finding(
+            ID, NAME, ERROR, FAILED,
+            title=f"{what} at {view.where(stack)} waits for the GPU inside the capture of graph "
+                  f"{graph.id}",
+            explanation=(f"{what} synchronizes with the GPU, which CUDA forbids while a stream is "
+                         "being captured: CUDA failed it with \"operation not permitted when "
+                         "stream is capturing\", and capture_end then reported the capture as "
+                         "invalidated."),
+            fix="Move this read out of the captured step, or keep the value on the GPU "
+                "(torch.where, a 0-d tensor) so nothing waits for it.",
+            evidence=tuple(view.evidence("syncs", i) for i, _ in syncs)
+            + ((view.evidence("exceptions", cause.exception),) if cause.exception >= 0 else ()),
+            location=view.location(stack), graph=graph.id)
+
+
+RULE = Rule(ID, NAME, check, __doc__ or "")

@@ -1,0 +1,105 @@
+"""Every rule against every recorded scenario: it fires where it should, with the right
+culprit line, and stays silent everywhere else; every graph gets the right verdict."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphdoctor.diagnose.model import FAILED
+from graphdoctor.diagnose.rules import ALL_RULES
+from tests.reports import report_for, scenario_names
+
+# scenario -> (rules that must fire, culprit file:line of the first failure or problem,
+#              verdict kinds in order)
+EXPECTED: dict[str, tuple[set[str], tuple[str, int] | None, list[str]]] = {
+    "item_in_capture": ({"sync-in-capture"}, ("item_in_capture.py", 15), ["failed"]),
+    "pageable_copy_in_capture": ({"pageable-copy-in-capture"},
+                                 ("pageable_copy_in_capture.py", 8), ["failed"]),
+    "unjoined_side_stream": ({"unjoined-side-stream"}, ("unjoined_side_stream.py", 14),
+                             ["failed"]),
+    "default_stream_capture": ({"default-stream-capture"}, ("default_stream_capture.py", 6),
+                               ["failed"]),
+    "other_thread_alloc_in_capture": ({"other-thread-during-capture"},
+                                      ("other_thread_alloc_in_capture.py", 15), ["failed"]),
+    "rng_generator_in_capture": ({"rng-in-capture"}, ("rng_generator_in_capture.py", 10),
+                                 ["failed"]),
+    "exception_in_capture": ({"exception-in-capture"}, ("exception_in_capture.py", 9),
+                             ["failed"]),
+    "cublas_init_in_capture": ({"library-init-in-capture"}, ("cublas_init_in_capture.py", 8),
+                               ["failed"]),
+    "empty_graph": ({"empty-graph"}, ("empty_graph.py", 8), ["unsafe"]),
+    "legacy_stream_in_capture": ({"default-stream-capture"},
+                                 ("legacy_stream_in_capture.py", 11), ["unsafe"]),
+    "freed_input_after_capture": ({"freed-captured-input"},
+                                  ("freed_input_after_capture.py", 8), ["unsafe"]),
+    "gpu_bound": ({"gpu-bound"}, ("gpu_bound.py", 24), ["neutral"]),
+    "launch_bound": (set(), None, ["faster"]),
+    "tiny_graph": ({"too-little-work-per-graph"}, ("tiny_graph.py", 20), ["faster"]),
+    "sync_between_replays": ({"sync-between-replays"}, ("sync_between_replays.py", 25),
+                             ["unmeasured"]),
+    "many_private_pools": ({"private-pool-per-graph"}, ("many_private_pools.py", 10),
+                           ["unmeasured"] * 8),
+    "memory_growth_replays": ({"memory-growth-across-replays"},
+                              ("memory_growth_replays.py", 15), ["unmeasured"]),
+    "healthy_make_graphed_callables": (set(), None, ["unmeasured", "unmeasured"]),
+    "segfault_after_capture": (set(), None, ["unmeasured"]),
+    "compile_mutated_input": ({"cudagraph-skipped"}, ("compile_mutated_input.py", 10),
+                              ["skipped"]),
+    "compile_dynamic_shapes": ({"rerecord-per-shape"}, None, ["rerecorded"]),
+    "compile_graph_break": ({"graph-break"}, ("compile_graph_break.py", 8),
+                            ["unmeasured", "unmeasured"]),
+    "compile_output_overwritten": ({"output-overwritten"},
+                                   ("compile_output_overwritten.py", 16), ["unsafe"]),
+    "compile_input_copies": ({"input-copies-per-replay"}, ("compile_input_copies.py", 6),
+                             ["unmeasured"]),
+    "compile_healthy": (set(), None, ["unmeasured"]),
+}
+HEALTHY = ("launch_bound", "compile_healthy", "healthy_make_graphed_callables")
+
+
+def test_every_recording_has_expectations() -> None:
+    assert set(scenario_names()) == set(EXPECTED)
+
+
+@pytest.mark.parametrize("rule", [r.name for r in ALL_RULES])
+@pytest.mark.parametrize("scenario", sorted(EXPECTED))
+def test_rule_fires_only_on_its_scenarios(scenario: str, rule: str) -> None:
+    fired = {f.name for f in report_for(scenario).diagnosis.findings}
+    assert (rule in fired) == (rule in EXPECTED[scenario][0]), sorted(fired)
+
+
+@pytest.mark.parametrize("scenario", sorted(EXPECTED))
+def test_culprit_line(scenario: str) -> None:
+    expected_rules, culprit, _ = EXPECTED[scenario]
+    if culprit is None:
+        pytest.skip("this scenario's findings point at no single line")
+    findings = [f for f in report_for(scenario).diagnosis.findings if f.name in expected_rules]
+    assert findings and findings[0].location is not None
+    location = findings[0].location
+    assert (location.file.rsplit("/", 1)[-1], location.line) == culprit
+    assert location.code, "the report keeps the culprit's source line"
+
+
+@pytest.mark.parametrize("scenario", sorted(EXPECTED))
+def test_verdicts(scenario: str) -> None:
+    kinds = [v.kind for v in report_for(scenario).diagnosis.verdicts]
+    assert kinds == EXPECTED[scenario][2]
+
+
+@pytest.mark.parametrize("scenario", HEALTHY)
+def test_no_failure_finding_on_a_healthy_script(scenario: str) -> None:
+    assert not [f for f in report_for(scenario).diagnosis.findings if f.severity == "error"]
+    assert not [f for f in report_for(scenario).diagnosis.findings if f.category == FAILED]
+
+
+def test_neutral_verdict_rests_on_measurements() -> None:
+    verdict = report_for("gpu_bound").diagnosis.verdicts[0]
+    m = verdict.measurements
+    assert {"eager", "replay", "eager_host", "busy_share", "method"} <= set(m)
+    assert m["eager"]["n"] >= 50 and m["replay"]["n"] >= 50
+    assert 0.9 <= m["busy_share"] <= 1.0 and m["launch_share"] < 0.05
+
+
+def test_unmeasured_verdict_says_so() -> None:
+    verdict = report_for("sync_between_replays").diagnosis.verdicts[0]
+    assert verdict.speedup is None and "no eager run" in verdict.summary
