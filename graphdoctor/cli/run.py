@@ -6,13 +6,19 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from graphdoctor.cli.common import handle_errors, say
+from graphdoctor.cli.reporting import fail_on_option, gate_exit
 from graphdoctor.errors import GraphDoctorError
+from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, check, describe_conditions
 
-RUN_HELP = """Run TARGET under graphdoctor and write a report.
+if TYPE_CHECKING:
+    from graphdoctor.report.document import Report
+
+RUN_HELP = f"""Run TARGET under graphdoctor and write a report.
 
 \b
 Options come before TARGET; everything after it goes to the script unchanged
@@ -25,6 +31,11 @@ Exit codes:
   128+N              the script was killed by signal N (139 for a segfault)
   124                the script ran past --timeout
   2                  graphdoctor usage error (bad option, missing script)
+  {GATE_EXIT}                  a --fail-on condition holds (the report is still written)
+
+\b
+--fail-on conditions (for CI; without a tripped one, the script's code stands):
+{describe_conditions()}
 """
 
 
@@ -40,16 +51,33 @@ Exit codes:
 @click.option("--keep-spool", type=click.Path(dir_okay=False, path_type=Path), hidden=True,
               help="Also keep the raw recording (how fixtures are made).")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+@fail_on_option(CONDITIONS, "listed above")
+@click.option("--redact", is_flag=True,
+              help="Write the report without paths outside the project, environment values, "
+                   "the script's arguments or the host name, so it can be shared.")
 @click.argument("target")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @handle_errors
 def run(module: bool, output: Path | None, full: bool, timeout: float | None,
-        keep_spool: Path | None, quiet: bool, target: str, args: tuple[str, ...]) -> None:
+        keep_spool: Path | None, quiet: bool, fail_on: tuple[str, ...], redact: bool,
+        target: str, args: tuple[str, ...]) -> None:
     _check_target(target, module)
     output = output or _default_output(target)
-    exit_code = _record_and_report(target, args, module, output, "full" if full else "default",
-                                   timeout, keep_spool, quiet)
-    sys.exit(exit_code)
+    exit_code, report = _record_and_report(target, args, module, output,
+                                           "full" if full else "default", timeout, keep_spool,
+                                           quiet, redact)
+    sys.exit(_gated(exit_code, report, fail_on))
+
+
+def _gated(exit_code: int, report: Report | None, fail_on: tuple[str, ...]) -> int:
+    """The script's own exit code, unless a --fail-on condition holds; a gate that cannot
+    be checked (no report) fails, so CI never passes by accident."""
+    if not fail_on:
+        return exit_code
+    if report is None:
+        say("graphdoctor: --fail-on could not be checked: no report was built")
+        return GATE_EXIT
+    return gate_exit(check(report, fail_on), otherwise=exit_code)
 
 
 def _check_target(target: str, module: bool) -> None:
@@ -69,7 +97,7 @@ def _default_output(target: str) -> Path:
 
 def _record_and_report(target: str, args: tuple[str, ...], module: bool, output: Path,
                        mode: str, timeout: float | None, keep_spool: Path | None,
-                       quiet: bool) -> int:
+                       quiet: bool, redact: bool = False) -> tuple[int, Report | None]:
     from graphdoctor.record.supervisor import RunRequest, record
 
     spool = output.with_name(output.name + ".spool")
@@ -81,14 +109,15 @@ def _record_and_report(target: str, args: tuple[str, ...], module: bool, output:
     except Exception as error:  # noqa: BLE001 - keep the user's exit code and the raw data
         say(f"graphdoctor: internal error while building the report: {error!r}; "
             f"the raw recording is kept at {spool}")
-        return end.exit_code
+        return end.exit_code, None
     _finish_spool(spool, keep_spool)
     from graphdoctor.report.io import save
+    from graphdoctor.report.redact import redact as redacted
 
-    save(report, output)
+    save(redacted(report) if redact else report, output)
     if not quiet:
         _print_outcome(report, output)
-    return end.exit_code
+    return end.exit_code, report
 
 
 def _report_from(spool: Path):  # type: ignore[no-untyped-def]

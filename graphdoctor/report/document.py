@@ -1,8 +1,11 @@
 """The report: the trace, its diagnosis and the source lines they point at, in one object.
 
 This is what ``graphdoctor run`` writes and every other command reads. The JSON layout is
-versioned by ``SCHEMA_VERSION`` (major.minor): a minor bump only adds fields, which older
-readers ignore; a reader refuses a newer major version with a clear message.
+versioned by ``SCHEMA_VERSION`` (major.minor) and described by ``report.schema.json`` in
+this package: a minor bump only adds optional fields, which older readers ignore; a reader
+refuses a newer major version with a clear message (see :mod:`graphdoctor.report.io`).
+The ``summary`` block is derived from the trace as the report is written, for people and
+scripts that read the JSON without graphdoctor; readers rebuild everything from the trace.
 """
 
 from __future__ import annotations
@@ -10,12 +13,14 @@ from __future__ import annotations
 import dataclasses
 import linecache
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from graphdoctor import __version__
 from graphdoctor.diagnose.model import Diagnosis, Evidence, Finding, Location, Verdict
+from graphdoctor.report import facts
 from graphdoctor.trace import codec
 from graphdoctor.trace.model import Trace
 
@@ -32,6 +37,7 @@ class Report:
     tool_version: str = __version__
     created_at: str = ""
     schema_version: str = SCHEMA_VERSION
+    redacted: bool = False
 
     def source_line(self, file: str, line: int) -> str:
         return self.sources.get(file, {}).get(line, "")
@@ -87,13 +93,30 @@ def _keep_source(sources: dict[str, dict[int, str]], file: str, line: int,
 def to_json(report: Report) -> dict[str, Any]:
     return {
         "format": FORMAT,
-        "schema_version": report.schema_version,
+        "schema_version": SCHEMA_VERSION,  # what this writes, whatever version it read
         "tool": {"name": "graphdoctor", "version": report.tool_version},
         "created_at": report.created_at,
+        "redacted": report.redacted,
+        "summary": _summary(report),
         "diagnosis": _plain(report.diagnosis),
         "sources": {file: {str(n): text for n, text in sorted(lines.items())}
                     for file, lines in report.sources.items()},
         "trace": codec.encode(report.trace),
+    }
+
+
+def _summary(report: Report) -> dict[str, Any]:
+    trace, status = report.trace, report.trace.status
+    return {
+        "outcome": {"complete": status.complete, "reason": status.reason,
+                    "exit_code": status.exit_code, "wall_ns": status.wall_ns,
+                    "description": facts.outcome(trace)},
+        "phases": {p.phase: {"spans": p.spans, "total_ns": p.total_ns}
+                   for p in facts.phase_totals(trace)},
+        "events": facts.event_counts(trace),
+        "graphs": facts.graph_status_counts(trace),
+        "verdicts": dict(Counter(v.kind for v in report.diagnosis.verdicts)),
+        "findings": facts.severity_counts(report.diagnosis.findings),
     }
 
 
@@ -121,6 +144,7 @@ def from_json(data: dict[str, Any]) -> Report:
         tool_version=str((data.get("tool") or {}).get("version", "")),
         created_at=str(data.get("created_at", "")),
         schema_version=str(data.get("schema_version", SCHEMA_VERSION)),
+        redacted=data.get("redacted") is True,
     )
 
 

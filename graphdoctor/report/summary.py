@@ -12,6 +12,5 @@ def outcome_lines(report: Report) -> list[str]:
         lines.append(f"graphdoctor: {status.message} (last phase: {status.last_phase})")
     if not report.trace.meta.cuda_available:
         lines.append("graphdoctor: no CUDA device was found; only compile events were recorded")
-    for verdict in report.diagnosis.verdicts:
-        lines.append(f"graphdoctor: {verdict.subject}: {verdict.summary}")
+    lines += [f"graphdoctor: {v.subject}: {v.summary}" for v in report.diagnosis.verdicts]
     return lines

@@ -14,8 +14,23 @@ from itertools import accumulate
 from typing import Any, TypeVar
 
 from graphdoctor.trace.model import (
-    TABLE_ROWS, CompileEvent, Device, ErrorLink, ExceptionRecord, Frame, Function, Graph,
-    InputEvent, Meta, Note, PhaseSpan, RunStatus, Table, Trace, WarningRecord,
+    TABLE_ROWS,
+    CompileEvent,
+    Device,
+    ErrorLink,
+    ExceptionRecord,
+    Frame,
+    Function,
+    Graph,
+    InputEvent,
+    Meta,
+    Note,
+    PhaseSpan,
+    RunStatus,
+    Table,
+    TeardownEvent,
+    Trace,
+    WarningRecord,
 )
 
 TRACE_VERSION = 1
@@ -54,6 +69,7 @@ def encode(trace: Trace) -> dict[str, Any]:
         "compile_events": [_plain(e) for e in trace.compile_events],
         "warnings": [_plain(w) for w in trace.warnings],
         "input_events": [_plain(e) for e in trace.input_events],
+        "teardown": [_plain(e) for e in trace.teardown],
         "phases": [[p.phase, p.start, p.end, p.graph] for p in trace.phases],
         "counters": trace.counters,
         "tables": {name: _encode_table(t, strings) for name, t in trace.tables.items()},
@@ -99,7 +115,9 @@ def decode(data: dict[str, Any]) -> Trace:
     trace.compile_events = [_build(CompileEvent, e) for e in data.get("compile_events", [])]
     trace.warnings = [_build(WarningRecord, w) for w in data.get("warnings", [])]
     trace.input_events = [_build(InputEvent, e) for e in data.get("input_events", [])]
-    trace.phases = [PhaseSpan(p[0], int(p[1]), int(p[2]), int(p[3])) for p in data.get("phases", [])]
+    trace.teardown = [_build(TeardownEvent, e) for e in data.get("teardown", [])]
+    trace.phases = [PhaseSpan(p[0], int(p[1]), int(p[2]), int(p[3]))
+                    for p in data.get("phases", [])]
     trace.counters = dict(data.get("counters", {}))
     for name, row_type in TABLE_ROWS.items():
         if name in data.get("tables", {}):
@@ -140,7 +158,7 @@ def _decode_table(row_type: Any, columns: dict[str, list[Any]], strings: list[st
         elif name == "t":
             data[name] = _undelta(column)
         elif name + "@s" in columns:
-            data[name] = [strings[i] for i in column]
+            data[name] = list(map(strings.__getitem__, column))  # faster than a comprehension
         else:
             data[name] = column
         if len(data[name]) != length:

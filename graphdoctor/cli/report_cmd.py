@@ -1,0 +1,73 @@
+"""``graphdoctor report``: a report as a terminal summary, markdown for an issue, or JSON."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from graphdoctor.cli.common import handle_errors
+from graphdoctor.cli.reporting import fail_on_option, gate_exit, use_color, width, write
+from graphdoctor.report import gates
+from graphdoctor.report import redact as redaction
+from graphdoctor.report.document import Report
+from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, describe_conditions
+from graphdoctor.report.io import dumps, load
+from graphdoctor.report.markdown import render_markdown
+from graphdoctor.report.text import render_text
+
+REPORT_HELP = f"""Print a summary of REPORT (a file written by graphdoctor run; .gz is fine).
+
+\b
+  graphdoctor report run.json                        summary for the terminal
+  graphdoctor report run.json -f markdown > bug.md   paste into a GitHub issue
+  graphdoctor report run.json -f json --redact -o share.json
+                                   a copy safe to attach to a public ticket
+  graphdoctor report run.json --fail-on capture-failed,neutral
+                                   gate a saved report in CI
+
+\b
+--redact leaves out paths outside the project (the folder the run started
+in), environment variable values, the script's arguments and the host name.
+
+\b
+--fail-on conditions:
+{describe_conditions()}
+
+\b
+Exit codes:
+  0  the report was read and no --fail-on condition holds
+  2  the report cannot be read (missing, empty, truncated, not a
+     graphdoctor report, or from a newer schema), or a usage error
+  {GATE_EXIT}  a --fail-on condition holds
+"""
+
+
+@click.command("report", help=REPORT_HELP)
+@click.argument("report_file", metavar="REPORT", type=click.Path(path_type=Path))
+@click.option("-f", "--format", "output_format", default="text", show_default=True,
+              type=click.Choice(["text", "markdown", "json"]), help="What to print.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write to this file instead of stdout (.gz compresses).")
+@click.option("--redact", is_flag=True, help="Leave out private paths, environment values "
+                                              "and arguments (see above).")
+@click.option("--width", "columns", type=click.IntRange(40, 1000), metavar="COLUMNS",
+              help="Width of the text summary (default: the terminal's, or 100).")
+@fail_on_option(CONDITIONS, "listed above")
+@handle_errors
+def report(report_file: Path, output_format: str, output: Path | None, redact: bool,
+           columns: int | None, fail_on: tuple[str, ...]) -> None:
+    document = load(report_file)
+    shown = redaction.redact(document) if redact else document
+    write(_render(shown, output_format, output, columns), output)
+    sys.exit(gate_exit(gates.check(document, fail_on)))
+
+
+def _render(document: Report, output_format: str, output: Path | None,
+            columns: int | None) -> str | bytes:
+    if output_format == "markdown":
+        return render_markdown(document)
+    if output_format == "json":
+        return dumps(document)
+    return render_text(document, width=width(columns), color=use_color(output))

@@ -1,0 +1,81 @@
+"""What the report-reading commands (report, export, diff) and ``run --fail-on`` share:
+the --fail-on option, the exit code of a gate, and writing a result to a file or stdout."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from graphdoctor.cli.common import say
+from graphdoctor.errors import GraphDoctorError
+from graphdoctor.report.gates import GATE_EXIT, Trip, parse_conditions
+
+F = TypeVar("F", bound=Callable[..., Any])
+DEFAULT_WIDTH = 100
+
+
+def fail_on_option(known: Iterable[str], described: str, rule_ids: bool = True) -> Callable[[F], F]:
+    """``--fail-on A,B``: conditions that make the command exit with GATE_EXIT."""
+    names = tuple(known)
+
+    def parse(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:
+        try:
+            return parse_conditions(value or "", names, rule_ids)
+        except GraphDoctorError as error:
+            raise click.BadParameter(str(error)) from None
+
+    return click.option("--fail-on", "fail_on", callback=parse, metavar="CONDITIONS",
+                        help=f"Exit with code {GATE_EXIT} if any of these comma-separated "
+                             f"conditions holds: {described}.")
+
+
+def gate_exit(trips: list[Trip], otherwise: int = 0) -> int:
+    """Say which gates tripped and return GATE_EXIT, or ``otherwise`` if none did."""
+    for trip in trips:
+        say(f"graphdoctor: --fail-on {trip}")
+    return GATE_EXIT if trips else otherwise
+
+
+def use_color(output: Path | None) -> bool:
+    """Colour only for a person at a terminal: stdout is a TTY and NO_COLOR is unset."""
+    return output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+def width(requested: int | None) -> int:
+    if requested:
+        return requested
+    return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns if sys.stdout.isatty() \
+        else DEFAULT_WIDTH
+
+
+def write(content: str | bytes, output: Path | None) -> None:
+    """Write to OUTPUT (gzip-compressed if it ends in .gz), or to stdout if it is None or -."""
+    data = content.encode() if isinstance(content, str) else content
+    if output is None or str(output) == "-":
+        _to_stdout(data)
+        return
+    if output.suffix == ".gz":
+        data = gzip.compress(data, compresslevel=6, mtime=0)
+    temporary = output.with_name(output.name + ".tmp")
+    try:
+        temporary.write_bytes(data)
+        os.replace(temporary, output)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise GraphDoctorError(f"{output}: cannot write ({error.strerror or error})") from None
+
+
+def _to_stdout(data: bytes) -> None:
+    try:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `graphdoctor report r.json | head`: the reader left, fine
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())

@@ -1,0 +1,254 @@
+"""Figures and phrases derived from a report, shared by every renderer and by the diff.
+
+Everything here is a pure function of the report. Reports come from files people send
+each other, so nothing here trusts a reference: a stack, graph or function id that points
+nowhere gives "unknown", never an IndexError.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import signal as signals
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+
+from graphdoctor.diagnose.model import SEVERITY_RANK, Finding, Verdict
+from graphdoctor.trace.model import PHASES, USER, ExceptionRecord, Frame, Graph, Trace
+
+if TYPE_CHECKING:
+    from graphdoctor.report.document import Report
+
+EVENT_LABELS = {
+    "replays": "graph replay", "calls": "timed call", "allocs": "allocator action",
+    "syncs": "synchronization", "stream_ops": "stream operation", "memory": "memory sample",
+    "gpu_samples": "GPU sample", "exceptions": "exception", "compile_events": "compile event",
+    "warnings": "warning", "input_events": "input event",
+}
+# How bad a verdict is, worst highest; a kind this version does not know ranks as unmeasured.
+VERDICT_RANK = {"faster": 0, "unmeasured": 1, "neutral": 2, "rerecorded": 3, "skipped": 3,
+                "slower": 4, "unsafe": 5, "failed": 6}
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+@dataclass(frozen=True)
+class PhaseTotal:
+    phase: str
+    spans: int
+    total_ns: int
+
+
+@dataclass(frozen=True)
+class ReplayStats:
+    graph: int
+    count: int
+    host_p50_ns: int | None
+    gpu_p50_ns: int | None
+
+
+def clean(text: str) -> str:
+    """Text from a report, safe to print: control characters (terminal escapes) become ?."""
+    return _CONTROL.sub("?", text)
+
+
+def display_path(path: str, cwd: str) -> str:
+    """A path as the user would write it: relative when inside the run's folder."""
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1:]
+    return path
+
+
+def short_path(path: str) -> str:
+    return PurePosixPath(path).name or path
+
+
+def phase_totals(trace: Trace) -> list[PhaseTotal]:
+    """Time in each phase, known phases first in their usual order."""
+    spans: Counter[str] = Counter()
+    totals: Counter[str] = Counter()
+    for span in trace.phases:
+        spans[span.phase] += 1
+        totals[span.phase] += max(0, span.end - span.start)
+    order = [p for p in PHASES if p in spans] + sorted(p for p in spans if p not in PHASES)
+    return [PhaseTotal(p, spans[p], totals[p]) for p in order]
+
+
+def event_counts(trace: Trace) -> dict[str, int]:
+    counts = {name: len(table) for name, table in trace.tables.items()}
+    counts.update(exceptions=len(trace.exceptions), compile_events=len(trace.compile_events),
+                  warnings=len(trace.warnings), input_events=len(trace.input_events))
+    return counts
+
+
+def user_graphs(trace: Trace) -> list[Graph]:
+    """The graphs the user made (not graphdoctor's or torch.compile's internal ones)."""
+    return [g for g in trace.graphs if not g.internal]
+
+
+def graph_status_counts(trace: Trace) -> dict[str, int]:
+    return dict(Counter(g.status for g in user_graphs(trace)))
+
+
+def verdict_rank(verdict: Verdict) -> int:
+    return VERDICT_RANK.get(verdict.kind, VERDICT_RANK["unmeasured"])
+
+
+def severity_counts(findings: Iterable[Finding]) -> dict[str, int]:
+    counts = Counter(f.severity for f in findings)
+    return {s: counts[s] for s in sorted(counts, key=lambda s: (SEVERITY_RANK.get(s, 9), s))}
+
+
+def user_frame(trace: Trace, stack_id: int) -> Frame | None:
+    """The innermost frame of the user's own code in a stack (where a culprit is)."""
+    frames = trace.stack(stack_id)
+    for frame in reversed(frames):
+        if frame.kind == USER:
+            return frame
+    return frames[-1] if frames else None
+
+
+def site(trace: Trace, stack_id: int, short: bool = False) -> str:
+    """``file:line`` of a stack's user frame, relative to the run's folder (only the file's
+    name if ``short``); "" if unknown."""
+    frame = user_frame(trace, stack_id)
+    if frame is None:
+        return ""
+    path = short_path(frame.file) if short else display_path(frame.file, trace.meta.cwd)
+    return f"{path}:{frame.line}"
+
+
+def graph_by_id(trace: Trace, graph_id: int) -> Graph | None:
+    return next((g for g in trace.graphs if g.id == graph_id), None)
+
+
+def function_name(trace: Trace, function_id: int) -> str:
+    match = next((f for f in trace.functions if f.id == function_id), None)
+    return match.name if match else f"function {function_id}"
+
+
+def replay_stats(trace: Trace) -> dict[int, ReplayStats]:
+    """Replays of each graph, with median host and GPU time (GPU time -1 = not measured)."""
+    table = trace.tables["replays"]
+    host: dict[int, list[int]] = {}
+    gpu: dict[int, list[int]] = {}
+    columns = (table.column("graph"), table.column("dur"), table.column("gpu"))
+    for graph, dur, gpu_ns in zip(*columns, strict=True):
+        host.setdefault(graph, []).append(dur)
+        if gpu_ns >= 0:
+            gpu.setdefault(graph, []).append(gpu_ns)
+    return {g: ReplayStats(g, len(host[g]), _median(host[g]), _median(gpu.get(g, [])))
+            for g in host}
+
+
+def _median(values: Sequence[int]) -> int | None:
+    return int(statistics.median(values)) if values else None
+
+
+def compile_counts(trace: Trace) -> dict[str, int]:
+    return dict(sorted(Counter(e.kind for e in trace.compile_events).items()))
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
+def event_summary(trace: Trace) -> str:
+    """"11 allocator actions, 2 synchronizations, ..." (kinds with no events left out)."""
+    return ", ".join(plural(n, EVENT_LABELS.get(kind, kind.replace("_", " ")))
+                     for kind, n in event_counts(trace).items() if n)
+
+
+def outcome(trace: Trace, timed: bool = True) -> str:
+    """How the run ended, as a predicate: "exited with code 1 after 5.33 s"."""
+    status = trace.status
+    after = f" after {format_ns(status.wall_ns)}" if status.wall_ns > 0 and timed else ""
+    if status.reason == "timeout":
+        return f"timed out and was stopped{after}"
+    if status.reason == "signal":
+        return f"was killed by {signal_name(status.signal)} (exit {status.exit_code}){after}"
+    if status.reason == "unknown" or status.exit_code is None:
+        return f"ended without an exit record ({clean(status.reason)}){after}"
+    return f"exited with code {status.exit_code}{after}"
+
+
+def signal_name(number: int | None) -> str:
+    try:
+        return signals.Signals(number or 0).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def environment(trace: Trace) -> list[tuple[str, str]]:
+    """(name, value) pairs describing where the run happened, leaving out unknowns."""
+    meta = trace.meta
+    devices = ", ".join(f"{d.name} (sm {d.compute_capability}, {format_bytes(d.memory_total)})"
+                        if d.compute_capability else d.name for d in meta.devices)
+    drivers = ", ".join(sorted({d.driver for d in meta.devices if d.driver}))
+    pairs = [("GPU", devices), ("driver", drivers), ("torch", meta.torch), ("CUDA", meta.cuda),
+             ("Python", meta.python), ("platform", meta.platform),
+             ("recording mode", meta.mode), ("graphdoctor", meta.tool_version),
+             ("started", meta.started_at)]
+    if meta.world_size > 0:
+        pairs.append(("rank", f"{meta.rank} of {meta.world_size}"))
+    pairs += [(f"${name}", value) for name, value in meta.env]
+    return [(name, clean(str(value))) for name, value in pairs if value]
+
+
+def command_line(trace: Trace) -> str:
+    argv = trace.meta.argv or ("run", trace.meta.target)
+    return clean("graphdoctor " + shlex.join(argv))
+
+
+def root_cause(exception: ExceptionRecord) -> str:
+    """The first error of a chain, which is the one that names the real problem."""
+    if not exception.chain:
+        return f"an exception at {exception.where}"
+    link = exception.chain[0]
+    suffix = f" ({link.cuda_error})" if link.cuda_error else ""
+    return clean(f"{link.type}: {first_line(link.message)}{suffix}")
+
+
+def first_line(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[:limit - 3] + "..."
+
+
+def format_ns(ns: int | None) -> str:
+    if ns is None or ns < 0:
+        return "-"
+    for unit, size in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= size:
+            return f"{ns / size:.3g} {unit}"
+    return f"{ns} ns"
+
+
+def format_bytes(count: int) -> str:
+    size = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(size) < 1024:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TiB"
+
+
+def format_speedup(speedup: float | None) -> str:
+    return "-" if speedup is None else f"{speedup:.2f}×"
+
+
+def headline(report: Report) -> str:
+    """One line that says what happened, for a title: the worst verdict or what the trace shows."""
+    verdicts = report.diagnosis.verdicts
+    if verdicts:
+        worst = max(verdicts, key=verdict_rank)
+        return clean(f"{worst.subject}: {worst.summary}")
+    failed = [g for g in user_graphs(report.trace) if g.status == "failed"]
+    if failed:
+        return f"capture of {len(failed)} graph{'s' if len(failed) > 1 else ''} failed"
+    if not report.trace.status.complete:
+        return f"the run did not complete ({outcome(report.trace)})"
+    graphs = user_graphs(report.trace)
+    return f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''} captured, no verdict"

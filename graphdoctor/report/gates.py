@@ -1,0 +1,179 @@
+"""CI gates: conditions on a report (``--fail-on``) that turn into a non-zero exit code.
+
+Each condition looks at the diagnosis and, where the diagnosis may not have judged (an
+older report, a rule that raised), at the recorded events too, so a gate never passes
+only because a rule was missing. A rule id (``GD012``) is a condition as well: any
+finding from that rule trips it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from graphdoctor.diagnose.model import ERROR, SEVERITY_RANK, WARNING
+from graphdoctor.errors import GraphDoctorError
+from graphdoctor.report import facts
+from graphdoctor.report.diff import ReportDiff
+from graphdoctor.report.document import Report
+
+GATE_EXIT = 3  # the exit code when a --fail-on condition trips
+_RULE_ID = re.compile(r"GD\d{3}")
+
+
+@dataclass(frozen=True)
+class Trip:
+    """A condition that tripped, and why, in words for the CI log."""
+
+    condition: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.condition}: {self.reason}"
+
+
+Check = Callable[[Report], list[str]]
+
+
+def _verdicts(*kinds: str) -> Check:
+    return lambda report: [f"{v.subject}: {v.summary}" for v in report.diagnosis.verdicts
+                           if v.kind in kinds]
+
+
+def _findings(*categories: str) -> Check:
+    return lambda report: [f"{f.id} {f.title}" for f in report.diagnosis.findings
+                           if f.category in categories]
+
+
+def _compile_events(kind: str, label: str) -> Check:
+    def check(report: Report) -> list[str]:
+        count = sum(1 for e in report.trace.compile_events if e.kind == kind)
+        return [f"{count} {label}{'s' if count > 1 else ''} recorded"] if count else []
+
+    return check
+
+
+def _failed_captures(report: Report) -> list[str]:
+    return [f"capture of graph {g.id} ({g.api}) failed"
+            + (f" at {facts.site(report.trace, g.stack)}" if g.stack >= 0 else "")
+            for g in facts.user_graphs(report.trace) if g.status == "failed"]
+
+
+def _incomplete(report: Report) -> list[str]:
+    status = report.trace.status
+    return [] if status.complete else [f"the run {facts.outcome(report.trace)}"]
+
+
+def _severity(worst: str) -> Check:
+    rank = SEVERITY_RANK[worst]
+    return lambda report: [f"{f.severity} {f.id} {f.title}" for f in report.diagnosis.findings
+                           if SEVERITY_RANK.get(f.severity, 9) <= rank]
+
+
+def _any(*checks: Check) -> Check:
+    def check(report: Report) -> list[str]:
+        reasons: list[str] = []
+        for one in checks:
+            reasons += [r for r in one(report) if r not in reasons]
+        return reasons
+
+    return check
+
+
+# name -> (what it means, for --help and the README; how to check it)
+CONDITIONS: dict[str, tuple[str, Check]] = {
+    "capture-failed": ("a graph capture failed",
+                       _any(_failed_captures, _verdicts("failed"), _findings("failed"))),
+    "neutral": ("a graph gave no speedup over eager",
+                _any(_verdicts("neutral"), _findings("neutral"))),
+    "slower": ("a graph was slower than eager", _verdicts("slower")),
+    "skipped": ("torch.compile skipped CUDA graphs",
+                _any(_verdicts("skipped"), _findings("skipped"),
+                     _compile_events("cudagraph_skip", "CUDA graph skip"))),
+    "rerecorded": ("torch.compile re-recorded graphs (e.g. one per shape)",
+                   _any(_verdicts("rerecorded"), _compile_events("rerecord", "re-recording"))),
+    "unsafe": ("a graph's results or inputs are unsafe (overwritten outputs, freed inputs)",
+               _any(_verdicts("unsafe"), _findings("unsafe"))),
+    "wasteful": ("memory or work is wasted (a pool per graph, copies per replay)",
+                 _findings("wasteful")),
+    "graph-break": ("torch.compile broke a graph", _compile_events("graph_break", "graph break")),
+    "recompile": ("torch.compile recompiled", _compile_events("recompile", "recompilation")),
+    "incomplete": ("the script crashed, was killed or timed out", _incomplete),
+    "error": ("any finding of severity error", _severity(ERROR)),
+    "warning": ("any finding of severity warning or error", _severity(WARNING)),
+}
+
+
+def describe_conditions() -> str:
+    """The conditions, one a line, for --help and the README."""
+    width = max(map(len, CONDITIONS))
+    lines = [f"  {name:<{width}}  {text}" for name, (text, _) in CONDITIONS.items()]
+    lines.append(f"  {'GD###':<{width}}  any finding of that rule")
+    return "\n".join(lines)
+
+
+def parse_conditions(text: str, known: Iterable[str] = CONDITIONS,
+                     rule_ids: bool = True) -> tuple[str, ...]:
+    """``"capture-failed,neutral"`` -> the names; an unknown name is a usage error."""
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    known = tuple(known)
+    unknown = [n for n in names
+               if n not in known and not (rule_ids and _RULE_ID.fullmatch(n))]
+    if unknown:
+        also = " or a rule id such as GD101" if rule_ids else ""
+        raise GraphDoctorError(f"unknown --fail-on condition {', '.join(map(repr, unknown))}; "
+                               f"choose from {', '.join(known)}{also}")
+    return names
+
+
+def check(report: Report, conditions: Iterable[str]) -> list[Trip]:
+    """The conditions that trip on this report, each with its reasons (at most 5 shown)."""
+    trips = []
+    for name in conditions:
+        reasons = _rule_findings(report, name) if _RULE_ID.fullmatch(name) else \
+            CONDITIONS[name][1](report)
+        if reasons:
+            trips.append(Trip(name, _shown(reasons)))
+    return trips
+
+
+def _shown(reasons: list[str], most: int = 5) -> str:
+    more = f" (and {len(reasons) - most} more)" if len(reasons) > most else ""
+    return "; ".join(facts.clean(r) for r in reasons[:most]) + more
+
+
+def _rule_findings(report: Report, rule_id: str) -> list[str]:
+    return [f"{f.id} {f.title}" for f in report.diagnosis.findings if f.id == rule_id]
+
+
+# Conditions of `graphdoctor diff --fail-on`: each names regressions of one kind (see
+# graphdoctor.report.diff), "regression" any of them, "verdict-changed" any change at all.
+DIFF_CONDITIONS: dict[str, str] = {
+    "regression": "anything got worse (any of the conditions below but verdict-changed)",
+    "verdict-worse": "a verdict got worse (e.g. faster -> neutral, captured -> failed)",
+    "speedup-drop": "a speedup fell by more than --tolerance",
+    "new-finding": "a finding of severity warning or error appeared",
+    "capture-failed": "more graph captures failed",
+    "compile": "more graph breaks, CUDA-graph skips or re-recordings",
+    "incomplete": "the new run no longer completes",
+    "verdict-changed": "any verdict changed, appeared or went away, better or worse",
+}
+
+
+def describe_diff_conditions() -> str:
+    width = max(map(len, DIFF_CONDITIONS))
+    return "\n".join(f"  {name:<{width}}  {text}" for name, text in DIFF_CONDITIONS.items())
+
+
+def check_diff(diff: ReportDiff, conditions: Iterable[str]) -> list[Trip]:
+    """The diff conditions that trip, each with its reasons."""
+    trips = []
+    for name in conditions:
+        if name == "verdict-changed":
+            reasons = [facts.clean(c.subject) for c in diff.verdicts if c.kind_changed]
+        else:
+            reasons = [r.reason for r in diff.regressions if name in ("regression", r.condition)]
+        if reasons:
+            trips.append(Trip(name, _shown(reasons)))
+    return trips

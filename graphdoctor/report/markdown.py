@@ -1,0 +1,289 @@
+"""The report as GitHub-flavoured markdown, ready to paste into an issue.
+
+Short parts are shown (the verdict table, each finding with its code lines); long parts
+are folded in ``<details>`` (evidence, exception chains, phases, environment, the command).
+Text from the report is escaped, so a message cannot close a fold or inject HTML, and code
+goes in fences longer than any run of backticks inside it. GitHub refuses issue bodies
+over 65,536 characters: optional sections are dropped from the end, with a note, until the
+result fits in :data:`MAX_CHARS`.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from graphdoctor.diagnose.model import Finding
+from graphdoctor.report import facts
+from graphdoctor.report.document import Report
+from graphdoctor.trace.model import ExceptionRecord
+
+MAX_CHARS = 60_000
+# Character budgets that keep the required parts under MAX_CHARS together.
+FINDINGS_BUDGET = 25_000  # findings shown in full
+REST_BUDGET = 8_000  # the table of the findings left over
+MAX_ROWS = 30
+MAX_CELL = 200
+MAX_EVIDENCE = 20
+MAX_EXCEPTIONS = 10
+CONTEXT = 2  # lines of code shown around a finding's line
+_MARKUP = re.compile(r"([\\`*_\[\]|#])")
+_CODE_SPAN = re.compile(r"`([^`|\n]+)`")
+SEVERITY_MARK = {"error": "🔴 error", "warning": "🟠 warning", "info": "🔵 info"}
+
+
+def render_markdown(report: Report) -> str:
+    """The report as markdown (see the module docstring)."""
+    required = [_header(report), _verdicts(report), _findings(report)]
+    optional = [_graphs(report), _exceptions(report), _crash(report), _compile(report),
+                _phases(report), _environment(report), _command(report), _notes(report)]
+    footer = _footer(report)
+    sections = [s for s in required + optional if s]
+    while len(_join(sections + [footer])) > MAX_CHARS and len(sections) > len(required):
+        sections.pop()
+        footer = ("_Some sections were left out to fit GitHub's size limit: attach the "
+                  "report file for everything._\n\n" + _footer(report))
+    text = _join(sections + [footer])
+    return text if len(text) <= MAX_CHARS else text[:MAX_CHARS - 80] + "\n\n_(truncated)_\n"
+
+
+def _join(sections: list[str]) -> str:
+    return "\n\n".join(s.strip("\n") for s in sections) + "\n"
+
+
+def escape(text: str) -> str:
+    """Text for a markdown paragraph or table cell: no HTML, no stray markup. Spans the
+    rules wrote in backticks (like `.item()`) stay code, unless they hold a pipe."""
+    parts = _CODE_SPAN.split(facts.clean(text).replace("\n", " "))
+    return "".join(code(part) if index % 2 else _escape_plain(part)
+                   for index, part in enumerate(parts))
+
+
+def _escape_plain(text: str) -> str:
+    """A backslash before markdown's markup characters, and HTML's < > & as entities."""
+    return html.escape(_MARKUP.sub(r"\\\1", text), quote=False)
+
+
+def paragraphs(text: str) -> str:
+    """Escaped text that keeps its line breaks."""
+    return "  \n".join(escape(line) for line in text.strip().splitlines())
+
+
+def code(text: str, in_table: bool = False) -> str:
+    """Inline code, with a fence longer than any backtick run inside (in a table cell, a
+    pipe is escaped even inside code, or GitHub splits the cell)."""
+    text = facts.clean(text).replace("\n", " ")
+    if in_table:
+        text = text.replace("|", "\\|")
+    ticks = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    padding = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{padding}{text}{padding}{ticks}"
+
+
+def block(text: str, language: str = "") -> str:
+    fence = "`" * max(3, max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence}{language}\n{facts.clean(text).rstrip()}\n{fence}"
+
+
+def details(summary: str, body: str) -> str:
+    return f"<details><summary>{escape(summary)}</summary>\n\n{body.strip()}\n\n</details>"
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _header(report: Report) -> str:
+    trace = report.trace
+    devices = ", ".join(d.name for d in trace.meta.devices) or "no GPU recorded"
+    versions = ", ".join(v for v in (f"torch {trace.meta.torch}" if trace.meta.torch else "",
+                                     f"CUDA {trace.meta.cuda}" if trace.meta.cuda else "",
+                                     f"Python {trace.meta.python}" if trace.meta.python else "")
+                         if v)
+    headline = facts.first_line(facts.headline(report), MAX_CELL)
+    target = code(facts.first_line(trace.meta.target, MAX_CELL) or "?")
+    lines = [f"### graphdoctor: {target}: {escape(headline)}",
+             "", f"The run {escape(facts.outcome(trace))} on {escape(devices)}"
+             + (f" ({escape(versions)})" if versions else "") + "."]
+    if report.redacted:
+        lines.append("_Redacted: private paths, environment values and arguments removed._")
+    return "\n".join(lines)
+
+
+def cell(text: str) -> str:
+    """A table cell: escaped, on one line, and at most MAX_CELL characters of the text."""
+    return escape(text if len(text) <= MAX_CELL else text[:MAX_CELL - 3] + "...")
+
+
+def _verdicts(report: Report) -> str:
+    verdicts = sorted(report.diagnosis.verdicts, key=facts.verdict_rank, reverse=True)
+    if not verdicts:
+        return "**Verdicts:** none (the diagnosis gave no verdict)."
+    rows = [[cell(v.subject), f"**{cell(v.kind)}**", facts.format_speedup(v.speedup),
+             cell(v.summary)] for v in verdicts[:MAX_ROWS]]
+    text = table(["Subject", "Verdict", "Speedup", "Summary"], rows)
+    if len(verdicts) > MAX_ROWS:
+        text += f"\n\n... and {len(verdicts) - MAX_ROWS} more verdicts."
+    return text
+
+
+def _findings(report: Report) -> str:
+    """Findings in full, worst first, until FINDINGS_BUDGET; the rest in a folded table."""
+    findings = report.diagnosis.findings
+    if not findings:
+        return "#### Findings\n\nNone."
+    counts = ", ".join(f"{n} {s}" for s, n in facts.severity_counts(findings).items())
+    parts, used = [f"#### Findings ({counts})"], 0
+    for index, f in enumerate(findings):
+        shown = _finding(report, f)
+        if used + len(shown) > FINDINGS_BUDGET and index > 0:
+            parts.append(_more_findings(findings[index:]))
+            break
+        parts.append(shown)
+        used += len(shown)
+    return "\n\n".join(parts)
+
+
+def _more_findings(rest: tuple[Finding, ...]) -> str:
+    rows: list[list[str]] = []
+    used = 0
+    for f in rest:
+        row = [cell(f.severity), code(f.id, True), cell(f.title)]
+        used += sum(map(len, row)) + 10
+        if used > REST_BUDGET:
+            break
+        rows.append(row)
+    body = table(["Severity", "Rule", "Title"], rows)
+    if len(rest) > len(rows):
+        body += f"\n\n... and {len(rest) - len(rows)} more."
+    return details(f"{len(rest)} more findings", body)
+
+
+def _finding(report: Report, finding: Finding) -> str:
+    mark = SEVERITY_MARK.get(finding.severity, escape(finding.severity))
+    lines = [f"**{mark} · {code(finding.id)} {escape(finding.name)}:** {escape(finding.title)}"]
+    location = finding.location
+    if location is not None:
+        path = facts.display_path(location.file, report.trace.meta.cwd)
+        function = f" in {code(location.function)}" if location.function else ""
+        lines += ["", f"{code(f'{path}:{location.line}')}{function}"]
+        snippet = _snippet(report, location.file, location.line, location.code)
+        if snippet:
+            lines += ["", block(snippet, "python")]
+    if finding.explanation:
+        lines += ["", paragraphs(_bounded(finding.explanation))]
+    if finding.fix:
+        lines += ["", f"**Fix:** {paragraphs(_bounded(finding.fix))}"]
+    if finding.evidence:
+        lines += ["", _evidence(finding)]
+    return "\n".join(lines)
+
+
+def _bounded(text: str, limit: int = 3000) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _snippet(report: Report, file: str, line: int, fallback: str) -> str:
+    """The cited line with a little context, the cited line marked with ``>``."""
+    source = report.sources.get(file, {})
+    numbers = [n for n in range(line - CONTEXT, line + CONTEXT + 1) if n in source]
+    if line not in source:
+        return f"> {line:>4} | {fallback}" if fallback else ""
+    width = len(str(max(numbers)))
+    return "\n".join(f"{'>' if n == line else ' '} {n:>{width}} | {source[n]}" for n in numbers)
+
+
+def _evidence(finding: Finding) -> str:
+    items = [f"- {code(f'{e.kind}[{e.index}]')}" + (f": {escape(e.note)}" if e.note else "")
+             for e in finding.evidence[:MAX_EVIDENCE]]
+    if len(finding.evidence) > MAX_EVIDENCE:
+        items.append(f"- ... and {len(finding.evidence) - MAX_EVIDENCE} more")
+    return details(f"Evidence ({len(finding.evidence)})", "\n".join(items))
+
+
+def _graphs(report: Report) -> str:
+    graphs = facts.user_graphs(report.trace)
+    if not graphs:
+        return ""
+    stats = facts.replay_stats(report.trace)
+    rows = []
+    for g in graphs:
+        s = stats.get(g.id)
+        rows.append([str(g.id), escape(g.api), escape(g.status),
+                     code(facts.site(report.trace, g.stack, short=True) or "?", True),
+                     str(s.count if s else 0), facts.format_ns(s.host_p50_ns if s else None),
+                     facts.format_ns(s.gpu_p50_ns if s else None), escape(g.pool or "-")])
+    body = table(["Graph", "API", "Status", "Captured at", "Replays", "Host p50", "GPU p50",
+                  "Pool"], rows)
+    return details(f"Graphs ({len(graphs)})", body)
+
+
+def _exceptions(report: Report) -> str:
+    exceptions = report.trace.exceptions
+    if not exceptions:
+        return ""
+    parts = [_exception(report, e) for e in exceptions[:MAX_EXCEPTIONS]]
+    if len(exceptions) > MAX_EXCEPTIONS:
+        parts.append(f"... and {len(exceptions) - MAX_EXCEPTIONS} more.")
+    return details(f"Exceptions ({len(exceptions)})", "\n\n".join(parts))
+
+
+def _exception(report: Report, exception: ExceptionRecord) -> str:
+    lines = [f"**At {escape(exception.where)}**, first error first:", ""]
+    for link in exception.chain:
+        cuda = f" ({code(link.cuda_error)})" if link.cuda_error else ""
+        where = facts.site(report.trace, link.stack)
+        at = f" at {code(where)}" if where else ""
+        lines.append(f"1. {code(link.type)}{cuda}{at}: {escape(facts.first_line(link.message))}")
+    return "\n".join(lines)
+
+
+def _crash(report: Report) -> str:
+    stacks = report.trace.status.stacks_at_end
+    if not stacks:
+        return ""
+    lines = stacks.strip().splitlines()
+    shown = "\n".join(lines[:80])
+    if len(lines) > 80:
+        shown += f"\n... ({len(lines) - 80} more lines)"
+    return details("Stacks when the run ended (faulthandler)", block(shown))
+
+
+def _compile(report: Report) -> str:
+    counts = facts.compile_counts(report.trace)
+    if not counts:
+        return ""
+    rows = [[escape(kind.replace("_", " ")), str(n)] for kind, n in counts.items()]
+    return details("torch.compile events", table(["Event", "Count"], rows))
+
+
+def _phases(report: Report) -> str:
+    rows = [[escape(p.phase), facts.format_ns(p.total_ns), str(p.spans)]
+            for p in facts.phase_totals(report.trace)]
+    body = table(["Phase", "Time", "Spans"], rows) if rows else "No phases recorded."
+    events = facts.event_summary(report.trace)
+    return details("Phases and events", body + (f"\n\nEvents: {escape(events)}." if events else ""))
+
+
+def _environment(report: Report) -> str:
+    rows = [[escape(name), escape(value)] for name, value in facts.environment(report.trace)]
+    return details("Environment", table(["Setting", "Value"], rows)) if rows else ""
+
+
+def _command(report: Report) -> str:
+    return details("Command", block(facts.command_line(report.trace), "sh"))
+
+
+def _notes(report: Report) -> str:
+    notes = report.trace.meta.not_recorded
+    if not notes:
+        return ""
+    return details("Not recorded", "\n".join(f"- {escape(n.what)}: {escape(n.why)}" for n in notes))
+
+
+def _footer(report: Report) -> str:
+    return (f"<sub>graphdoctor {escape(report.tool_version)} · report schema "
+            f"{escape(report.schema_version)}. Open the attached report with "
+            f"{code('graphdoctor view REPORT')}.</sub>")

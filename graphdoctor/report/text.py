@@ -1,0 +1,196 @@
+"""The report as a terminal summary (``graphdoctor report REPORT``).
+
+A pure function: it returns the text, with ANSI colour only when asked, and the CLI asks
+only when stdout is a terminal. Every string that came from the report is passed to rich
+as plain :class:`~rich.text.Text` (never as markup) after :func:`facts.clean`, so a report
+cannot restyle or take over the reader's terminal.
+"""
+
+from __future__ import annotations
+
+import io
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from graphdoctor.diagnose.model import Finding
+from graphdoctor.report import facts
+from graphdoctor.report.document import Report
+from graphdoctor.trace.model import ExceptionRecord
+
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+VERDICT_STYLE = {"faster": "green", "failed": "bold red", "unsafe": "bold red",
+                 "slower": "red", "neutral": "yellow", "skipped": "yellow",
+                 "rerecorded": "yellow"}
+NO_WRAP = frozenset({"graph", "verdict", "speedup", "status", "replays", "host p50", "GPU p50"})
+MAX_FINDINGS = 20
+MAX_EXCEPTIONS = 5
+
+
+def render_text(report: Report, *, width: int = 100, color: bool = False) -> str:
+    """The summary a person reads in a terminal: verdicts, findings with their code line,
+    graphs, errors, phases and what was not recorded."""
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, force_terminal=color,
+                      color_system="standard" if color else None, no_color=not color,
+                      highlight=False, emoji=False, soft_wrap=False)
+    for part in _parts(report):
+        console.print(part)
+    return buffer.getvalue()
+
+
+def _parts(report: Report) -> list[RenderableType]:
+    parts = [_header(report), _verdicts(report), _findings(report), _graphs(report),
+             _exceptions(report), _compile(report), _phases(report), _notes(report)]
+    return [p for p in parts if p is not None]
+
+
+def _t(text: object, style: str = "") -> Text:
+    return Text(facts.clean(str(text)), style=style)
+
+
+def _title(text: str) -> Text:
+    return Text(f"\n{text}", style="bold")
+
+
+def _header(report: Report) -> RenderableType:
+    trace = report.trace
+    lines = Text.assemble(("graphdoctor report: ", "bold"), _t(trace.meta.target or "?", "bold"))
+    lines.append_text(_t(f"\n{facts.headline(report)}", "bold"))
+    where = [d.name for d in trace.meta.devices] or ["no GPU recorded"]
+    versions = [f"torch {trace.meta.torch}" if trace.meta.torch else "",
+                f"CUDA {trace.meta.cuda}" if trace.meta.cuda else "",
+                f"Python {trace.meta.python}" if trace.meta.python else ""]
+    lines.append_text(_t(f"\nThe run {facts.outcome(trace)}. " + " · ".join(
+        [", ".join(where)] + [v for v in versions if v])))
+    lines.append_text(_t(f"\n{facts.command_line(trace)}", "dim"))
+    if report.redacted:
+        lines.append_text(_t("\n(redacted: private paths, environment values and arguments "
+                             "removed)", "dim"))
+    return lines
+
+
+def _table(*columns: str) -> Table:
+    """A plain table; the short columns (NO_WRAP) stay on one line, the others fold."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=True, expand=False)
+    for column in columns:
+        table.add_column(column, overflow="fold", no_wrap=column in NO_WRAP,
+                         min_width=len(column))
+    return table
+
+
+def _verdicts(report: Report) -> RenderableType:
+    verdicts = report.diagnosis.verdicts
+    if not verdicts:
+        return Group(_title("Verdicts"), _t("  none: the diagnosis gave no verdict", "dim"))
+    table = _table("subject", "verdict", "speedup", "summary")
+    for v in sorted(verdicts, key=facts.verdict_rank, reverse=True):
+        table.add_row(_t(v.subject), _t(v.kind, VERDICT_STYLE.get(v.kind, "")),
+                      _t(facts.format_speedup(v.speedup)), _t(v.summary))
+    return Group(_title("Verdicts"), table)
+
+
+def _findings(report: Report) -> RenderableType:
+    findings = report.diagnosis.findings
+    counts = ", ".join(f"{n} {s}" for s, n in facts.severity_counts(findings).items())
+    grid = _grid()
+    for finding in findings[:MAX_FINDINGS]:
+        grid.add_row(_t(finding.severity.upper(), SEVERITY_STYLE.get(finding.severity, "")),
+                     _finding(report, finding))
+    parts: list[RenderableType] = [_title(f"Findings ({counts or 'none'})"), grid]
+    if len(findings) > MAX_FINDINGS:
+        parts.append(_t(f"  ... and {len(findings) - MAX_FINDINGS} more: "
+                        "graphdoctor report --format markdown lists them all", "dim"))
+    return Group(*parts)
+
+
+def _grid() -> Table:
+    """Two columns, the second wrapping under itself (a hanging indent)."""
+    grid = Table.grid(padding=(0, 2), pad_edge=True)
+    grid.add_column(no_wrap=True, min_width=7)
+    grid.add_column(overflow="fold")
+    return grid
+
+
+def _finding(report: Report, finding: Finding) -> Text:
+    text = Text.assemble(_t(f"{finding.id} {finding.name}: ", "bold"), _t(finding.title))
+    location = finding.location
+    if location is not None:
+        path = facts.display_path(location.file, report.trace.meta.cwd)
+        text.append_text(_t(f"\nat {path}:{location.line}"
+                            + (f" in {location.function}" if location.function else "")))
+        if location.code:
+            text.append_text(_t(f"\n{location.line:>5} | {location.code}", "bold"))
+    if finding.fix:
+        text.append_text(_t(f"\nfix: {facts.first_line(finding.fix, 300)}", "green"))
+    return text
+
+
+def _graphs(report: Report) -> RenderableType | None:
+    graphs = facts.user_graphs(report.trace)
+    if not graphs:
+        return None
+    stats = facts.replay_stats(report.trace)
+    table = _table("graph", "api", "status", "captured at", "replays", "host p50", "GPU p50",
+                   "pool")
+    for g in graphs:
+        s = stats.get(g.id)
+        table.add_row(_t(g.id), _t(g.api), _t(g.status, "red" if g.status == "failed" else ""),
+                      _t(facts.site(report.trace, g.stack, short=True) or "?"),
+                      _t(s.count if s else 0), _t(facts.format_ns(s.host_p50_ns if s else None)),
+                      _t(facts.format_ns(s.gpu_p50_ns if s else None)),
+                      _t(g.pool + (" shared" if g.shared_pool else "")))
+    return Group(_title(f"Graphs ({len(graphs)})"), table)
+
+
+def _exceptions(report: Report) -> RenderableType | None:
+    exceptions = report.trace.exceptions
+    if not exceptions:
+        return None
+    grid = _grid()
+    for exception in exceptions[:MAX_EXCEPTIONS]:
+        grid.add_row(_t(exception.where), _exception(report, exception))
+    parts: list[RenderableType] = [_title(f"Exceptions ({len(exceptions)})"), grid]
+    if len(exceptions) > MAX_EXCEPTIONS:
+        parts.append(_t(f"  ... and {len(exceptions) - MAX_EXCEPTIONS} more", "dim"))
+    return Group(*parts)
+
+
+def _exception(report: Report, exception: ExceptionRecord) -> Text:
+    if not exception.chain:
+        return _t("(no details recorded)")
+    raised = exception.chain[-1]
+    text = _t(f"{raised.type}: {facts.first_line(raised.message)}", "red")
+    if len(exception.chain) > 1:
+        text.append_text(_t(f"\nfirst error: {facts.root_cause(exception)}"))
+    where = facts.site(report.trace, exception.chain[0].stack)
+    if where:
+        text.append_text(_t(f"\nraised at {where}"))
+    return text
+
+
+def _compile(report: Report) -> RenderableType | None:
+    counts = facts.compile_counts(report.trace)
+    if not counts:
+        return None
+    events = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in counts.items())
+    return Group(_title("torch.compile"), _t(f"  {events}"))
+
+
+def _phases(report: Report) -> RenderableType:
+    totals = facts.phase_totals(report.trace)
+    phases = " · ".join(f"{p.phase} {facts.format_ns(p.total_ns)}"
+                        + (f" ({p.spans} spans)" if p.spans > 1 else "") for p in totals)
+    events = facts.event_summary(report.trace)
+    return Group(_title("Phases and events"), _t(f"  {phases or 'no phases recorded'}"),
+                 _t(f"  {events or 'no events recorded'}"))
+
+
+def _notes(report: Report) -> RenderableType | None:
+    notes = report.trace.meta.not_recorded
+    if not notes:
+        return None
+    return Group(_title("Not recorded"),
+                 *(_t(f"  {n.what}: {n.why}", "dim") for n in notes))

@@ -1,0 +1,178 @@
+"""The Chrome trace export follows the Trace Event Format's rules that Perfetto enforces."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import defaultdict
+from typing import Any
+
+import pytest
+
+from graphdoctor.report.chrome_trace import to_chrome_trace
+from graphdoctor.trace.model import Graph, Replay, Trace
+from tests.report.helpers import NAMES, real
+
+PHASE_TYPES = {"X", "i", "C", "M", "s", "f"}
+Exported = tuple[str, dict[str, Any]]
+
+
+def structure_problems(trace: dict[str, Any]) -> list[str]:
+    """What breaks the format's rules; empty when the trace is well formed."""
+    problems = []
+    events = trace["traceEvents"]
+    named_lanes = {(e["pid"], e["tid"]) for e in events if e["name"] == "thread_name"}
+    named_processes = {e["pid"] for e in events if e["name"] == "process_name"}
+    for e in events:
+        if e["ph"] not in PHASE_TYPES or not isinstance(e["pid"], int):
+            problems.append(f"bad event {e}")
+        if e["ph"] == "M":
+            continue
+        if not isinstance(e["ts"], (int, float)) or e["ts"] < 0:
+            problems.append(f"bad ts {e}")
+        if e["pid"] not in named_processes:
+            problems.append(f"process {e['pid']} has no name")
+        if e["ph"] in ("X", "i", "s", "f") and (e["pid"], e["tid"]) not in named_lanes:
+            problems.append(f"lane {e['pid']}/{e['tid']} has no name")
+        if e["ph"] == "X" and (not isinstance(e["dur"], (int, float)) or e["dur"] < 0):
+            problems.append(f"bad dur {e}")
+        if e["ph"] == "i" and e.get("s") not in ("g", "p", "t"):
+            problems.append(f"bad instant scope {e}")
+        if e["ph"] == "C" and not all(isinstance(v, (int, float)) for v in e["args"].values()):
+            problems.append(f"counter with a non-number {e}")
+    return problems + nesting_problems(events) + lane_name_problems(events) + flow_problems(events)
+
+
+def nesting_problems(events: list[dict[str, Any]]) -> list[str]:
+    """Slices on one lane nest: each starts after its parent and ends before the parent ends."""
+    lanes: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
+    for e in events:
+        if e["ph"] == "X":  # compare in integer nanoseconds, as Perfetto does
+            start = round(e["ts"] * 1000)
+            lanes[(e["pid"], e["tid"])].append((start, start + round(e["dur"] * 1000)))
+    problems = []
+    for lane, slices in lanes.items():
+        open_ends: list[int] = []
+        for start, end in sorted(slices, key=lambda s: (s[0], -s[1])):
+            while open_ends and open_ends[-1] <= start:
+                open_ends.pop()
+            if open_ends and end > open_ends[-1]:
+                problems.append(f"lane {lane}: slice {start}-{end} overlaps its parent")
+            open_ends.append(end)
+    return problems
+
+
+def lane_name_problems(events: list[dict[str, Any]]) -> list[str]:
+    """One tid per lane: no two lanes of a process share a name, no tid has two names."""
+    names: dict[tuple[int, int], list[str]] = defaultdict(list)
+    for e in events:
+        if e["name"] == "thread_name":
+            names[(e["pid"], e["tid"])].append(e["args"]["name"])
+    problems = [f"lane {k} named {v}" for k, v in names.items() if len(v) != 1]
+    per_process: dict[int, list[str]] = defaultdict(list)
+    for (pid, _), lane_names in names.items():
+        per_process[pid] += lane_names
+    problems += [f"process {pid} repeats lane names" for pid, n in per_process.items()
+                 if len(n) != len(set(n))]
+    return problems
+
+
+def flow_problems(events: list[dict[str, Any]]) -> list[str]:
+    starts = {e["id"]: e for e in events if e["ph"] == "s"}
+    ends = {e["id"]: e for e in events if e["ph"] == "f"}
+    problems = [f"flow {i} has no end" for i in set(starts) ^ set(ends)]
+    problems += [f"flow {i} runs backwards" for i in set(starts) & set(ends)
+                 if ends[i]["ts"] < starts[i]["ts"]]
+    problems += [f"flow end {e} without bp=e" for e in ends.values() if e.get("bp") != "e"]
+    return problems
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def exported(request: pytest.FixtureRequest) -> Exported:
+    return request.param, to_chrome_trace(real(request.param))
+
+
+def test_structure_follows_the_format(exported: Exported) -> None:
+    _, trace = exported
+    assert structure_problems(trace) == []
+    assert trace["displayTimeUnit"] in ("ms", "ns")
+    json.dumps(trace, allow_nan=False)
+
+
+def test_timestamps_are_microseconds_from_the_run_start(exported: Exported) -> None:
+    name, trace = exported
+    spans = [e for e in trace["traceEvents"] if e.get("cat") == "phase"]
+    recorded = real(name).trace.phases
+    assert [(e["ts"], e["dur"]) for e in spans] == [
+        (p.start / 1000, (p.end - p.start) / 1000) for p in recorded]
+
+
+def _events(trace: dict[str, Any], ph: str, cat: str) -> list[dict[str, Any]]:
+    return [e for e in trace["traceEvents"] if e["ph"] == ph and e.get("cat") == cat]
+
+
+def test_every_kind_of_event_is_on_its_lane(exported: Exported) -> None:
+    name, trace = exported
+    recorded = real(name).trace
+    assert len(_events(trace, "i", "sync")) == len(recorded.tables["syncs"])
+    assert len(_events(trace, "i", "stream")) == len(recorded.tables["stream_ops"])
+    assert len(_events(trace, "i", "exception")) == len(recorded.exceptions)
+    compile_events = _events(trace, "i", "compile") + _events(trace, "X", "compile")
+    assert len(compile_events) == len(recorded.compile_events)
+    assert len(_events(trace, "X", "replay")) == len(recorded.tables["replays"])
+    assert len(_events(trace, "X", "capture")) == len(recorded.graphs)
+    timed = [r for r in recorded.tables["replays"] if r.gpu >= 0]
+    assert len(_events(trace, "X", "gpu")) == len(timed)
+    assert len([e for e in trace["traceEvents"] if e["ph"] == "s"]) == len(timed)
+
+
+def test_memory_is_a_counter(exported: Exported) -> None:
+    name, trace = exported
+    counters = [e for e in trace["traceEvents"] if e["name"] == "CUDA memory (bytes)"]
+    samples = real(name).trace.tables["memory"]
+    assert [(c["ts"], c["args"]) for c in counters] == [
+        (s.t / 1000, {"allocated": s.allocated, "reserved": s.reserved}) for s in samples]
+
+
+def test_one_lane_per_stream_and_per_thread() -> None:
+    trace = to_chrome_trace(real("compile_graph_break"))
+    lanes = {e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "thread_name"}
+    recorded = real("compile_graph_break").trace
+    streams = set(recorded.tables["stream_ops"].column("stream"))
+    streams |= {r.stream for r in recorded.tables["replays"] if r.gpu >= 0}
+    assert {f"stream {s}" + (" (default)" if s == 0 else "") for s in streams} <= lanes
+    assert {"phases", "graph captures", "thread 0", "torch.compile"} <= lanes
+
+
+def _overlapping_trace() -> Trace:
+    """Replays whose host calls overlap partly (as two threads' would, recorded as one)."""
+    trace = Trace()
+    trace.graphs = [Graph(0, "CUDAGraph", "captured", 0, 10)]
+    for t, dur, gpu in ((100, 50, 500), (120, 60, 500), (130, 5, 500), (300, 10, -1)):
+        trace.tables["replays"].append(Replay(t, dur, gpu, 0, 7, 0))
+    return trace
+
+
+def test_overlapping_slices_move_to_an_extra_lane() -> None:
+    report = dataclasses.replace(real("empty_graph"), trace=_overlapping_trace())
+    trace = to_chrome_trace(report)
+    assert structure_problems(trace) == []
+    lanes = {e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "thread_name"}
+    assert {"thread 0", "thread 0 (2)"} <= lanes
+    gpu = sorted((e["ts"], e["dur"]) for e in _events(trace, "X", "gpu"))
+    assert gpu == [(0.1, 0.5), (0.6, 0.5), (1.1, 0.5)]  # queued one after another on stream 7
+
+
+def test_a_phase_filter_keeps_only_that_phase() -> None:
+    report = real("launch_bound")
+    whole = to_chrome_trace(report)
+    replay_only = to_chrome_trace(report, phases=("replay",))
+    assert structure_problems(replay_only) == []
+    spans = [(p.start, p.end) for p in report.trace.phases if p.phase == "replay"]
+    for event in replay_only["traceEvents"]:
+        if event["ph"] in ("X", "i", "C"):
+            start = round(event["ts"] * 1000)
+            end = start + round(event.get("dur", 0) * 1000)
+            assert any(start < b and end >= a for a, b in spans), event
+    assert 0 < len(replay_only["traceEvents"]) < len(whole["traceEvents"])
+    assert replay_only["otherData"]["phases"] == "replay"

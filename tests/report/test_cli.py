@@ -1,0 +1,84 @@
+"""graphdoctor report and export, through the command line."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from graphdoctor.cli import main
+from graphdoctor.report import io
+from graphdoctor.report.markdown import render_markdown
+from graphdoctor.report.text import render_text
+from tests.report.helpers import hand_made, plain
+
+
+@pytest.fixture
+def saved(tmp_path: Path) -> Path:
+    return io.save(hand_made(), tmp_path / "run.json.gz")
+
+
+def invoke(*args: object) -> Result:
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_report_prints_the_summary_without_colour_when_piped(saved: Path) -> None:
+    result = invoke("report", saved, "--width", "90")
+    assert result.stdout == render_text(io.load(saved), width=90)
+    assert "\x1b[" not in result.stdout
+
+
+def test_report_markdown(saved: Path, tmp_path: Path) -> None:
+    out = tmp_path / "issue.md"
+    invoke("report", saved, "--format", "markdown", "-o", out)
+    assert out.read_text() == render_markdown(io.load(saved))
+
+
+def test_report_json_writes_a_loadable_report(saved: Path, tmp_path: Path) -> None:
+    out = tmp_path / "copy.json"
+    invoke("report", saved, "-f", "json", "-o", out)
+    assert json.loads(out.read_text()) == plain(hand_made())
+
+
+def test_report_redact_shares_a_redacted_copy(saved: Path, tmp_path: Path) -> None:
+    out = tmp_path / "share.json.gz"
+    invoke("report", saved, "-f", "json", "--redact", "-o", out)
+    shared = io.load(out)
+    assert shared.redacted and shared.trace.meta.cwd == "."
+    assert "/work/main" not in gzip.decompress(out.read_bytes()).decode()
+
+
+def test_export_writes_a_chrome_trace_next_to_the_report(saved: Path) -> None:
+    result = invoke("export", saved)
+    out = saved.with_name("run.trace.json")
+    trace = json.loads(out.read_text())
+    assert trace["traceEvents"] and trace["otherData"]["generator"].startswith("graphdoctor")
+    assert f"to {out}" in result.stderr
+
+
+def test_export_options(saved: Path, tmp_path: Path) -> None:
+    out = tmp_path / "t.json.gz"
+    invoke("export", saved, "--format", "chrome-trace", "--phase", "capture", "--redact", "-o", out)
+    trace = json.loads(gzip.decompress(out.read_bytes()))
+    assert trace["otherData"]["phases"] == "capture"
+    assert "/work/main" not in json.dumps(trace)
+    to_stdout = invoke("export", saved, "-o", "-")
+    assert json.loads(to_stdout.stdout)["traceEvents"]
+
+
+def test_a_file_that_cannot_be_written_is_one_line_and_exit_2(saved: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["report", str(saved), "-o",
+                                       str(tmp_path / "no" / "such" / "dir.md")])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("graphdoctor: error: ") and "cannot write" in result.stderr
+
+
+def test_the_group_help_lists_the_commands() -> None:
+    help_text = CliRunner().invoke(main, ["--help"]).output
+    for command in ("report", "export", "diff"):
+        assert f"graphdoctor {command} " in help_text
