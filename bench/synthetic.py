@@ -20,7 +20,17 @@ from graphdoctor.diagnose import diagnose  # noqa: E402
 from graphdoctor.report.document import Report, build  # noqa: E402
 from graphdoctor.report.io import save  # noqa: E402
 from graphdoctor.trace.model import (  # noqa: E402
-    Alloc, Frame, GpuSample, Graph, Meta, MemorySample, Replay, RunStatus, StreamOp, Sync, Trace,
+    Alloc,
+    Frame,
+    GpuSample,
+    Graph,
+    MemorySample,
+    Meta,
+    Replay,
+    RunStatus,
+    StreamOp,
+    Sync,
+    Trace,
 )
 
 STEP_NS = 700_000

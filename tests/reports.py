@@ -17,10 +17,11 @@ SCRIPTS = ROOT / "fixtures" / "scripts"
 
 
 def scenario_names() -> list[str]:
-    return sorted(p.name.removesuffix(".spool.jsonl.gz") for p in RECORDINGS.glob("*.spool.jsonl.gz"))
+    suffix = ".spool.jsonl.gz"
+    return sorted(p.name.removesuffix(suffix) for p in RECORDINGS.glob("*" + suffix))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def trace_for(name: str) -> Trace:
     return assemble_file(RECORDINGS / f"{name}.spool.jsonl.gz")
 

@@ -1,4 +1,4 @@
 """Imports torch and does nothing else: the start-up cost of graphdoctor run."""
 import torch
 
-print("BENCH {}".format('{"torch": "%s"}' % torch.__version__))
+print('BENCH {"torch": "' + torch.__version__ + '"}')

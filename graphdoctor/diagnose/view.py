@@ -13,7 +13,16 @@ from typing import Any
 
 from graphdoctor.diagnose.model import Evidence, Location
 from graphdoctor.trace.model import (
-    LIBRARY, NONE, USER, CompileEvent, ErrorLink, ExceptionRecord, Frame, Function, Graph, Trace,
+    LIBRARY,
+    NONE,
+    USER,
+    CompileEvent,
+    ErrorLink,
+    ExceptionRecord,
+    Frame,
+    Function,
+    Graph,
+    Trace,
 )
 from graphdoctor.trace.phases import PhaseIndex
 

@@ -26,17 +26,21 @@ CHILD_ENV = "GRAPHDOCTOR_CHILD"
 
 def main() -> int:
     config = json.loads(os.environ.pop(CHILD_ENV))
-    spool = SpoolWriter(config["spool"])
+    rank = os.environ.get("RANK", "0")  # set by torch.distributed's launcher for each rank
+    spool = SpoolWriter(config["spool"].replace("{rank}", rank))
     target = Target(config["target"], tuple(config["args"]), bool(config["module"]))
     spool.write(["hello", {"version": 1, "tool_version": __version__, "pid": os.getpid(),
                            "argv": config["argv"], "target": target.name,
                            "target_kind": "module" if target.module else "path",
                            "cwd": os.getcwd(), "mode": config["mode"],
                            "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}])
-    fault = open(config["fault"], "w")  # noqa: SIM115 - must outlive every frame, even a crash
+    # the file must outlive every frame, even a crash's
+    fault = open(config["fault"].replace("{rank}", rank), "w")  # noqa: SIM115
     faulthandler.enable(fault, all_threads=True)
     if hasattr(faulthandler, "register"):
         faulthandler.register(signal.SIGUSR2, fault, all_threads=True, chain=False)
+        # a launcher ending this rank because another failed: show where this one waited
+        faulthandler.register(signal.SIGTERM, fault, all_threads=True, chain=True)
     flusher = _Flusher(spool)
     flusher.start()
     recorder = _start_recorder(spool, config)

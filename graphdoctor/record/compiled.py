@@ -57,8 +57,7 @@ def _wrap_compile(recorder: Recorder, original: Any) -> Any:
 def _install_compile_hooks(recorder: Recorder) -> None:
     _state["installed"] = True
     undos: list[Uninstall] = _state["undos"]
-    for name in compat.logger_names():
-        undos.append(_LogTap(recorder, name).attach())
+    undos.extend(_LogTap(recorder, name).attach() for name in compat.logger_names())
     if not compat.register_compile_callbacks(
         functools.partial(_on_compile, recorder, "compile_start"),
         functools.partial(_on_compile, recorder, "compile_end"),

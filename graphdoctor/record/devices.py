@@ -30,7 +30,8 @@ def environment() -> dict[str, Any]:
         "cuda": torch.version.cuda or "", "platform": platform.platform(),
         "hostname": socket.gethostname(),
         "env": [[k, os.environ[k]] for k in _ENV_KEYS if k in os.environ],
-        "rank": int(os.environ.get("RANK", -1)), "world_size": int(os.environ.get("WORLD_SIZE", -1)),
+        "rank": int(os.environ.get("RANK", -1)),
+        "world_size": int(os.environ.get("WORLD_SIZE", -1)),
     }
 
 

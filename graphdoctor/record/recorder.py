@@ -52,7 +52,7 @@ class Recorder:
         self.captures: dict[int, CaptureState] = {}  # thread ident -> capture in progress
         self.compiled_call: dict[int, Any] = {}  # thread ident -> compiled call in progress
         self._threads: dict[int, int] = {threading.main_thread().ident or 0: 0}
-        self._next = {"graph": 0, "fn": 0, "exc": 0}
+        self._next = {"graph": 0, "fn": 0, "exc": 0, "coll": 0}
         self._functions: dict[Any, int] = {}
         self._lock = threading.Lock()
         self._uninstalls: list[Uninstall] = []

@@ -9,7 +9,17 @@ from typing import Any
 
 import torch
 
-from graphdoctor.record import compat, compiled, devices, graphs, memory, nvtx_ranges, streams, syncs
+from graphdoctor.record import (
+    compat,
+    compiled,
+    devices,
+    distributed,
+    graphs,
+    memory,
+    nvtx_ranges,
+    streams,
+    syncs,
+)
 from graphdoctor.record.errors import record_exception
 from graphdoctor.record.recorder import RecordConfig, Recorder, register_fork_guard
 from graphdoctor.record.timing import EventTimer
@@ -17,7 +27,7 @@ from graphdoctor.trace.spool import SpoolWriter
 
 # Installed in this order; each source is independent of the others.
 SOURCES = (graphs.install, syncs.install, streams.install, memory.install, compiled.install,
-           devices.install)
+           distributed.install, devices.install)
 
 
 # Parts that can be switched off, to measure what each costs (bench/overhead.py --ablate):

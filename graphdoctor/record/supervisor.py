@@ -1,10 +1,13 @@
-"""The parent side of ``graphdoctor run``: start the child, watch it, close the spool.
+"""The parent side of ``graphdoctor run``: start the child (or one per rank), watch it, close
+the spools.
 
 The child runs in its own process group so that a time-out can end it and everything it
-started (DataLoader workers, compile workers). Ctrl-C and SIGTERM given to graphdoctor are
-passed on to the child, which then writes its last records and exits as the script would.
-Whatever way the child ends, the parent appends one ``run_end`` record to the spool: the
-exit code, the signal, whether it timed out, and the stacks faulthandler wrote.
+started (ranks, DataLoader workers, compile workers). Ctrl-C and SIGTERM given to graphdoctor
+are passed on, and the child then writes its last records and exits as the script would.
+With ``nproc > 1`` the ranks start through torch.distributed's own launcher (``python -m
+torch.distributed.run``), each recording to its own spool. Whatever way the run ends, the
+parent appends one ``run_end`` record to every spool: the exit code, the signal, whether it
+timed out, and the stacks faulthandler wrote for that process.
 """
 
 from __future__ import annotations
@@ -20,10 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphdoctor.record.child import CHILD_ENV
-from graphdoctor.trace.spool import append_record
+from graphdoctor.trace.spool import append_record, read_records
 
 TIMEOUT_EXIT = 124
 DUMP_GRACE_S = 2.0
+RANK = "{rank}"
+# Multicast over NVLink can take a shared host's GPUs down; leave it off unless asked.
+DISTRIBUTED_DEFAULTS = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1"}
 
 
 @dataclass(frozen=True)
@@ -31,10 +37,16 @@ class RunRequest:
     target: str
     args: tuple[str, ...]
     module: bool
-    spool: Path
+    spool: Path  # with "{rank}" in its name when nproc > 1
     mode: str = "default"
     timeout_s: float | None = None
     argv: tuple[str, ...] = ()
+    nproc: int = 1
+
+    def spools(self) -> list[Path]:
+        if self.nproc == 1:
+            return [self.spool]
+        return [Path(str(self.spool).replace(RANK, str(r))) for r in range(self.nproc)]
 
 
 @dataclass(frozen=True)
@@ -43,58 +55,93 @@ class RunEnd:
     reason: str  # exited | signal | timeout
     signal: int | None
     wall_ns: int
+    spools: tuple[Path, ...] = ()
 
 
 def record(request: RunRequest) -> RunEnd:
-    """Run the child to its end and append ``run_end`` to the spool."""
-    fault = request.spool.with_suffix(".fault")
-    request.spool.write_bytes(b"")
-    fault.write_bytes(b"")
+    """Run the child (or the ranks) to the end and append ``run_end`` to each spool."""
+    for spool in request.spools():
+        spool.write_bytes(b"")
+        _fault_file(spool).write_bytes(b"")
     started = time.perf_counter_ns()
-    child = _spawn(request, fault)
-    reason, returncode = _wait(child, request.timeout_s)
-    end = _run_end(reason, returncode, time.perf_counter_ns() - started)
-    append_record(request.spool, ["run_end", {
-        "exit_code": end.exit_code, "reason": end.reason, "signal": end.signal,
-        "wall_ns": end.wall_ns, "timeout_s": request.timeout_s,
-        "stacks": fault.read_text(errors="replace")[-200_000:]}])
-    fault.unlink(missing_ok=True)
+    child = _spawn(request)
+    reason, returncode = _wait(child, request)
+    end = _run_end(reason, returncode, time.perf_counter_ns() - started, request.spools())
+    for spool in request.spools():
+        fault = _fault_file(spool)
+        append_record(spool, ["run_end", {
+            "exit_code": end.exit_code, "reason": end.reason, "signal": end.signal,
+            "wall_ns": end.wall_ns, "timeout_s": request.timeout_s, "nproc": request.nproc,
+            "stacks": fault.read_text(errors="replace")[-200_000:]}])
+        fault.unlink(missing_ok=True)
     return end
 
 
-def _spawn(request: RunRequest, fault: Path) -> subprocess.Popen[bytes]:
+def _fault_file(spool: Path) -> Path:
+    return spool.with_suffix(".fault")
+
+
+def _spawn(request: RunRequest) -> subprocess.Popen[bytes]:
     env = dict(os.environ)
     env[CHILD_ENV] = json.dumps({
-        "spool": str(request.spool), "fault": str(fault), "mode": request.mode,
-        "target": request.target, "args": list(request.args), "module": request.module,
-        "argv": list(request.argv),
+        "spool": str(request.spool), "fault": str(_fault_file(request.spool)),
+        "mode": request.mode, "target": request.target, "args": list(request.args),
+        "module": request.module, "argv": list(request.argv),
     })
-    return subprocess.Popen([sys.executable, "-m", "graphdoctor.record.child"], env=env,
-                            start_new_session=True)
+    command = [sys.executable, "-m", "graphdoctor.record.child"]
+    if request.nproc > 1:
+        for key, value in DISTRIBUTED_DEFAULTS.items():
+            env.setdefault(key, value)
+        command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                   f"--nproc-per-node={request.nproc}", "-m", "graphdoctor.record.child"]
+    return subprocess.Popen(command, env=env, start_new_session=True)
 
 
-def _wait(child: subprocess.Popen[bytes], timeout_s: float | None) -> tuple[str, int]:
+def _wait(child: subprocess.Popen[bytes], request: RunRequest) -> tuple[str, int]:
     forward = _forward_signals(child)
     try:
-        return ("exited", child.wait(timeout=timeout_s))
+        return ("exited", child.wait(timeout=request.timeout_s))
     except subprocess.TimeoutExpired:
-        _end_hung_child(child)
+        _end_hung_run(child, request.spools())
         return ("timeout", child.wait())
     finally:
         forward()
 
 
-def _end_hung_child(child: subprocess.Popen[bytes]) -> None:
-    """Ask faulthandler for every thread's stack, then end the whole process group."""
+def _end_hung_run(child: subprocess.Popen[bytes], spools: list[Path]) -> None:
+    """Ask faulthandler in every recording process for all its threads' stacks, then end
+    the whole process group: the launcher, the ranks and whatever they started."""
+    pids = [pid for pid in (_child_pid(s) for s in spools) if pid is not None] or [child.pid]
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGUSR2)
+        except ProcessLookupError:
+            pass
+    time.sleep(DUMP_GRACE_S)
+    # torch.distributed's launcher starts each rank in a session of its own: end each
+    # rank's group as well as the launcher's
+    for group in {child.pid, *(_group_of(pid) for pid in pids)}:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _group_of(pid: int) -> int:
     try:
-        os.kill(child.pid, signal.SIGUSR2)
-        child.wait(timeout=DUMP_GRACE_S)
-    except (subprocess.TimeoutExpired, ProcessLookupError):
-        pass
-    try:
-        os.killpg(child.pid, signal.SIGKILL)
+        return os.getpgid(pid)
     except ProcessLookupError:
-        pass
+        return pid
+
+
+def _child_pid(spool: Path) -> int | None:
+    try:
+        for record in read_records(spool):
+            if record[0] == "hello":
+                return int(record[1]["pid"])
+    except (OSError, ValueError, KeyError):
+        return None
+    return None
 
 
 def _forward_signals(child: subprocess.Popen[bytes]) -> Callable[[], object]:
@@ -108,9 +155,9 @@ def _forward_signals(child: subprocess.Popen[bytes]) -> Callable[[], object]:
     return lambda: [signal.signal(s, h) for s, h in previous.items()]
 
 
-def _run_end(reason: str, returncode: int, wall_ns: int) -> RunEnd:
+def _run_end(reason: str, returncode: int, wall_ns: int, spools: list[Path]) -> RunEnd:
     if reason == "timeout":
-        return RunEnd(TIMEOUT_EXIT, "timeout", signal.SIGKILL, wall_ns)
+        return RunEnd(TIMEOUT_EXIT, "timeout", signal.SIGKILL, wall_ns, tuple(spools))
     if returncode < 0:
-        return RunEnd(128 - returncode, "signal", -returncode, wall_ns)
-    return RunEnd(returncode, "exited", None, wall_ns)
+        return RunEnd(128 - returncode, "signal", -returncode, wall_ns, tuple(spools))
+    return RunEnd(returncode, "exited", None, wall_ns, tuple(spools))

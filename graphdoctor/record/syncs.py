@@ -135,5 +135,9 @@ class _SyncHooks:
 
 
 def _remove_filter() -> None:
-    warnings.filters[:] = [f for f in warnings.filters
-                           if not (f[0] == "always" and getattr(f[1], "pattern", "") == SYNC_WARNING)]
+    warnings.filters[:] = [f for f in warnings.filters if not _is_ours(f)]
+
+
+def _is_ours(warning_filter: Any) -> bool:
+    return warning_filter[0] == "always" and \
+        getattr(warning_filter[1], "pattern", "") == SYNC_WARNING

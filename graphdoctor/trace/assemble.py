@@ -17,9 +17,32 @@ from typing import Any
 from graphdoctor.trace import compile_logs, phases
 from graphdoctor.trace.frames import classify_path, trim_runner_frames
 from graphdoctor.trace.model import (
-    EAGER, NONE, REPLAY, WARMUP, Alloc, Call, CompileEvent, Device, ErrorLink, ExceptionRecord,
-    Frame, Function, GpuSample, Graph, InputEvent, MemorySample, Meta, Note, Replay, RunStatus, StreamOp,
-    Sync, Trace, WarningRecord,
+    EAGER,
+    NONE,
+    REPLAY,
+    WARMUP,
+    Alloc,
+    Call,
+    Collective,
+    CompileEvent,
+    Device,
+    ErrorLink,
+    ExceptionRecord,
+    Frame,
+    Function,
+    GpuSample,
+    Graph,
+    InputEvent,
+    MemorySample,
+    Meta,
+    Note,
+    Replay,
+    RunStatus,
+    StreamOp,
+    Sync,
+    TeardownEvent,
+    Trace,
+    WarningRecord,
 )
 from graphdoctor.trace.spool import read_records
 
@@ -57,6 +80,7 @@ class _Builder:
         self.bad_records = 0
         self.untimed = 0
         self.text_stacks: list[tuple[tuple[str, int, str], ...]] = []
+        self.open_collectives: dict[int, int] = {}  # token -> row
 
     def see(self, t: int) -> int:
         self.last_t = max(self.last_t, t)
@@ -148,7 +172,7 @@ def _intervals(b: _Builder) -> Iterable[phases.Interval]:
         phase = {"warmup": WARMUP, "replay": REPLAY}.get(mode, EAGER if mode == "eager" else None)
         if phase is not None:
             yield phases.Interval(t, t + dur, phase)
-    for kind, start, end in b.regions:
+    for _, start, end in b.regions:
         first_capture = min((s for s, _, _ in captures if start <= s <= end), default=end)
         yield phases.Interval(start, first_capture, WARMUP)
     yield from _manual_warmups(trace, [s for s, _, _ in captures])
@@ -173,7 +197,7 @@ def _manual_warmups(trace: Trace, capture_starts: list[int]) -> Iterable[phases.
 
 def _assign_phases(trace: Trace) -> None:
     index = phases.PhaseIndex(trace.phases)
-    for name in ("allocs", "syncs", "stream_ops", "memory"):
+    for name in ("allocs", "syncs", "stream_ops", "memory", "collectives"):
         data = trace.tables[name].data
         data["phase"] = [index.phase_at(t) for t in data["t"]]
 
@@ -199,6 +223,7 @@ def _meta(b: _Builder) -> Meta:
         cuda_available=bool(b.cuda.get("available", False)), devices=devices,
         not_recorded=tuple(notes), env=tuple(tuple(kv) for kv in m.get("env", ())),
         rank=int(m.get("rank", NONE)), world_size=int(m.get("world_size", NONE)),
+        backend=str(m.get("backend", "")),
     )
 
 
@@ -304,6 +329,32 @@ def _tree_inputs(b: _Builder, r: list[Any]) -> None:
     b.see(t)
 
 
+def _coll(b: _Builder, r: list[Any]) -> None:
+    token, t, op, group, seq, size, _async, graph, thread, stack = r[1:11]
+    b.open_collectives[token] = len(b.trace.tables["collectives"])
+    b.trace.tables["collectives"].append(Collective(t, -1, op, group, seq, size, graph, EAGER,
+                                                    thread, stack))
+    b.see(t)
+
+
+def _coll_end(b: _Builder, r: list[Any]) -> None:
+    token, t = r[1:3]
+    index = b.open_collectives.pop(token, None)
+    if index is not None:
+        durations = b.trace.tables["collectives"].data["dur"]
+        durations[index] = t - b.trace.tables["collectives"].data["t"][index]
+    b.see(t)
+
+
+def _dist(b: _Builder, r: list[Any]) -> None:
+    b.meta.update({k: v for k, v in r[1].items() if k in ("backend", "rank", "world_size")})
+
+
+def _teardown(b: _Builder, r: list[Any]) -> None:
+    t, kind, stack = r[1:4]
+    b.trace.teardown.append(TeardownEvent(b.see(t), kind, stack))
+
+
 def _input(b: _Builder, r: list[Any]) -> None:
     t, graph, kind, addr, size, stack, replays = r[1:8]
     b.trace.input_events.append(InputEvent(b.see(t), graph, kind, addr, size, stack, replays))
@@ -356,8 +407,8 @@ def _compile_cb(b: _Builder, r: list[Any]) -> None:
         return
     start = b.compile_spans.pop(key, None)
     if start is not None:
-        b.trace.compile_events.append(CompileEvent(start[0], "compile", compile_id,
-                                                   reason=trigger, stack=start[2], dur=t - start[0]))
+        b.trace.compile_events.append(CompileEvent(start[0], "compile", compile_id, reason=trigger,
+                                                   stack=start[2], dur=t - start[0]))
     b.see(t)
 
 
@@ -398,7 +449,9 @@ _HANDLERS = {
     "alloc": _alloc, "sync": _sync, "sop": _sop, "mem": _mem,
     "nvml": _row("gpu_samples", GpuSample, 6), "exc": _exc, "log": _log,
     "compile_cb": _compile_cb, "warn": _warn, "region": _region, "counters": _counters,
-    "untimed": _untimed, "input": _input, "tree_inputs": _tree_inputs, "cuda_state": _cuda_state, "end": _end, "run_end": _run_end,
+    "untimed": _untimed, "input": _input, "coll": _coll, "coll_end": _coll_end, "dist": _dist,
+    "teardown": _teardown, "tree_inputs": _tree_inputs, "cuda_state": _cuda_state, "end": _end,
+    "run_end": _run_end,
 }
 
 __all__ = ["assemble", "assemble_file"]

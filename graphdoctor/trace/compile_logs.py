@@ -20,11 +20,11 @@ _SKIP = re.compile(
     r"(?:skipping cudagraphs? due to |disabling cudagraphs due to )"
     r"(?:(?:skipping cudagraphs due to |disabling cudagraphs due to ))*(?P<reason>.*)", re.S)
 _DYNAMIC = re.compile(r"We have observed (\d+) distinct sizes")
-_RECORD_KEY = re.compile(r"Recording cudagraph tree for (?:symint key (?P<key>.+)|graph without symints)",
-                         re.I)
+_RECORD_KEY = re.compile(
+    r"Recording cudagraph tree for (?:symint key (?P<key>.+)|graph without symints)", re.I)
 _TREE_RECORDING = re.compile(r"Recording function=(?P<fn>[^,\s]+)")
-_RERECORD = re.compile(r"Re-recording function=(?P<fn>[^,\s]+)(?:, mode=\w+)?, reason=(?P<reason>.*)",
-                       re.S)
+_RERECORD = re.compile(
+    r"Re-recording function=(?P<fn>[^,\s]+)(?:, mode=\w+)?, reason=(?P<reason>.*)", re.S)
 _TREE_WARMUP = re.compile(r"Running (?P<kind>warmup|eager) function=(?P<fn>\S+)")
 _BREAK_AT = re.compile(r"Graph break in user code at (?P<file>.+?):(?P<line>\d+)")
 _RECOMPILE = re.compile(r"Recompiling function (?P<fn>\S+) in (?P<file>.+?):(?P<line>\d+)")

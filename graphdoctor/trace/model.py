@@ -95,6 +95,22 @@ class StreamOp(NamedTuple):
     stack: int
 
 
+class Collective(NamedTuple):
+    """A torch.distributed call: ``seq`` counts the calls on its process group, so the same
+    seq on two ranks is the same collective; ``dur`` is -1 for one that never returned."""
+
+    t: int
+    dur: int
+    op: str
+    group: str
+    seq: int
+    bytes: int
+    graph: int
+    phase: str
+    thread: int
+    stack: int
+
+
 class MemorySample(NamedTuple):
     """Bytes the caching allocator had allocated and reserved at a moment of the run."""
 
@@ -122,6 +138,7 @@ TABLE_ROWS: dict[str, type[NamedTuple]] = {
     "allocs": Alloc,
     "syncs": Sync,
     "stream_ops": StreamOp,
+    "collectives": Collective,
     "memory": MemorySample,
     "gpu_samples": GpuSample,
 }
@@ -155,7 +172,8 @@ class Table:
         return self.data[name]
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Table) and self.row_type is other.row_type and self.data == other.data
+        return (isinstance(other, Table) and self.row_type is other.row_type
+                and self.data == other.data)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -279,6 +297,15 @@ class InputEvent:
 
 
 @dataclass(frozen=True)
+class TeardownEvent:
+    """``destroy_process_group`` began or ended; a begin without an end is a teardown hang."""
+
+    t: int
+    kind: str  # begin | end
+    stack: int = NONE
+
+
+@dataclass(frozen=True)
 class PhaseSpan:
     phase: str
     start: int
@@ -323,6 +350,7 @@ class Meta:
     env: tuple[tuple[str, str], ...] = ()
     rank: int = NONE
     world_size: int = NONE
+    backend: str = ""
 
 
 @dataclass(frozen=True)
@@ -351,6 +379,7 @@ class Trace:
     compile_events: list[CompileEvent] = field(default_factory=list)
     warnings: list[WarningRecord] = field(default_factory=list)
     input_events: list[InputEvent] = field(default_factory=list)
+    teardown: list[TeardownEvent] = field(default_factory=list)
     phases: list[PhaseSpan] = field(default_factory=list)
     tables: dict[str, Table] = field(default_factory=empty_tables)
     counters: dict[str, dict[str, int]] = field(default_factory=dict)

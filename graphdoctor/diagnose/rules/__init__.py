@@ -8,10 +8,28 @@ from __future__ import annotations
 
 from graphdoctor.diagnose.model import Rule
 from graphdoctor.diagnose.rules import (
-    capture_failed, cudagraph_skipped, default_stream, empty_graph, exception_in_capture,
-    freed_input, gpu_bound, graph_break, input_copies, library_init, little_work, memory_growth,
-    other_device, other_thread, output_overwritten, pageable_copy, pool_per_graph,
-    rerecord_per_shape, rng_in_capture, sync_between_replays, sync_in_capture, unjoined_stream,
+    capture_failed,
+    cudagraph_skipped,
+    default_stream,
+    empty_graph,
+    exception_in_capture,
+    freed_input,
+    gpu_bound,
+    graph_break,
+    input_copies,
+    library_init,
+    little_work,
+    memory_growth,
+    other_device,
+    other_thread,
+    output_overwritten,
+    pageable_copy,
+    pool_per_graph,
+    rerecord_per_shape,
+    rng_in_capture,
+    sync_between_replays,
+    sync_in_capture,
+    unjoined_stream,
 )
 
 ALL_RULES: tuple[Rule, ...] = (

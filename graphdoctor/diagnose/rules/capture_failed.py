@@ -30,7 +30,7 @@ def check(view: TraceView) -> Iterator[Finding]:
                           title=f"the capture of graph {graph.id} never ended",
                           explanation=f"Graph {graph.id} began capturing at "
                                       f"{view.where(graph.stack)} and the run ended before "
-                                      f"capture_end: {view.trace.status.message or 'no error was recorded'}.",
+                                      f"capture_end: {_how_it_ended(view)}.",
                           fix="See the stacks at the end of the run in the report.",
                           location=view.location(graph.stack), graph=graph.id)
             continue
@@ -43,6 +43,10 @@ def check(view: TraceView) -> Iterator[Finding]:
             fix="Start from this first error; later errors in the chain are its consequences.",
             evidence=(view.evidence("exceptions", cause.exception),),
             location=view.location(cause.link.stack), graph=graph.id)
+
+
+def _how_it_ended(view: TraceView) -> str:
+    return view.trace.status.message or "no error was recorded"
 
 
 RULE = Rule(ID, NAME, check, __doc__ or "")

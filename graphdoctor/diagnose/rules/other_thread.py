@@ -32,11 +32,11 @@ def check(view: TraceView) -> Iterator[Finding]:
             ID, NAME, ERROR, FAILED,
             title=f"thread {thread} used the GPU at {view.where(cause.link.stack)} while graph "
                   f"{graph.id} was capturing",
-            explanation=(f"While graph {graph.id} was being captured in \"{graph.capture_error_mode}\" "
-                         f"mode, thread {thread} made a CUDA call that is not allowed during a "
-                         "capture (a new allocation, here). It failed with \"operation not "
-                         "permitted when stream is capturing\", which also invalidated the "
-                         "capture."),
+            explanation=(f"While graph {graph.id} was being captured in "
+                         f"\"{graph.capture_error_mode}\" mode, thread {thread} made a CUDA "
+                         "call that is not allowed during a capture (a new allocation, here). "
+                         "It failed with \"operation not permitted when stream is capturing\", "
+                         "which also invalidated the capture."),
             fix="Keep other threads off the GPU during capture, or capture with "
                 "capture_error_mode=\"thread_local\".",
             evidence=(view.evidence("exceptions", cause.exception),)

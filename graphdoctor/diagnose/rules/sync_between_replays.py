@@ -29,7 +29,7 @@ def check(view: TraceView) -> Iterator[Finding]:
     for index, sync in syncs:
         frame = view.culprit_frame(sync.stack)
         by_site.setdefault((frame.file, frame.line), []).append(index)  # type: ignore[union-attr]
-    for (file, line), indexes in by_site.items():
+    for indexes in by_site.values():
         if len(indexes) < SHARE * len(replays):
             continue
         first = view.trace.tables["syncs"][indexes[0]]

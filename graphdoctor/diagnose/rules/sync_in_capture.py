@@ -19,12 +19,14 @@ from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 
 ID, NAME = "GD101", "sync-in-capture"
-CALLS = {"item": "`.item()`", "tolist": "`.tolist()`", "numpy": "`.numpy()`", "cpu": "a copy to the CPU",
-         "print": "printing a CUDA tensor", "nonzero": "a data-dependent shape (nonzero)",
-         "bool-mask index": "boolean-mask indexing", "python scalar": "a Python scalar read",
+CALLS = {"item": "`.item()`", "tolist": "`.tolist()`", "numpy": "`.numpy()`",
+         "cpu": "a copy to the CPU", "print": "printing a CUDA tensor",
+         "nonzero": "a data-dependent shape (nonzero)", "bool-mask index": "boolean-mask indexing",
+         "python scalar": "a Python scalar read",
          "device_synchronize": "`torch.cuda.synchronize()`",
-         "stream_synchronize": "`Stream.synchronize()`", "event_synchronize": "`Event.synchronize()`",
-         "event_query": "`Event.query()`", "stream_query": "`Stream.query()`"}
+         "stream_synchronize": "`Stream.synchronize()`",
+         "event_synchronize": "`Event.synchronize()`", "event_query": "`Event.query()`",
+         "stream_query": "`Stream.query()`"}
 
 
 def check(view: TraceView) -> Iterator[Finding]:

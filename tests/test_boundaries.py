@@ -1,0 +1,54 @@
+"""Data flows one way, and only the recorder may touch torch, nvtx or pynvml: a person who
+triages a ticket opens reports on a laptop with none of them installed."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "graphdoctor"
+BLOCK = "import sys\nfor name in ('torch', 'nvtx', 'pynvml'): sys.modules[name] = None\n"
+
+
+@pytest.mark.parametrize("module", ["graphdoctor.trace.assemble", "graphdoctor.diagnose",
+                                    "graphdoctor.report.io", "graphdoctor.cli",
+                                    "graphdoctor.record.supervisor"])
+def test_imports_without_torch(module: str) -> None:
+    done = subprocess.run([sys.executable, "-c", BLOCK + f"import {module}"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+STAGES = ["trace", "diagnose", "report", "tui"]
+
+
+@pytest.mark.parametrize("path", sorted(p for p in PACKAGE.rglob("*.py")
+                                        if "record" not in p.parts), ids=str)
+def test_only_the_recorder_imports_torch(path: Path) -> None:
+    heavy = {m for m in imported_modules(path) if m.split(".")[0] in ("torch", "nvtx", "pynvml")}
+    assert not heavy
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_stages_import_only_earlier_stages(stage: str) -> None:
+    later = STAGES[STAGES.index(stage) + 1:] + ["record", "cli"]
+    for path in (PACKAGE / stage).rglob("*.py"):
+        for name in imported_modules(path):
+            parts = name.split(".")
+            assert not (parts[0] == "graphdoctor" and len(parts) > 1 and parts[1] in later), (
+                f"{path.relative_to(PACKAGE)} imports {name}")
