@@ -253,3 +253,54 @@ def _compile_healthy(trace: Trace, note: dict[str, Any]) -> None:
 def _input_copies(trace: Trace, note: dict[str, Any]) -> None:
     copied = [f for f in trace.functions if f.kind == "compiled" and f.copied_bytes]
     assert copied and copied[0].copied_bytes == 256 * 2**20 and copied[0].name == "step"
+
+
+# -- several ranks or GPUs -----------------------------------------------------------------
+RankCheck = Callable[[dict[int, Trace], dict[str, Any]], None]
+RANK_EXPECTATIONS: dict[str, RankCheck] = {}
+
+
+def expect_ranks(name: str) -> Callable[[RankCheck], RankCheck]:
+    def register(check: RankCheck) -> RankCheck:
+        RANK_EXPECTATIONS[name] = check
+        return check
+
+    return register
+
+
+def captured_collectives(trace: Trace) -> list[Any]:
+    return [c for c in trace.tables["collectives"] if c.graph >= 0]
+
+
+@expect_ranks("dist_healthy_capture")
+def _dist_healthy(traces: dict[int, Trace], note: dict[str, Any]) -> None:
+    assert note["exit_code"] == 0 and sorted(traces) == [0, 1]
+    for rank, trace in traces.items():
+        assert trace.meta.rank == rank and trace.meta.backend == "nccl"
+        assert [c.op for c in captured_collectives(trace)] == ["all_reduce"]
+        assert len(trace.tables["replays"]) == 20 and trace.status.complete
+        assert [e.kind for e in trace.teardown] == ["begin", "end"]
+
+
+@expect_ranks("dist_extra_allreduce_in_capture")
+def _dist_extra(traces: dict[int, Trace], note: dict[str, Any]) -> None:
+    assert note["exit_code"] == 124
+    assert [len(captured_collectives(traces[r])) for r in (0, 1)] == [1, 2]
+    assert all(t.status.reason == "timeout" and t.status.stacks_at_end for t in traces.values())
+
+
+@expect_ranks("dist_rank_capture_fails")
+def _dist_fails(traces: dict[int, Trace], note: dict[str, Any]) -> None:
+    assert note["exit_code"] != 0
+    assert [g.status for g in graphs(traces[1])] == ["failed"]
+    assert [g.status for g in graphs(traces[0])] == ["captured"]
+    failed_with(traces[1], "dist_rank_capture_fails.py", 24,
+                cuda_error="cudaErrorStreamCaptureUnsupported")
+
+
+@expect_ranks("other_device_in_capture")
+def _other_device(traces: dict[int, Trace], note: dict[str, Any]) -> None:
+    trace = traces[0]
+    graph = graphs(trace)[0]
+    assert graph.device == 0
+    assert any(a.device == 1 for a in trace.tables["allocs"] if a.graph == graph.id)

@@ -5,25 +5,46 @@ from __future__ import annotations
 
 import functools
 import linecache
+import re
 from pathlib import Path
 
-from graphdoctor.diagnose import diagnose
-from graphdoctor.report.document import Report, build
+from graphdoctor.diagnose import diagnose, diagnose_ranks
+from graphdoctor.report.document import Report, build, build_ranks
 from graphdoctor.trace.assemble import assemble_file
 from graphdoctor.trace.model import Trace
 from tests.conftest import RECORDINGS, ROOT
 
 SCRIPTS = ROOT / "fixtures" / "scripts"
+_SPOOL = re.compile(r"^(?P<name>.+?)(?:\.rank(?P<rank>\d+))?\.spool\.jsonl\.gz$")
+
+
+def spools(directory: Path = RECORDINGS) -> dict[str, dict[int, Path]]:
+    """scenario -> {rank: spool}; a single-process recording is rank 0."""
+    found: dict[str, dict[int, Path]] = {}
+    for path in directory.glob("*.spool.jsonl.gz"):
+        match = _SPOOL.match(path.name)
+        if match:
+            found.setdefault(match["name"], {})[int(match["rank"] or 0)] = path
+    return found
 
 
 def scenario_names() -> list[str]:
-    suffix = ".spool.jsonl.gz"
-    return sorted(p.name.removesuffix(suffix) for p in RECORDINGS.glob("*" + suffix))
+    return sorted(spools())
+
+
+def is_distributed(name: str) -> bool:
+    return len(spools()[name]) > 1
 
 
 @functools.cache
+def traces_for(name: str, directory: Path = RECORDINGS) -> dict[int, Trace]:
+    return {rank: assemble_file(path) for rank, path in spools(directory)[name].items()}
+
+
 def trace_for(name: str) -> Trace:
-    return assemble_file(RECORDINGS / f"{name}.spool.jsonl.gz")
+    """The scenario's trace (the lowest rank's, for a distributed one)."""
+    traces = traces_for(name)
+    return traces[min(traces)]
 
 
 def local_line(file: str, number: int) -> str:
@@ -33,5 +54,8 @@ def local_line(file: str, number: int) -> str:
 
 
 def report_for(name: str) -> Report:
-    trace = trace_for(name)
-    return build(trace, diagnose(trace), read_line=local_line)
+    traces = traces_for(name)
+    if len(traces) == 1:
+        trace = next(iter(traces.values()))
+        return build(trace, diagnose(trace), read_line=local_line)
+    return build_ranks(traces, diagnose_ranks(traces), read_line=local_line)

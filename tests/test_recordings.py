@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import pytest
 
-from graphdoctor.trace.assemble import assemble_file
 from tests.conftest import RECORDINGS, load_note
-from tests.expectations import EXPECTATIONS
+from tests.expectations import EXPECTATIONS, RANK_EXPECTATIONS
+from tests.reports import scenario_names, traces_for
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTATIONS))
+@pytest.mark.parametrize("name", sorted(EXPECTATIONS) + sorted(RANK_EXPECTATIONS))
 def test_recording_shows_its_scenario(name: str) -> None:
-    spool = RECORDINGS / f"{name}.spool.jsonl.gz"
-    assert spool.exists(), f"no recording for {name}: run fixtures/record.py on a GPU"
-    EXPECTATIONS[name](assemble_file(spool), load_note(RECORDINGS, name))
+    assert name in scenario_names(), f"no recording for {name}: run fixtures/record.py on a GPU"
+    traces, note = traces_for(name), load_note(RECORDINGS, name)
+    if name in RANK_EXPECTATIONS:
+        RANK_EXPECTATIONS[name](traces, note)
+    else:
+        assert list(traces) == [0]
+        EXPECTATIONS[name](traces[0], note)
 
 
 def test_every_scenario_has_expectations() -> None:
     scripts = {p.stem for p in (RECORDINGS.parent / "scripts").glob("*.py")
                if not p.name.startswith("_")}
-    assert scripts == set(EXPECTATIONS)
+    assert scripts == set(EXPECTATIONS) | set(RANK_EXPECTATIONS)

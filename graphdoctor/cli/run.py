@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,6 +49,9 @@ Exit codes:
               help="Record every allocation with its stack (slower; default: only in captures).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
               help="Dump every thread's stack and stop the script after SECONDS.")
+@click.option("--nproc-per-node", "nproc", type=click.IntRange(min=1), default=1,
+              metavar="N", help="Start N ranks through torch.distributed.run (torchrun); one "
+                               "report holds every rank.")
 @click.option("--keep-spool", type=click.Path(dir_okay=False, path_type=Path), hidden=True,
               help="Also keep the raw recording (how fixtures are made).")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
@@ -58,15 +62,29 @@ Exit codes:
 @click.argument("target")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @handle_errors
-def run(module: bool, output: Path | None, full: bool, timeout: float | None,
+def run(module: bool, output: Path | None, full: bool, timeout: float | None, nproc: int,
         keep_spool: Path | None, quiet: bool, fail_on: tuple[str, ...], redact: bool,
         target: str, args: tuple[str, ...]) -> None:
     _check_target(target, module)
-    output = output or _default_output(target)
-    exit_code, report = _record_and_report(target, args, module, output,
-                                           "full" if full else "default", timeout, keep_spool,
-                                           quiet, redact)
+    options = RunOptions(target, args, module, _output_path(output, target, nproc),
+                         "full" if full else "default", timeout, nproc, keep_spool, quiet,
+                         redact)
+    exit_code, report = _record_and_report(options)
     sys.exit(_gated(exit_code, report, fail_on))
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    target: str
+    args: tuple[str, ...]
+    module: bool
+    output: Path
+    mode: str
+    timeout: float | None
+    nproc: int
+    keep_spool: Path | None
+    quiet: bool
+    redact: bool
 
 
 def _gated(exit_code: int, report: Report | None, fail_on: tuple[str, ...]) -> int:
@@ -95,38 +113,58 @@ def _default_output(target: str) -> Path:
     return Path(f"graphdoctor-{stem}-{time.strftime('%Y%m%d-%H%M%S')}.json")
 
 
-def _record_and_report(target: str, args: tuple[str, ...], module: bool, output: Path,
-                       mode: str, timeout: float | None, keep_spool: Path | None,
-                       quiet: bool, redact: bool = False) -> tuple[int, Report | None]:
-    from graphdoctor.record.supervisor import RunRequest, record
+def _output_path(output: Path | None, target: str, nproc: int) -> Path:
+    """The report's path. Inside a job a launcher started (RANK and WORLD_SIZE set), every
+    rank runs graphdoctor: each writes its own report, named with its rank."""
+    path = output or _default_output(target)
+    rank, world = os.environ.get("RANK"), int(os.environ.get("WORLD_SIZE", "1") or 1)
+    if nproc > 1 or rank is None or world <= 1 or "rank" in path.name:
+        return path
+    suffixes = "".join(path.suffixes)
+    return path.with_name(f"{path.name[: -len(suffixes) or None]}.rank{rank}{suffixes}")
 
-    spool = output.with_name(output.name + ".spool")
-    request = RunRequest(target, args, module, spool, mode, timeout,
-                         argv=tuple(sys.argv[1:]) or ("run", target, *args))
+
+def _record_and_report(options: RunOptions) -> tuple[int, Report | None]:
+    from graphdoctor.record.supervisor import RANK, RunRequest, record
+
+    template = ".rank" + RANK if options.nproc > 1 else ""
+    spool = options.output.with_name(options.output.name + template + ".spool")
+    request = RunRequest(options.target, options.args, options.module, spool, options.mode,
+                         options.timeout, argv=tuple(sys.argv[1:]), nproc=options.nproc)
     end = record(request)
     try:
-        report = _report_from(spool)
+        report = _report_from(list(end.spools))
     except Exception as error:  # noqa: BLE001 - keep the user's exit code and the raw data
         say(f"graphdoctor: internal error while building the report: {error!r}; "
-            f"the raw recording is kept at {spool}")
+            f"the raw recording is kept at {', '.join(map(str, end.spools))}")
         return end.exit_code, None
-    _finish_spool(spool, keep_spool)
+    for rank, kept in enumerate(end.spools):
+        _finish_spool(kept, _kept_name(options.keep_spool, rank, options.nproc))
     from graphdoctor.report.io import save
     from graphdoctor.report.redact import redact as redacted
 
-    save(redacted(report) if redact else report, output)
-    if not quiet:
-        _print_outcome(report, output)
+    save(redacted(report) if options.redact else report, options.output)
+    if not options.quiet:
+        _print_outcome(report, options.output)
     return end.exit_code, report
 
 
-def _report_from(spool: Path):  # type: ignore[no-untyped-def]
-    from graphdoctor.diagnose import diagnose
-    from graphdoctor.report.document import build
+def _report_from(spools: list[Path]) -> Report:
+    from graphdoctor.diagnose import diagnose, diagnose_ranks
+    from graphdoctor.report.document import build, build_ranks
     from graphdoctor.trace.assemble import assemble_file
 
-    trace = assemble_file(spool)
-    return build(trace, diagnose(trace))
+    if len(spools) == 1:
+        trace = assemble_file(spools[0])
+        return build(trace, diagnose(trace))
+    traces = {rank: assemble_file(spool) for rank, spool in enumerate(spools)}
+    return build_ranks(traces, diagnose_ranks(traces))
+
+
+def _kept_name(keep: Path | None, rank: int, nproc: int) -> Path | None:
+    if keep is None or nproc == 1:
+        return keep
+    return keep.with_name(keep.name.replace(".spool", f".rank{rank}.spool", 1))
 
 
 def _finish_spool(spool: Path, keep: Path | None) -> None:
@@ -137,7 +175,7 @@ def _finish_spool(spool: Path, keep: Path | None) -> None:
     spool.unlink(missing_ok=True)
 
 
-def _print_outcome(report, output: Path) -> None:  # type: ignore[no-untyped-def]
+def _print_outcome(report: Report, output: Path) -> None:
     from graphdoctor.report.summary import outcome_lines
 
     for line in outcome_lines(report):

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from graphdoctor.diagnose.engine import diagnose
+from graphdoctor.diagnose.engine import diagnose, diagnose_ranks
 
-__all__ = ["diagnose"]
+__all__ = ["diagnose", "diagnose_ranks"]

@@ -6,6 +6,7 @@ rule, and the rest of the diagnosis still stands (``strict=True`` lets it raise 
 
 from __future__ import annotations
 
+import dataclasses
 import traceback
 from collections.abc import Sequence
 
@@ -17,7 +18,28 @@ from graphdoctor.trace.model import Trace
 
 
 def diagnose(trace: Trace, rules: Sequence[Rule] = ALL_RULES, strict: bool = False) -> Diagnosis:
+    """Findings and verdicts for one trace."""
     view = TraceView(trace)
+    findings = _run_rules(view, rules, strict)
+    return Diagnosis(verdicts=tuple(verdicts(view, findings)), findings=tuple(findings))
+
+
+def diagnose_ranks(traces: dict[int, Trace], rules: Sequence[Rule] = ALL_RULES,
+                   strict: bool = False) -> Diagnosis:
+    """One diagnosis for every rank of a distributed run: each rank's own findings and
+    verdicts, tagged with its rank, and the rules that compare ranks, run once."""
+    views = {rank: TraceView(traces[rank], rank, traces) for rank in sorted(traces)}
+    findings = [f if f.rank >= 0 else dataclasses.replace(f, rank=rank)  # a rule comparing
+                for rank, view in views.items()                           # ranks names its own
+                for f in _run_rules(view, rules, strict)]
+    all_verdicts = [dataclasses.replace(v, rank=rank, subject=f"rank {rank}: {v.subject}")
+                    for rank, view in views.items()
+                    for v in verdicts(view, [f for f in findings if f.rank == rank])]
+    findings.sort(key=lambda f: f.sort_key)
+    return Diagnosis(verdicts=tuple(all_verdicts), findings=tuple(findings))
+
+
+def _run_rules(view: TraceView, rules: Sequence[Rule], strict: bool) -> list[Finding]:
     findings: list[Finding] = []
     for rule in rules:
         try:
@@ -27,7 +49,7 @@ def diagnose(trace: Trace, rules: Sequence[Rule] = ALL_RULES, strict: bool = Fal
                 raise
             findings.append(_internal_error(rule, error))
     findings.sort(key=lambda f: f.sort_key)
-    return Diagnosis(verdicts=tuple(verdicts(view, findings)), findings=tuple(findings))
+    return findings
 
 
 def _internal_error(rule: Rule, error: Exception) -> Finding:

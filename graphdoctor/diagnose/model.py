@@ -31,6 +31,7 @@ class Evidence:
     kind: str
     index: int
     note: str = ""
+    rank: int = -1  # in a multi-rank report, the rank whose trace the index points into
 
 
 @dataclass(frozen=True)
@@ -57,10 +58,11 @@ class Finding:
     graph: int = -1
     function: int = -1
     measurements: dict[str, Any] = field(default_factory=dict)
+    rank: int = -1  # the rank whose trace it comes from; -1 in a single-process run
 
     @property
-    def sort_key(self) -> tuple[int, str, int]:
-        return (SEVERITY_RANK.get(self.severity, 3), self.id, self.graph)
+    def sort_key(self) -> tuple[int, str, int, int]:
+        return (SEVERITY_RANK.get(self.severity, 3), self.id, self.rank, self.graph)
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,7 @@ class Verdict:
     speedup: float | None = None
     measurements: dict[str, Any] = field(default_factory=dict)
     findings: tuple[str, ...] = ()
+    rank: int = -1
 
 
 @dataclass(frozen=True)

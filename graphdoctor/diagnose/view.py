@@ -31,8 +31,13 @@ INTERNAL_SYNC = "torch internal"
 
 
 class TraceView:
-    def __init__(self, trace: Trace):
+    """One trace's queries; in a multi-rank run, ``rank`` is this trace's rank and ``peers``
+    maps every rank (this one included) to its trace, for the rules that compare ranks."""
+
+    def __init__(self, trace: Trace, rank: int = NONE, peers: dict[int, Trace] | None = None):
         self.trace = trace
+        self.rank = rank
+        self.peers = peers or {}
 
     # -- graphs and functions ------------------------------------------------------------
     @functools.cached_property
@@ -139,8 +144,26 @@ class TraceView:
     def end_time(self) -> int:
         return self.trace.phases[-1].end if self.trace.phases else 0
 
-    def evidence(self, kind: str, index: int, note: str = "") -> Evidence:
-        return Evidence(kind, index, note)
+    def evidence(self, kind: str, index: int, note: str = "", rank: int | None = None) -> Evidence:
+        return Evidence(kind, index, note, self.rank if rank is None else rank)
+
+    # -- ranks ------------------------------------------------------------------------------
+    @property
+    def first_rank(self) -> bool:
+        """Whether rules that compare ranks run from this view (they run once per run)."""
+        return bool(self.peers) and self.rank == min(self.peers)
+
+    def collective_sequences(self) -> dict[str, list[tuple[int, Any]]]:
+        """(index, row) of this trace's collectives per process group, in issue order."""
+        by_group: dict[str, list[tuple[int, Any]]] = {}
+        for index, row in self.rows("collectives"):
+            by_group.setdefault(row.group, []).append((index, row))
+        for rows in by_group.values():
+            rows.sort(key=lambda item: item[1].seq)
+        return by_group
+
+    def peer_view(self, rank: int) -> TraceView:
+        return TraceView(self.peers[rank], rank, self.peers)
 
 
 def _basename(path: str) -> str:

@@ -57,12 +57,11 @@ class _CollectiveHooks:
                 if getattr(self._local, "busy", False) or not self.rec.enabled:
                     return original(*args, **kwargs)
                 self._local.busy = True
+                token = self._begin(name, args, kwargs)
                 try:
-                    token = self._begin(name, args, kwargs)
-                    result = original(*args, **kwargs)
+                    return original(*args, **kwargs)
+                finally:  # returned or raised: either way it is no longer waiting
                     self.rec.emit(["coll_end", token, self.rec.now()])
-                    return result
-                finally:
                     self._local.busy = False
 
             return collective

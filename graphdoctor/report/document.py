@@ -38,9 +38,23 @@ class Report:
     created_at: str = ""
     schema_version: str = SCHEMA_VERSION
     redacted: bool = False
+    # a distributed run: the traces of the ranks other than the main one (``trace``, the
+    # lowest rank); findings, verdicts and evidence say which rank they belong to
+    other_ranks: dict[int, Trace] = field(default_factory=dict)
 
     def source_line(self, file: str, line: int) -> str:
         return self.sources.get(file, {}).get(line, "")
+
+    @property
+    def ranks(self) -> list[int]:
+        """Every rank in the report; [] for a single-process run."""
+        if not self.other_ranks and self.trace.meta.world_size <= 1:
+            return []
+        return sorted({max(self.trace.meta.rank, 0), *self.other_ranks})
+
+    def trace_of(self, rank: int) -> Trace:
+        """The trace a finding, verdict or evidence of ``rank`` (-1: the main one) refers to."""
+        return self.other_ranks.get(rank, self.trace)
 
 
 LineReader = Callable[[str, int], str]
@@ -51,9 +65,18 @@ def build(trace: Trace, diagnosis: Diagnosis, read_line: LineReader = linecache.
 
     ``read_line(file, number)`` returns a line with its newline, or "" (linecache's
     contract); tests pass one that finds a recording's scripts in this checkout."""
-    report = Report(trace, diagnosis, created_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-    for file, line in _cited_lines(trace, diagnosis):
-        _keep_source(report.sources, file, line, read_line)
+    return build_ranks({max(trace.meta.rank, 0): trace}, diagnosis, read_line)
+
+
+def build_ranks(traces: dict[int, Trace], diagnosis: Diagnosis,
+                read_line: LineReader = linecache.getline) -> Report:
+    """A report of one or more ranks' traces; the lowest rank's is the main trace."""
+    main, *others = sorted(traces)
+    report = Report(traces[main], diagnosis, created_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                    other_ranks={r: traces[r] for r in others})
+    for trace in traces.values():
+        for file, line in _cited_lines(trace, diagnosis):
+            _keep_source(report.sources, file, line, read_line)
     report.diagnosis = _with_code(diagnosis, report)
     return report
 
@@ -102,6 +125,9 @@ def to_json(report: Report) -> dict[str, Any]:
         "sources": {file: {str(n): text for n, text in sorted(lines.items())}
                     for file, lines in report.sources.items()},
         "trace": codec.encode(report.trace),
+        **({"ranks": [{"rank": rank, "trace": codec.encode(trace)}
+                      for rank, trace in sorted(report.other_ranks.items())]}
+           if report.other_ranks else {}),
     }
 
 
@@ -145,6 +171,8 @@ def from_json(data: dict[str, Any]) -> Report:
         created_at=str(data.get("created_at", "")),
         schema_version=str(data.get("schema_version", SCHEMA_VERSION)),
         redacted=data.get("redacted") is True,
+        other_ranks={int(item["rank"]): codec.decode(item["trace"])
+                     for item in data.get("ranks") or []},
     )
 
 

@@ -231,7 +231,9 @@ def _status(b: _Builder, trace: Trace) -> RunStatus:
     run_end = b.run_end or {}
     reason = run_end.get("reason", "unknown")
     finished = b.end is not None
-    exit_code = run_end.get("exit_code", (b.end or {}).get("exit_code"))
+    # a rank's own exit code when it finished; the launcher's (or the signal's) otherwise
+    exit_code = (b.end or {}).get("exit_code", run_end.get("exit_code")) \
+        if reason == "exited" else run_end.get("exit_code")
     last_phase = phases.PhaseIndex(trace.phases).phase_at(b.last_t)
     return RunStatus(
         complete=finished and reason == "exited", reason=reason, exit_code=exit_code,

@@ -13,7 +13,8 @@ import pytest
 
 from graphdoctor.trace.assemble import assemble_file
 from tests.conftest import ROOT, load_note
-from tests.expectations import EXPECTATIONS
+from tests.expectations import EXPECTATIONS, RANK_EXPECTATIONS
+from tests.reports import spools
 
 pytestmark = pytest.mark.gpu
 
@@ -31,3 +32,13 @@ def recordings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
 def test_scenario_recorded_on_gpu(recordings: Path, name: str) -> None:
     EXPECTATIONS[name](assemble_file(recordings / f"{name}.spool.jsonl.gz"),
                        load_note(recordings, name))
+
+
+@pytest.mark.parametrize("name", sorted(RANK_EXPECTATIONS))
+def test_multi_gpu_scenario_recorded(recordings: Path, name: str) -> None:
+    import torch
+
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    traces = {rank: assemble_file(path) for rank, path in spools(recordings)[name].items()}
+    RANK_EXPECTATIONS[name](traces, load_note(recordings, name))

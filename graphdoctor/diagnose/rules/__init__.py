@@ -1,7 +1,8 @@
 """Every diagnosis rule, listed explicitly, one per module.
 
 Ids group the rules: GD1xx explain a failed capture, GD2xx a graph that gives no speedup,
-GD3xx a graph that is unsafe or wastes memory.
+GD3xx a graph that is unsafe or wastes memory, GD4xx what goes wrong between the ranks of a
+distributed run.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 from graphdoctor.diagnose.model import Rule
 from graphdoctor.diagnose.rules import (
     capture_failed,
+    collective_hang,
+    collective_in_capture,
     cudagraph_skipped,
     default_stream,
     empty_graph,
@@ -25,10 +28,13 @@ from graphdoctor.diagnose.rules import (
     output_overwritten,
     pageable_copy,
     pool_per_graph,
+    rank_capture_failed,
+    ranks_diverged,
     rerecord_per_shape,
     rng_in_capture,
     sync_between_replays,
     sync_in_capture,
+    teardown_hang,
     unjoined_stream,
 )
 
@@ -55,6 +61,11 @@ ALL_RULES: tuple[Rule, ...] = (
     freed_input.RULE,
     pool_per_graph.RULE,
     memory_growth.RULE,
+    collective_in_capture.RULE,
+    ranks_diverged.RULE,
+    rank_capture_failed.RULE,
+    collective_hang.RULE,
+    teardown_hang.RULE,
 )
 
 

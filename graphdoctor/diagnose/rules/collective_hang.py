@@ -1,0 +1,70 @@
+"""A distributed run hung: some ranks wait for a collective that others never reach.
+
+A collective completes only when every rank of its group joins it. When the run ends
+without finishing (graphdoctor's ``--timeout``), the ranks still inside a collective wait
+for the ranks that are not; with a captured collective the wait is on the GPU, and the CPU
+sits in the next ``synchronize()`` or replay. graphdoctor dumps every rank's Python stack
+before ending them, so the line each rank was on is known, inside a collective or not.
+
+How to fix: look at what the ranks outside the collective were doing (an extra or missing
+collective, a failed capture, a data-dependent early exit), and make every rank reach the
+same collectives in the same order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from graphdoctor.diagnose import stacks_at_end
+from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
+from graphdoctor.diagnose.view import TraceView
+
+ID, NAME = "GD404", "distributed-hang"
+
+
+def check(view: TraceView) -> Iterator[Finding]:
+    if not view.first_rank:
+        return
+    views = {r: view.peer_view(r) for r in sorted(view.peers)}
+    waiting = {r: item for r, item in ((r, _pending(v)) for r, v in views.items()) if item}
+    timed_out = any(v.trace.status.reason == "timeout" for v in views.values())
+    unfinished = not all(v.trace.status.complete for v in views.values())
+    if timed_out or (waiting and unfinished):
+        yield _finding(view, views, waiting)
+
+
+def _pending(view: TraceView) -> tuple[int, Any] | None:
+    """The collective this rank entered last and never left."""
+    pending = [(i, c) for i, c in view.rows("collectives") if c.dur < 0]
+    return pending[-1] if pending else None
+
+
+def _finding(view: TraceView, views: dict[int, TraceView],
+             waiting: dict[int, tuple[int, Any]]) -> Finding:
+    parts = []
+    for rank, peer in views.items():
+        if rank in waiting:
+            row = waiting[rank][1]
+            parts.append(f"rank {rank} waits in {row.op} #{row.seq} of {row.group} at "
+                         f"{peer.where(row.stack)}")
+        else:
+            spot = stacks_at_end.where_it_was(peer.trace.status.stacks_at_end)
+            parts.append(f"rank {rank} was at {spot or 'an unknown place'}")
+    status = views[min(views)].trace.status
+    located = min(waiting) if waiting else None
+    return Finding(
+        ID, NAME, ERROR, FAILED,
+        title="the run hung: " + "; ".join(parts),
+        explanation=(f"The run did not finish ({status.message or status.reason}): "
+                     + "; ".join(parts) + ". A collective completes only when every rank of "
+                     "its group joins it, on the GPU for a captured one."),
+        fix="See what each rank was doing, and make every rank reach the same collectives in "
+            "the same order.",
+        evidence=tuple(view.evidence("collectives", i, rank=r) for r, (i, _) in waiting.items()),
+        location=(views[located].location(waiting[located][1].stack)
+                  if located is not None else None),
+        rank=located if located is not None else -1)
+
+
+RULE = Rule(ID, NAME, check, __doc__ or "")

@@ -1,0 +1,45 @@
+"""``destroy_process_group()`` never returned.
+
+NCCL keeps a reference for every CUDA graph that captured one of its collectives, and
+destroying the communicator waits for those graphs to go. A program that captured
+collectives and calls ``destroy_process_group()`` while the graphs (or the compiled modules
+holding them) are alive hangs at exit (pytorch/pytorch#115388).
+
+How to fix: before ``destroy_process_group()``, ``torch.cuda.synchronize()``, then delete
+or ``reset()`` every graph that captured a collective (and ``torch._dynamo.reset()`` for
+compiled ones).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from graphdoctor.diagnose.model import ERROR, UNSAFE, Finding, Rule
+from graphdoctor.diagnose.view import TraceView
+
+ID, NAME = "GD405", "teardown-hang"
+
+
+def check(view: TraceView) -> Iterator[Finding]:
+    begins = [(i, e) for i, e in enumerate(view.trace.teardown) if e.kind == "begin"]
+    ended = any(e.kind == "end" for e in view.trace.teardown)
+    if not begins or ended or view.trace.status.complete:
+        return
+    index, begin = begins[-1]
+    alive = [g for g in view.graphs if g.status == "captured" and g.deleted_at < 0
+             and any(c.graph == g.id for c in view.trace.tables["collectives"])]
+    yield Finding(
+        ID, NAME, ERROR, UNSAFE,
+        title=f"destroy_process_group() at {view.where(begin.stack)} never returned"
+              + (f" while {len(alive)} graph(s) with captured collectives were alive"
+                 if alive else ""),
+        explanation=("The process group was being destroyed when the run ended"
+                     + (f"; graph(s) {', '.join(str(g.id) for g in alive)} had captured "
+                        "collectives and were never destroyed, which makes NCCL wait."
+                        if alive else ".")),
+        fix="Synchronize and delete (or reset()) the graphs before destroy_process_group().",
+        evidence=(view.evidence("teardown", index),),
+        location=view.location(begin.stack))
+
+
+RULE = Rule(ID, NAME, check, __doc__ or "")
