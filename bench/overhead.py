@@ -29,11 +29,15 @@ VARIANTS = ("plain", "default", "full")
 sys.path.insert(0, str(ROOT))
 
 
+CPUS: list[str] = []  # --cpus: pin every run to the same cores, so runs compete less
+
+
 def command(variant: str, script: Path, report: Path) -> list[str]:
+    pin = ["taskset", "-c", ",".join(CPUS)] if CPUS else []
     if variant == "plain":
-        return [sys.executable, str(script)]
+        return [*pin, sys.executable, str(script)]
     extra = ["--full"] if variant == "full" else []
-    return [sys.executable, "-m", "graphdoctor", "run", "-q", *extra, "-o", str(report),
+    return [*pin, sys.executable, "-m", "graphdoctor", "run", "-q", *extra, "-o", str(report),
             str(script)]
 
 
@@ -137,8 +141,10 @@ def main() -> int:
     parser.add_argument("--workloads", nargs="*", default=[*LOOPS, "startup"])
     parser.add_argument("--variants", nargs="*", default=list(VARIANTS),
                         help="plain, default, full, or off:PART[+PART] (see GRAPHDOCTOR_OFF)")
+    parser.add_argument("--cpus", default="", help="pin runs to these cores, e.g. 4,5")
     parser.add_argument("--out", type=Path)
     options = parser.parse_args()
+    CPUS.extend(filter(None, options.cpus.split(",")))
     results = measure(options.workloads, options.repeats, options.variants)
     import torch
 

@@ -16,6 +16,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="fail, rather than skip, tests marked gpu when CUDA is missing")
     parser.addoption("--record-dir", default=None,
                      help="where GPU tests write their fresh recordings (default: a temp dir)")
+    parser.addoption("--use-recordings", action="store_true",
+                     help="with --record-dir: check the recordings already there, record none")
 
 
 def cuda_available() -> bool:

@@ -10,7 +10,12 @@ from __future__ import annotations
 import click
 
 from graphdoctor import __version__
+from graphdoctor.cli.diff_cmd import diff
+from graphdoctor.cli.export_cmd import export
+from graphdoctor.cli.report_cmd import report
+from graphdoctor.cli.rules_cmd import explain, rules
 from graphdoctor.cli.run import run
+from graphdoctor.cli.view_cmd import view
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -21,7 +26,16 @@ def main() -> None:
     \b
     graphdoctor run script.py [ARGS]...   record a run and diagnose it
     graphdoctor view REPORT               explore a report in the terminal
+    graphdoctor report REPORT             summary; -f markdown for a GitHub issue
+    graphdoctor export REPORT             Chrome trace for Perfetto
+    graphdoctor diff A B                  what changed between two runs
     """
 
 
 main.add_command(run)
+main.add_command(rules)
+main.add_command(explain)
+main.add_command(report)
+main.add_command(export)
+main.add_command(diff)
+main.add_command(view)

@@ -55,6 +55,8 @@ Exit codes:
 @click.option("--keep-spool", type=click.Path(dir_okay=False, path_type=Path), hidden=True,
               help="Also keep the raw recording (how fixtures are made).")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+@click.option("--tui", is_flag=True,
+              help="Open the report in the terminal UI when the run ends (on a terminal only).")
 @fail_on_option(CONDITIONS, "listed above")
 @click.option("--redact", is_flag=True,
               help="Write the report without paths outside the project, environment values, "
@@ -63,14 +65,26 @@ Exit codes:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @handle_errors
 def run(module: bool, output: Path | None, full: bool, timeout: float | None, nproc: int,
-        keep_spool: Path | None, quiet: bool, fail_on: tuple[str, ...], redact: bool,
-        target: str, args: tuple[str, ...]) -> None:
+        keep_spool: Path | None, quiet: bool, tui: bool, fail_on: tuple[str, ...],
+        redact: bool, target: str, args: tuple[str, ...]) -> None:
     _check_target(target, module)
     options = RunOptions(target, args, module, _output_path(output, target, nproc),
                          "full" if full else "default", timeout, nproc, keep_spool, quiet,
                          redact)
     exit_code, report = _record_and_report(options)
+    if tui and report is not None:
+        _open_tui(report, options.output)
     sys.exit(_gated(exit_code, report, fail_on))
+
+
+def _open_tui(report: Report, output: Path) -> None:
+    from graphdoctor.tui import can_run_interactively, run_app
+
+    if can_run_interactively():
+        run_app(report, str(output))
+    else:
+        say("graphdoctor: --tui needs a terminal; the report is written (graphdoctor view "
+            f"{output})")
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ def diagnose_ranks(traces: dict[int, Trace], rules: Sequence[Rule] = ALL_RULES,
     findings = [f if f.rank >= 0 else dataclasses.replace(f, rank=rank)  # a rule comparing
                 for rank, view in views.items()                           # ranks names its own
                 for f in _run_rules(view, rules, strict)]
+    findings.sort(key=lambda f: f.sort_key)
     all_verdicts = [dataclasses.replace(v, rank=rank, subject=f"rank {rank}: {v.subject}")
                     for rank, view in views.items()
                     for v in verdicts(view, [f for f in findings if f.rank == rank])]

@@ -101,8 +101,9 @@ def of_graph(view: TraceView, graph: Graph) -> Measurement:
     calls = [c for c in view.trace.tables["calls"]
              if c.fn in graph.callees and c.mode == "eager"]
     eager, eager_host = _per_step(calls, graph.callees)
+    count = max(len(replays), view.trace.replay_counts.get(graph.id, 0))
     return Measurement(stat([r.gpu for r in replays]), stat([r.dur for r in replays]),
-                       eager, eager_host, len(replays))
+                       eager, eager_host, count)
 
 
 def _per_step(calls: list[Any], callees: tuple[int, ...]) -> tuple[Stat | None, Stat | None]:

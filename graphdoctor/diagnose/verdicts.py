@@ -54,7 +54,8 @@ def _kind_and_summary(m: measure.Measurement) -> tuple[str, str]:
     if m.replays == 0:
         return "not-replayed", "captured but never replayed"
     if m.speedup is None:
-        replay = f"{m.replay.median_us:,.1f} µs per replay" if m.replay else "replay not timed"
+        replay = (f"{m.replay.median_us:,.1f} µs per replay" if m.replay else
+                  "not timed: the run ended before their GPU time was known")
         return "unmeasured", (f"replayed {m.replays} times ({replay}); no eager run of the same "
                               "code to compare with, so no speedup is claimed")
     detail = (f"eager {m.eager.median_us:,.1f} µs vs replay {m.replay.median_us:,.1f} µs "  # type: ignore[union-attr]

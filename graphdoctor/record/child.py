@@ -41,9 +41,9 @@ def main() -> int:
         faulthandler.register(signal.SIGUSR2, fault, all_threads=True, chain=False)
         # a launcher ending this rank because another failed: show where this one waited
         faulthandler.register(signal.SIGTERM, fault, all_threads=True, chain=True)
-    flusher = _Flusher(spool)
-    flusher.start()
     recorder = _start_recorder(spool, config)
+    flusher = _Flusher(spool, recorder)
+    flusher.start()
     outcome = run_target(target, recorder)
     _stop_recorder(recorder)
     flusher.stop()
@@ -83,13 +83,16 @@ def _stop_recorder(recorder: Any) -> None:
 class _Flusher(threading.Thread):
     """Writes buffered records out twice a second, so a hang loses at most that much."""
 
-    def __init__(self, spool: SpoolWriter):
+    def __init__(self, spool: SpoolWriter, recorder: Any):
         super().__init__(name="graphdoctor-flush", daemon=True)
         self._spool = spool
+        self._recorder = recorder
         self._done = threading.Event()
 
     def run(self) -> None:
         while not self._done.wait(0.5):
+            if self._recorder is not None:
+                self._recorder.heartbeat()
             self._spool.flush()
 
     def stop(self) -> None:

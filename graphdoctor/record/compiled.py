@@ -166,6 +166,9 @@ _MACHINERY = ("_dynamo", "_inductor", "_functorch", "fx", "utils", "cuda", "auto
               "_ops.py", "_compile.py", "_library")
 
 
+_MODULE_CALLS = frozenset({"_call_impl", "_wrapped_call_impl", "__call__"})
+
+
 def _compiled_frame(recorder: Recorder, frame: Any) -> tuple[str, str, int]:
     """(name, file, line) of the compiled function: the frame dynamo runs (the user's
     function, or a torch module's forward), and the place it is defined, or for a torch
@@ -176,6 +179,10 @@ def _compiled_frame(recorder: Recorder, frame: Any) -> tuple[str, str, int]:
         return ("<compiled>", "", 0)
     code = frame.f_code
     name = getattr(code, "co_qualname", code.co_name)
+    module = frame.f_locals.get("self") if code.co_name in _MODULE_CALLS else None
+    if module is not None:  # a compiled nn.Module: dynamo runs Module._call_impl
+        module = getattr(module, "_orig_mod", module)  # torch.compile(module) wraps it
+        name = f"{type(module).__qualname__}.forward"
     if recorder.stacks.is_user_code(code):
         return (name, code.co_filename, code.co_firstlineno)
     caller = frame.f_back

@@ -39,6 +39,7 @@ def install(recorder: Recorder) -> Uninstall:
         patch(torch.cuda.graph, "__exit__", state.wrap_region_exit),
         patch(torch.cuda, "make_graphed_callables", state.wrap_make_graphed_callables),
     ]
+    recorder.heartbeats.append(state.progress)
     if not state.eager_timer.available:
         recorder.note("eager time of captured functions",
                       "needs Python 3.12 or newer (sys.monitoring)")
@@ -78,6 +79,7 @@ class _GraphHooks:
         self._capture_allocated: set[int] = set()
         self._last_memory_sample = 0
         self._replay_counts: dict[int, int] = {}
+        self._reported_counts: dict[int, int] = {}
 
     # -- capture -------------------------------------------------------------------------
     def wrap_capture_begin(self, original: Any) -> Any:
@@ -263,6 +265,13 @@ class _GraphHooks:
                 self._sample_memory(gid)
 
         return replay
+
+    def progress(self) -> list[Any] | None:
+        counts = dict(self._replay_counts)
+        if counts == self._reported_counts:
+            return None
+        self._reported_counts = counts
+        return ["progress", self.rec.now(), {"replays": counts}]
 
     def _sample_memory(self, graph: int) -> None:
         self._last_memory_sample = time.perf_counter_ns()

@@ -57,6 +57,7 @@ class Recorder:
         self._lock = threading.Lock()
         self._uninstalls: list[Uninstall] = []
         self.timer: Any = None  # record.timing.EventTimer once CUDA is up
+        self.heartbeats: list[Callable[[], list[Any] | None]] = []
 
     # -- clock and ids -------------------------------------------------------------------
     def now(self) -> int:
@@ -109,6 +110,14 @@ class Recorder:
     def emit_many(self, records: list[list[Any]]) -> None:
         if self.enabled and records:
             self.spool.write_many(records)
+
+    def heartbeat(self) -> None:
+        """Called twice a second from the flushing thread: progress a crash or a hang must
+        not lose (how many replays each graph has had, timed or not)."""
+        for beat in self.heartbeats:
+            record = beat()
+            if record is not None:
+                self.emit(record)
 
     def note(self, what: str, why: str) -> None:
         self.emit(["note", what, why])

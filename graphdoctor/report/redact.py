@@ -66,7 +66,8 @@ def redact(report: Report) -> Report:
                if _inside_project(paths, file)}
     return dataclasses.replace(
         report, trace=_trace(report.trace, paths), diagnosis=_diagnosis(report.diagnosis, paths),
-        sources=sources, redacted=True)
+        sources=sources, redacted=True,
+        other_ranks={rank: _trace(trace, paths) for rank, trace in report.other_ranks.items()})
 
 
 def _inside_project(paths: PathRedactor, file: str) -> bool:

@@ -428,6 +428,11 @@ def _counters(b: _Builder, r: list[Any]) -> None:
     b.trace.counters = r[1]
 
 
+def _progress(b: _Builder, r: list[Any]) -> None:
+    b.trace.replay_counts = {int(k): int(v) for k, v in r[2].get("replays", {}).items()}
+    b.see(r[1])
+
+
 def _untimed(b: _Builder, r: list[Any]) -> None:
     b.untimed += int(r[1])
 
@@ -451,7 +456,8 @@ _HANDLERS = {
     "alloc": _alloc, "sync": _sync, "sop": _sop, "mem": _mem,
     "nvml": _row("gpu_samples", GpuSample, 6), "exc": _exc, "log": _log,
     "compile_cb": _compile_cb, "warn": _warn, "region": _region, "counters": _counters,
-    "untimed": _untimed, "input": _input, "coll": _coll, "coll_end": _coll_end, "dist": _dist,
+    "untimed": _untimed, "progress": _progress, "input": _input, "coll": _coll,
+    "coll_end": _coll_end, "dist": _dist,
     "teardown": _teardown, "tree_inputs": _tree_inputs, "cuda_state": _cuda_state, "end": _end,
     "run_end": _run_end,
 }

@@ -72,6 +72,7 @@ def encode(trace: Trace) -> dict[str, Any]:
         "teardown": [_plain(e) for e in trace.teardown],
         "phases": [[p.phase, p.start, p.end, p.graph] for p in trace.phases],
         "counters": trace.counters,
+        "replay_counts": {str(k): v for k, v in trace.replay_counts.items()},
         "tables": {name: _encode_table(t, strings) for name, t in trace.tables.items()},
         "strings": strings.items,
     }
@@ -119,6 +120,7 @@ def decode(data: dict[str, Any]) -> Trace:
     trace.phases = [PhaseSpan(p[0], int(p[1]), int(p[2]), int(p[3]))
                     for p in data.get("phases", [])]
     trace.counters = dict(data.get("counters", {}))
+    trace.replay_counts = {int(k): int(v) for k, v in (data.get("replay_counts") or {}).items()}
     for name, row_type in TABLE_ROWS.items():
         if name in data.get("tables", {}):
             trace.tables[name] = _decode_table(row_type, data["tables"][name], strings)

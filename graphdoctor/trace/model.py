@@ -383,6 +383,9 @@ class Trace:
     phases: list[PhaseSpan] = field(default_factory=list)
     tables: dict[str, Table] = field(default_factory=empty_tables)
     counters: dict[str, dict[str, int]] = field(default_factory=dict)
+    # replays per graph as last reported while the run went on: counts replays whose GPU
+    # time was never known because the run ended first
+    replay_counts: dict[int, int] = field(default_factory=dict)
 
     def stack(self, stack_id: int) -> list[Frame]:
         """Frames of a stack, outermost first; empty for NONE."""

@@ -53,7 +53,18 @@ EXPECTED: dict[str, tuple[set[str], tuple[str, int] | None, list[str]]] = {
     "compile_input_copies": ({"input-copies-per-replay"}, ("compile_input_copies.py", 6),
                              ["unmeasured"]),
     "compile_healthy": (set(), None, ["unmeasured"]),
+    "other_device_in_capture": ({"other-device-in-capture", "empty-graph"},
+                                ("other_device_in_capture.py", 10), ["unsafe"]),
+    "dist_healthy_capture": ({"collective-in-capture"}, ("dist_healthy_capture.py", 23),
+                             ["unmeasured", "unmeasured"]),
+    "dist_extra_allreduce_in_capture": (
+        {"collective-in-capture", "ranks-diverged", "distributed-hang", "teardown-hang"},
+        ("dist_extra_allreduce_in_capture.py", 25), ["unmeasured", "unmeasured"]),
+    "dist_rank_capture_fails": (
+        {"sync-in-capture", "ranks-diverged", "rank-capture-failed", "collective-in-capture"},
+        ("dist_rank_capture_fails.py", 24), ["unmeasured", "failed"]),
 }
+HEALTHY_DISTRIBUTED = ("dist_healthy_capture",)
 HEALTHY = ("launch_bound", "compile_healthy", "healthy_make_graphed_callables")
 
 
@@ -86,7 +97,7 @@ def test_verdicts(scenario: str) -> None:
     assert kinds == EXPECTED[scenario][2]
 
 
-@pytest.mark.parametrize("scenario", HEALTHY)
+@pytest.mark.parametrize("scenario", HEALTHY + HEALTHY_DISTRIBUTED)
 def test_no_failure_finding_on_a_healthy_script(scenario: str) -> None:
     assert not [f for f in report_for(scenario).diagnosis.findings if f.severity == "error"]
     assert not [f for f in report_for(scenario).diagnosis.findings if f.category == FAILED]

@@ -23,8 +23,9 @@ pytestmark = pytest.mark.gpu
 def recordings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     chosen = request.config.getoption("--record-dir")
     out = Path(chosen) if chosen else tmp_path_factory.mktemp("recordings")
-    subprocess.run([sys.executable, str(ROOT / "fixtures" / "record.py"), "--out", str(out)],
-                   check=True, cwd=ROOT)
+    if not (chosen and request.config.getoption("--use-recordings")):
+        subprocess.run([sys.executable, str(ROOT / "fixtures" / "record.py"), "--out", str(out)],
+                       check=True, cwd=ROOT)
     return out
 
 

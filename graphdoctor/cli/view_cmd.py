@@ -1,0 +1,70 @@
+"""``graphdoctor view``: explore a report in the terminal UI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from graphdoctor.cli.common import handle_errors, say
+from graphdoctor.demo import DEFAULT_DEMO, DEMOS
+from graphdoctor.errors import GraphDoctorError
+
+if TYPE_CHECKING:
+    from graphdoctor.report.document import Report
+
+DEMO_LIST = "\n".join(f"  {name:<22} {about}" for name, about in DEMOS.items())
+VIEW_HELP = f"""Explore REPORT in the terminal: summary, findings, a timeline of
+what happened when, allocations and graphs. Press ? inside for every key.
+
+\b
+  graphdoctor view run.json            a report written by graphdoctor run
+  graphdoctor view --demo              a report recorded on a GPU, bundled
+  graphdoctor view --demo launch_bound
+
+\b
+Demos (recorded on an NVIDIA H200):
+{DEMO_LIST}
+
+\b
+Without a terminal (CI, a pipe) nothing interactive starts: the text
+summary is printed instead, as `graphdoctor report` would.
+"""
+
+
+@click.command("view", help=VIEW_HELP)
+@click.argument("report_file", metavar="[REPORT]", required=False,
+                type=click.Path(dir_okay=True, path_type=Path))
+@click.option("--demo", is_flag=False, flag_value=DEFAULT_DEMO, default=None, metavar="[NAME]",
+              help=f"Open a bundled report instead (default: {DEFAULT_DEMO}).")
+@handle_errors
+def view(report_file: Path | None, demo: str | None) -> None:
+    report, name = _open(report_file, demo)
+    from graphdoctor.tui import can_run_interactively, run_app
+
+    if not can_run_interactively():
+        _print_summary(report)
+        return
+    run_app(report, name)
+
+
+def _open(report_file: Path | None, demo: str | None) -> tuple[Report, str]:
+    if report_file is not None and demo is not None:
+        raise GraphDoctorError("give a REPORT or --demo, not both")
+    if demo is not None:
+        from graphdoctor.demo import load_demo
+
+        return load_demo(demo), f"demo: {demo}"
+    if report_file is None:
+        raise GraphDoctorError("give a REPORT to view (or --demo for a bundled one)")
+    from graphdoctor.report.io import load
+
+    return load(report_file), str(report_file)
+
+
+def _print_summary(report: Report) -> None:
+    from graphdoctor.report.text import render_text
+
+    say("graphdoctor: not a terminal, so nothing interactive starts; the summary follows")
+    click.echo(render_text(report, width=100, color=False), nl=False)

@@ -1,0 +1,34 @@
+"""graphdoctor's terminal UI over a report. Imports neither torch nor, until it runs, Textual.
+
+    from graphdoctor.tui import can_run_interactively, run_app
+    if can_run_interactively():
+        run_app(report)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from graphdoctor.report.document import Report
+
+__all__ = ["can_run_interactively", "run_app"]
+
+
+def can_run_interactively() -> bool:
+    """True when a person is at a terminal: stdin and stdout are TTYs and TERM is usable.
+    In CI and in pipes this is False, and nothing interactive should start."""
+    try:
+        ttys = sys.stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError):  # closed or replaced streams
+        return False
+    return ttys and os.environ.get("TERM", "") != "dumb"
+
+
+def run_app(report: Report, name: str = "") -> None:
+    """Open the TUI on ``report`` and return when the user quits."""
+    from graphdoctor.tui.app import GraphDoctorApp
+
+    GraphDoctorApp(report, name).run()

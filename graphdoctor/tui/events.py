@@ -1,0 +1,284 @@
+"""One recorded event at a time: where it is in the trace, when it happened, and what the
+details pane says about it. Pure functions over the trace; no Textual import.
+
+An :class:`EventRef` names an event exactly as a finding's evidence does: the trace table
+or list (``kind``) and the row in it (``index``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from graphdoctor.diagnose.model import Evidence
+from graphdoctor.report.document import Report
+from graphdoctor.trace.model import NONE, TABLE_ROWS, USER, Frame, Trace
+from graphdoctor.tui.units import format_bytes, format_duration, format_moment
+
+LIST_KINDS = ("exceptions", "compile_events", "warnings", "input_events", "graphs", "phases",
+              "functions")
+
+
+class EventRef(NamedTuple):
+    kind: str
+    index: int
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    number: int
+    text: str
+    is_target: bool
+
+
+@dataclass(frozen=True)
+class EventDetails:
+    """What the details pane shows: a title, labelled fields and the stack, outermost first."""
+
+    ref: EventRef
+    title: str
+    start: int | None
+    end: int | None
+    fields: tuple[tuple[str, str], ...]
+    stack: tuple[Frame, ...] = ()
+
+
+def ref_from_evidence(trace: Trace, evidence: Evidence) -> EventRef | None:
+    """The event a piece of evidence points at, or None if the trace has no such row."""
+    ref = EventRef(evidence.kind, evidence.index)
+    return ref if exists(trace, ref) else None
+
+
+def exists(trace: Trace, ref: EventRef) -> bool:
+    if ref.kind in TABLE_ROWS:
+        return 0 <= ref.index < len(trace.tables[ref.kind])
+    if ref.kind in LIST_KINDS:
+        return 0 <= ref.index < len(getattr(trace, ref.kind))
+    return False
+
+
+def event_span(trace: Trace, ref: EventRef) -> tuple[int, int] | None:
+    """When the event happened, [start, end]; an instant has end == start."""
+    if not exists(trace, ref):
+        return None
+    if ref.kind in TABLE_ROWS:
+        return _table_span(trace, ref)
+    item = getattr(trace, ref.kind)[ref.index]
+    if ref.kind == "graphs":
+        end = item.capture_end if item.capture_end != NONE else item.capture_start
+        return item.capture_start, max(end, item.capture_start)
+    if ref.kind == "phases":
+        return item.start, item.end
+    if ref.kind == "functions":
+        return None
+    return item.t, item.t + max(getattr(item, "dur", 0), 0)
+
+
+def _table_span(trace: Trace, ref: EventRef) -> tuple[int, int]:
+    data = trace.tables[ref.kind].data
+    start = data["t"][ref.index]
+    length = max(data["dur"][ref.index], data["gpu"][ref.index]) if "dur" in data else 0
+    return start, start + max(length, 0)
+
+
+def user_frame(frames: tuple[Frame, ...] | list[Frame]) -> Frame | None:
+    """The innermost frame in the user's own code: where a fix goes."""
+    for frame in reversed(frames):
+        if frame.kind == USER:
+            return frame
+    return None
+
+
+def short_path(path: str, cwd: str = "") -> str:
+    """A path as short as it can be and still be recognised."""
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1:]
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            return path.split(marker, 1)[1]
+    return path
+
+
+def frame_text(frame: Frame, cwd: str = "") -> str:
+    return f"{short_path(frame.file, cwd)}:{frame.line} in {frame.func}"
+
+
+def source_context(report: Report, file: str, line: int, radius: int = 3) -> list[SourceLine]:
+    """The lines of ``file`` around ``line`` that the report kept, the target marked."""
+    lines = report.sources.get(file, {})
+    return [SourceLine(number, lines[number], number == line)
+            for number in range(line - radius, line + radius + 1) if number in lines]
+
+
+def stream_names(trace: Trace) -> dict[int, str]:
+    """Short names for CUDA streams: "default" for stream 0, then s1, s2... by first use."""
+    first_use: dict[int, int] = {}
+    for name in ("stream_ops", "replays", "allocs"):
+        data = trace.tables[name].data
+        for stream in set(data["stream"]):
+            at = data["t"][data["stream"].index(stream)]
+            first_use[stream] = min(first_use.get(stream, at), at)
+    for graph in trace.graphs:
+        first_use[graph.stream] = min(first_use.get(graph.stream, graph.capture_start),
+                                      graph.capture_start)
+    first_use.pop(NONE, None)
+    ordered = sorted((s for s in first_use if s != 0), key=lambda s: (first_use[s], s))
+    names = {0: "default"} if 0 in first_use else {}
+    names.update({stream: f"s{number}" for number, stream in enumerate(ordered, 1)})
+    return names
+
+
+def describe(trace: Trace, ref: EventRef, streams: dict[int, str] | None = None) -> EventDetails:
+    """The details pane's account of one event; ``streams`` from :func:`stream_names`."""
+    span = event_span(trace, ref)
+    start, end = span if span else (None, None)
+    names = stream_names(trace) if streams is None else streams
+    title, fields, stack = _DESCRIBERS[ref.kind](_Context(trace, names), ref.index)
+    when = (("when", _when(start, end)),) if start is not None else ()
+    return EventDetails(ref, title, start, end, when + tuple(fields), tuple(trace.stack(stack)))
+
+
+def _when(start: int, end: int | None) -> str:
+    if end is None or end == start:
+        return format_moment(start, 1_000)
+    return f"{format_moment(start, 1_000)} for {format_duration(end - start)}"
+
+
+Described = tuple[str, list[tuple[str, str]], int]
+
+
+class _Context(NamedTuple):
+    trace: Trace
+    streams: dict[int, str]
+
+
+def _row(context: _Context, kind: str, index: int) -> Any:
+    return context.trace.tables[kind][index]
+
+
+def _graph_name(graph: int) -> str:
+    return "—" if graph == NONE else str(graph)
+
+
+def _stream_name(context: _Context, stream: int) -> str:
+    name = context.streams.get(stream)
+    return "—" if stream == NONE else f"{name} ({stream})" if name else str(stream)
+
+
+def _replay(context: _Context, index: int) -> Described:
+    row = _row(context, "replays", index)
+    gpu = format_duration(row.gpu) if row.gpu >= 0 else "not measured"
+    return (f"replay of graph {row.graph}",
+            [("host", format_duration(row.dur)), ("GPU", gpu),
+             ("stream", _stream_name(context, row.stream)), ("thread", str(row.thread))], NONE)
+
+
+def _call(context: _Context, index: int) -> Described:
+    row = _row(context, "calls", index)
+    functions = context.trace.functions
+    name = functions[row.fn].name if 0 <= row.fn < len(functions) else f"#{row.fn}"
+    gpu = format_duration(row.gpu) if row.gpu >= 0 else "not measured"
+    return (f"call of {name} ({row.mode})",
+            [("host", format_duration(row.dur)), ("GPU", gpu),
+             ("graph", _graph_name(row.graph))], NONE)
+
+
+def _alloc(context: _Context, index: int) -> Described:
+    row = _row(context, "allocs", index)
+    return (f"{row.action} {format_bytes(row.size)}",
+            [("phase", row.phase), ("pool", row.pool), ("graph", _graph_name(row.graph)),
+             ("stream", _stream_name(context, row.stream)), ("address", hex(row.addr)),
+             ("device", str(row.device))], row.stack)
+
+
+def _sync(context: _Context, index: int) -> Described:
+    row = _row(context, "syncs", index)
+    return (f"sync: {row.kind}",
+            [("phase", row.phase), ("graph", _graph_name(row.graph)),
+             ("stream", _stream_name(context, row.stream)), ("thread", str(row.thread))], row.stack)
+
+
+def _stream_op(context: _Context, index: int) -> Described:
+    row = _row(context, "stream_ops", index)
+    return (f"stream {row.op} on {_stream_name(context, row.stream)}",
+            [("phase", row.phase), ("other", _stream_name(context, row.other)),
+             ("graph", _graph_name(row.graph)), ("thread", str(row.thread))], row.stack)
+
+
+def _memory(context: _Context, index: int) -> Described:
+    row = _row(context, "memory", index)
+    return ("allocator totals",
+            [("allocated", format_bytes(row.allocated)), ("reserved", format_bytes(row.reserved)),
+             ("phase", row.phase), ("graph", _graph_name(row.graph))], NONE)
+
+
+def _gpu_sample(context: _Context, index: int) -> Described:
+    row = _row(context, "gpu_samples", index)
+    return (f"GPU {row.device} reading",
+            [("utilisation", f"{row.util}%"), ("memory busy", f"{row.mem_util}%"),
+             ("memory used", format_bytes(row.mem_used)), ("SM clock", f"{row.sm_clock} MHz")],
+            NONE)
+
+
+def _exception(context: _Context, index: int) -> Described:
+    record = context.trace.exceptions[index]
+    fields = [("raised at", record.where), ("graph", _graph_name(record.graph)),
+              ("thread", str(record.thread))]
+    for number, link in enumerate(record.chain, 1):
+        error = f" [{link.cuda_error}]" if link.cuda_error else ""
+        fields.append((f"chain {number}", f"{link.type}: {link.message}{error}"))
+    title = f"{record.raised.type}: {record.raised.message}" if record.chain else "exception"
+    return title, fields, record.root.stack if record.chain else NONE
+
+
+def _compile_event(context: _Context, index: int) -> Described:
+    event = context.trace.compile_events[index]
+    fields = [(name, value) for name, value in (
+        ("compile id", event.compile_id), ("function", event.function), ("reason", event.reason),
+        ("detail", event.detail), ("key", event.key)) if value]
+    if event.dur:
+        fields.append(("took", format_duration(event.dur)))
+    return f"compile: {event.kind}", fields, event.stack
+
+
+def _warning(context: _Context, index: int) -> Described:
+    warning = context.trace.warnings[index]
+    return (f"{warning.category}: {warning.message}",
+            [("graph", _graph_name(warning.graph))], warning.stack)
+
+
+def _input_event(context: _Context, index: int) -> Described:
+    event = context.trace.input_events[index]
+    return (f"input of graph {event.graph} {event.kind}",
+            [("address", hex(event.addr)), ("size", format_bytes(event.size)),
+             ("replays before", str(event.replays))], event.stack)
+
+
+def _graph(context: _Context, index: int) -> Described:
+    graph = context.trace.graphs[index]
+    fields = [("api", graph.api), ("status", graph.status), ("pool", graph.pool or "—"),
+              ("stream", _stream_name(context, graph.stream)),
+              ("error mode", graph.capture_error_mode)]
+    if graph.pool_bytes:
+        fields.append(("pool size", format_bytes(graph.pool_bytes)))
+    return f"capture of graph {graph.id}", fields, graph.stack
+
+
+def _phase(context: _Context, index: int) -> Described:
+    span = context.trace.phases[index]
+    return f"{span.phase} phase", [("graph", _graph_name(span.graph))], NONE
+
+
+def _function(context: _Context, index: int) -> Described:
+    function = context.trace.functions[index]
+    where = f"{function.file}:{function.line}" if function.file else "—"
+    return f"function {function.name}", [("kind", function.kind), ("defined", where)], NONE
+
+
+_DESCRIBERS: dict[str, Callable[[_Context, int], Described]] = {
+    "replays": _replay, "calls": _call, "allocs": _alloc, "syncs": _sync,
+    "stream_ops": _stream_op, "memory": _memory, "gpu_samples": _gpu_sample,
+    "exceptions": _exception, "compile_events": _compile_event, "warnings": _warning,
+    "input_events": _input_event, "graphs": _graph, "phases": _phase, "functions": _function,
+}

@@ -1,0 +1,154 @@
+"""Rich renderables for the panes that explain things: an event's details, a finding, source
+lines, errors. Rich only, no Textual: the widgets show these, and tests read their text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from graphdoctor.diagnose.model import Evidence, Finding
+from graphdoctor.trace.model import PYTHON, USER, ErrorLink, Frame
+from graphdoctor.tui.events import (
+    EventDetails,
+    EventRef,
+    SourceLine,
+    frame_text,
+    source_context,
+    user_frame,
+)
+from graphdoctor.tui.palette import severity_badge, severity_style
+from graphdoctor.tui.report_view import ReportView
+from graphdoctor.tui.units import format_moment
+
+INLINE_FIELD = 32  # longer values get a line of their own
+MAX_FRAMES = 12
+
+
+def labelled(rows: Sequence[tuple[str | Text, RenderableType]], label_width: int = 9) -> Table:
+    """Rows of label and value, the value wrapping under itself rather than under the label."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(width=label_width, no_wrap=True)
+    grid.add_column(ratio=1)
+    for label, value in rows:
+        grid.add_row(Text(label, style="dim") if isinstance(label, str) else label, value)
+    return grid
+
+
+def source_block(lines: Sequence[SourceLine], where: str = "") -> RenderableType:
+    """Numbered source lines, the target marked with ▶ and shown in reverse video; long
+    lines wrap under the code, not under the numbers."""
+    title = [Text(where, style="bold")] if where else []
+    if not lines:
+        return Group(*title, Text("(the report kept no source for this line)", style="dim"))
+    width = len(str(max(line.number for line in lines))) + 1
+    rows = [(Text(f"{'▶' if line.is_target else ' '}{line.number:>{width - 1}}",
+                  style="bold" if line.is_target else "dim"),
+             Text(line.text, style="bold reverse" if line.is_target else ""))
+            for line in lines]
+    return Group(*title, labelled(rows, label_width=width))
+
+
+def stack_text(frames: Sequence[Frame], cwd: str) -> Text:
+    """A stack outermost first, as Python prints it; the user's frames in bold, the innermost
+    of them (where a fix goes) marked with ▶. A frame too long for the pane ends in … rather
+    than wrapping under the markers."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    culprit = user_frame(list(frames))
+    shown = list(frames)
+    while len(shown) > 1 and shown[0].kind == PYTHON:  # runpy and friends, before the script
+        shown.pop(0)
+    shown = shown[-MAX_FRAMES:]
+    if len(frames) > len(shown):
+        text.append(f"  … {len(frames) - len(shown)} outer frames\n", style="dim")
+    for frame in shown:
+        marker = "▶ " if frame is culprit else "  "
+        style = "bold" if frame.kind == USER else "dim"
+        text.append(f"{marker}{frame_text(frame, cwd)}\n", style=style)
+    text.rstrip()
+    return text
+
+
+def culprit_source(view: ReportView, frames: Sequence[Frame]) -> RenderableType | None:
+    """The user's lines around the innermost user frame, if the stack has one."""
+    culprit = user_frame(list(frames))
+    if culprit is None:
+        return None
+    return source_block(source_context(view.report, culprit.file, culprit.line))
+
+
+def details_view(view: ReportView, details: EventDetails) -> RenderableType:
+    """The details pane for one event: title, fields, stack and the user's source line."""
+    fields = list(details.fields)
+    if details.start is not None and not any(name == "phase" for name, _ in fields):
+        fields.insert(1, ("phase", view.phase_at(details.start)))
+    parts: list[RenderableType] = [Text(details.title, style="bold"), fields_text(fields)]
+    if details.stack:
+        parts += [Text("stack (innermost last)", style="underline"),
+                  stack_text(details.stack, view.trace.meta.cwd)]
+        source = culprit_source(view, details.stack)
+        parts += [source] if source is not None else []
+    else:
+        parts.append(Text("no stack was recorded for this event", style="dim"))
+    return Group(*parts)
+
+
+def fields_text(fields: Sequence[tuple[str, str]]) -> Text:
+    """Short fields on one line, separated by dots; long ones on lines of their own."""
+    text = Text()
+    inline = [(n, v) for n, v in fields if len(v) <= INLINE_FIELD]
+    for index, (name, value) in enumerate(inline):
+        text.append(f"{name} ", style="dim")
+        text.append(value)
+        text.append(" · " if index < len(inline) - 1 else "\n", style="dim")
+    for name, value in fields:
+        if len(value) > INLINE_FIELD:
+            text.append(f"{name}: ", style="dim")
+            text.append(f"{value}\n")
+    text.rstrip()
+    return text
+
+
+def finding_view(view: ReportView, finding: Finding) -> RenderableType:
+    """A finding: what, where in the user's code, why, and the fix."""
+    header = Text()
+    header.append(f"{severity_badge(finding.severity)} ", style=severity_style(finding.severity))
+    header.append(f"{finding.id} {finding.name}", style="bold")
+    header.append(f"  ({finding.category})\n", style="dim")
+    header.append(finding.title, style="bold")
+    fix = Text("Fix: ", style="bold green")
+    fix.append(finding.fix)
+    return Group(header, Text(), location_view(view, finding), Text(),
+                 Text(finding.explanation), Text(), fix)
+
+
+def location_view(view: ReportView, finding: Finding) -> RenderableType:
+    location = finding.location
+    if location is None:
+        return Text("No line of your code is named by this finding.", style="dim")
+    where = frame_text(Frame(location.file, location.line, location.function or "?"),
+                       view.trace.meta.cwd)
+    return source_block(source_context(view.report, location.file, location.line), where)
+
+
+def evidence_label(view: ReportView, evidence: Evidence, ref: EventRef | None) -> str:
+    """One line for an evidence item: what and when, or why it cannot be shown."""
+    if ref is None:
+        return f"{evidence.kind}[{evidence.index}] (not in this trace)"
+    details = view.describe(ref)
+    when = f" at {format_moment(details.start, 1_000)}" if details.start is not None else ""
+    note = f" — {evidence.note}" if evidence.note else ""
+    return f"{details.title}{when}{note}"
+
+
+def error_text(view: ReportView, link: ErrorLink) -> Text:
+    """An exception of a chain, and the user's line it was raised from."""
+    code = f" [{link.cuda_error}]" if link.cuda_error else ""
+    text = Text(f"{link.type}: {link.message}{code}", style="bright_red")
+    frame = user_frame(view.trace.stack(link.stack))
+    if frame is not None:
+        text.append(f"\nat {frame_text(frame, view.trace.meta.cwd)}", style="bold")
+    return text

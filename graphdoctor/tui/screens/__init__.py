@@ -1,0 +1,1 @@
+"""Screens of graphdoctor's terminal UI."""

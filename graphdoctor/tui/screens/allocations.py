@@ -1,0 +1,158 @@
+"""Allocations: the caching allocator's activity by phase, by pool or by call site, sortable
+by any column. The selected row's details show its source line (call sites) or the graphs
+that share its pool; enter shows its largest allocation on the timeline."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Footer, Static, Tab, Tabs
+
+from graphdoctor.tui.aggregate import ALLOC_COLUMNS, AllocGroup, sort_groups
+from graphdoctor.tui.events import EventRef
+from graphdoctor.tui.rendering import culprit_source, stack_text
+from graphdoctor.tui.screens.base import ReportScreen
+from graphdoctor.tui.units import format_bytes, format_count
+from graphdoctor.tui.widgets.mode_bar import ModeBar
+
+GROUP_TITLES = {"phase": "By phase", "pool": "By pool", "site": "By call site"}
+HEADINGS = {"key": "", "allocs": "allocs", "allocated": "allocated", "frees": "frees",
+            "freed": "freed", "net": "net", "reserved": "reserved", "largest": "largest"}
+BYTE_COLUMNS = {"allocated", "freed", "net", "reserved", "largest"}
+KEY_HEADINGS = {"phase": "phase", "pool": "pool", "site": "call site (your innermost line)"}
+
+
+def cell(group: AllocGroup, column: str) -> Text | str:
+    value = getattr(group, column)
+    if column == "key":
+        return str(value)
+    shown = format_bytes(value) if column in BYTE_COLUMNS else format_count(value)
+    return Text(shown, justify="right")
+
+
+class AllocationsScreen(ReportScreen):
+    MODE = "allocations"
+    BINDINGS = [
+        Binding("p", "group('phase')", "By phase"),
+        Binding("o", "group('pool')", "By pool"),
+        Binding("c", "group('site')", "By call site"),
+        Binding("less_than_sign", "sort_by(-1)", "Sort ←", key_display="<"),
+        Binding("greater_than_sign", "sort_by(1)", "Sort →", key_display=">"),
+        Binding("r", "reverse", "Reverse"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grouping = "phase"
+        self.sort_column = "allocated"
+        self.descending = True
+        self._groups: list[AllocGroup] = []
+        self._sorted: list[AllocGroup] = []  # as the table shows them
+
+    def compose(self) -> ComposeResult:
+        yield ModeBar(self.MODE)
+        yield Tabs(*(Tab(title, id=key) for key, title in GROUP_TITLES.items()), id="groupings")
+        yield DataTable(id="alloc-table", cursor_type="row", zebra_stripes=True)
+        with VerticalScroll(id="alloc-detail"):
+            yield Static(id="alloc-text")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#alloc-table", DataTable).focus()
+        self._load(self.grouping)
+
+    def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
+        if event.tab.id and event.tab.id != self.grouping:
+            self._load(event.tab.id)
+
+    def action_group(self, grouping: str) -> None:
+        self.query_one("#groupings", Tabs).active = grouping
+
+    def action_sort_by(self, step: int) -> None:
+        index = ALLOC_COLUMNS.index(self.sort_column) + step
+        self.sort_column = ALLOC_COLUMNS[index % len(ALLOC_COLUMNS)]
+        self.descending = self.sort_column != "key"
+        self._fill()
+
+    def action_reverse(self) -> None:
+        self.descending = not self.descending
+        self._fill()
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        column = str(event.column_key.value)
+        self.descending = not self.descending if column == self.sort_column else column != "key"
+        self.sort_column = column
+        self._fill()
+
+    # -- loading and filling ----------------------------------------------------------------
+    def _load(self, grouping: str) -> None:
+        self.grouping = grouping
+        self.query_one("#alloc-table", DataTable).loading = True
+        self._compute(grouping)
+
+    @work(thread=True, exclusive=True)
+    def _compute(self, grouping: str) -> None:
+        """Totals of a million allocations take a moment: count them off the UI thread."""
+        groups = self.view.alloc_groups(grouping)
+        self.app.call_from_thread(self._loaded, grouping, groups)
+
+    def _loaded(self, grouping: str, groups: list[AllocGroup]) -> None:
+        if grouping != self.grouping:
+            return
+        self._groups = groups
+        self.query_one("#alloc-table", DataTable).loading = False
+        self._fill()
+
+    def _fill(self) -> None:
+        table = self.query_one("#alloc-table", DataTable)
+        table.clear(columns=True)
+        for column in ALLOC_COLUMNS:
+            heading = KEY_HEADINGS[self.grouping] if column == "key" else HEADINGS[column]
+            arrow = (" ▼" if self.descending else " ▲") if column == self.sort_column else ""
+            table.add_column(heading + arrow, key=column)
+        self._sorted = sort_groups(self._groups, self.sort_column, self.descending)
+        for index, group in enumerate(self._sorted):
+            table.add_row(*(cell(group, c) for c in ALLOC_COLUMNS), key=str(index))
+        if not self._groups:
+            self.query_one("#alloc-text", Static).update(
+                "No allocator events were recorded (graphdoctor records them in captures; "
+                "run with --full for every allocation).")
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if 0 <= event.cursor_row < len(self._sorted):
+            group = self._sorted[event.cursor_row]
+            self.query_one("#alloc-text", Static).update(self.group_text(group))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if 0 <= event.cursor_row < len(self._sorted):
+            group = self._sorted[event.cursor_row]
+            if group.largest_row >= 0:
+                largest = EventRef("allocs", group.largest_row)
+                self.app.go_to("timeline", largest)  # type: ignore[attr-defined]
+
+    def group_text(self, group: AllocGroup) -> RenderableType:
+        text = Text()
+        text.append(f"{group.key}\n", style="bold")
+        text.append(f"{format_count(group.allocs)} allocations of {format_bytes(group.allocated)}"
+                    f", {format_count(group.frees)} frees of {format_bytes(group.freed)}; "
+                    f"largest {format_bytes(group.largest)} (enter: show it on the timeline)\n")
+        if self.grouping == "pool":
+            text.append_text(self._pool_users(group.key))
+        if self.grouping != "site" or group.stack < 0:
+            return text
+        frames = self.view.trace.stack(group.stack)
+        source = culprit_source(self.view, frames)
+        return Group(text, stack_text(frames, self.view.trace.meta.cwd),
+                     *([source] if source is not None else []))
+
+    def _pool_users(self, pool: str) -> Text:
+        users = [g for g in self.view.trace.graphs if g.pool == pool]
+        if not users:
+            return Text("no graph captured into this pool\n", style="dim")
+        shared = " (shared)" if len(users) > 1 else ""
+        names = ", ".join(f"graph {g.id}" for g in users)
+        return Text(f"captured into it{shared}: {names}\n")

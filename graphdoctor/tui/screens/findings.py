@@ -1,0 +1,125 @@
+"""Findings: every problem the diagnosis found, most severe first. The highlighted one is
+explained beside the list: what went wrong, the user's lines around the culprit, why, the
+fix, and the evidence, each item of which opens on the timeline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from graphdoctor.diagnose.model import Finding
+from graphdoctor.tui.palette import severity_badge, severity_style
+from graphdoctor.tui.rendering import evidence_label, finding_view, labelled
+from graphdoctor.tui.screens.base import ReportScreen
+from graphdoctor.tui.widgets.mode_bar import ModeBar
+
+NO_FINDINGS = ("No findings: the diagnosis found nothing in this run that needs changing. "
+               "The Summary (1) has the verdicts; the Timeline (3) shows what happened.")
+
+
+def finding_line(finding: Finding) -> Table:
+    body = Text(f"{finding.id} ", style="bold")
+    body.append(finding.title)
+    badge = Text(severity_badge(finding.severity), style=severity_style(finding.severity))
+    return labelled([(badge, body)], label_width=7)
+
+
+class FindingsScreen(ReportScreen):
+    MODE = "findings"
+    BINDINGS = [
+        # A priority binding, so the footer shows it over the lists' own "select" on enter.
+        Binding("enter", "show_evidence", "Show on timeline", priority=True),
+        Binding("e", "focus_evidence", "Evidence list"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield ModeBar(self.MODE)
+        with Horizontal(id="findings-body"):
+            yield OptionList(*(Option(finding_line(f), id=str(index))
+                               for index, f in enumerate(self.view.findings)),
+                             id="findings-list")
+            with VerticalScroll(id="finding-detail"):
+                yield Static(NO_FINDINGS, id="finding-text")
+                yield Static("Evidence (enter: show it on the timeline)", id="evidence-title",
+                             classes="section-title")
+                yield OptionList(id="evidence")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        has_findings = bool(self.view.findings)
+        for selector in ("#findings-list", "#evidence-title", "#evidence"):
+            self.query_one(selector).display = has_findings
+        if has_findings:
+            self.query_one("#findings-list", OptionList).highlighted = 0
+            self.query_one("#findings-list").focus()
+
+    @property
+    def current(self) -> int | None:
+        """The index of the finding on show."""
+        return self.query_one("#findings-list", OptionList).highlighted
+
+    def show_finding(self, index: int) -> None:
+        finding = self.view.findings[index]
+        self.query_one("#finding-text", Static).update(finding_view(self.view, finding))
+        options = self.query_one("#evidence", OptionList)
+        options.clear_options()
+        evidence = self.view.evidence(finding)
+        options.add_options([Option(evidence_label(self.view, item, ref), id=str(number),
+                                    disabled=ref is None)
+                             for number, (item, ref) in enumerate(evidence)])
+        if not evidence:
+            options.add_option(Option("no evidence recorded for this finding", disabled=True))
+        self.query_one("#finding-detail").scroll_home(animate=False)
+
+    def reveal(self, target: Any) -> None:
+        """Highlight finding number ``target``."""
+        if isinstance(target, int) and 0 <= target < len(self.view.findings):
+            findings = self.query_one("#findings-list", OptionList)
+            findings.highlighted = target
+            findings.focus()
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option_list.id == "findings-list" and event.option_index is not None:
+            self.show_finding(event.option_index)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option_list.id == "findings-list":
+            self.action_show_evidence()
+        else:
+            self._show_evidence(int(event.option.id or 0))
+
+    def action_show_evidence(self) -> None:
+        """The highlighted piece of evidence (or else the first that is in the trace) on the
+        timeline."""
+        if self.current is None:
+            return
+        chosen = self.query_one("#evidence", OptionList)
+        if chosen.has_focus and chosen.highlighted is not None:
+            self._show_evidence(chosen.highlighted)
+            return
+        evidence = self.view.evidence(self.view.findings[self.current])
+        number = next((n for n, (_, ref) in enumerate(evidence) if ref is not None), None)
+        if number is None:
+            self.notify("This finding has no evidence to show on the timeline.", timeout=3)
+            return
+        self._show_evidence(number)
+
+    def _show_evidence(self, number: int) -> None:
+        if self.current is None:
+            return
+        _, ref = self.view.evidence(self.view.findings[self.current])[number]
+        if ref is not None:
+            self.app.go_to("timeline", ref)  # type: ignore[attr-defined]
+
+    def action_focus_evidence(self) -> None:
+        evidence = self.query_one("#evidence", OptionList)
+        evidence.focus()
+        if evidence.highlighted is None and evidence.option_count:
+            evidence.highlighted = 0

@@ -1,0 +1,151 @@
+"""Graphs: every capture with its id, API, status, pool, capture time, replays and timings,
+beside the same work run eagerly. The selected graph's details show where it was captured,
+why it failed if it did, its verdict and its findings; enter shows the capture on the
+timeline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Footer, Static
+
+from graphdoctor.trace.model import NONE
+from graphdoctor.tui.aggregate import GraphRow, Timing
+from graphdoctor.tui.events import EventRef
+from graphdoctor.tui.palette import GRAPH_STATUS_STYLES, severity_badge, severity_style
+from graphdoctor.tui.rendering import culprit_source, error_text, stack_text
+from graphdoctor.tui.screens.base import ReportScreen
+from graphdoctor.tui.units import format_bytes, format_duration, format_speedup
+from graphdoctor.tui.widgets.mode_bar import ModeBar
+
+COLUMNS = ("graph", "api", "status", "pool", "capture", "replays", "replay host", "replay GPU",
+           "eager host", "eager GPU", "function")
+
+
+def _duration(value: float | None) -> Text:
+    return Text("—" if value is None else format_duration(value), justify="right")
+
+
+def graph_cells(row: GraphRow) -> tuple[Any, ...]:
+    graph = row.graph
+    capture = graph.capture_end - graph.capture_start if graph.capture_end != NONE else None
+    pool = f"{graph.pool} shared" if graph.shared_pool else graph.pool or "—"
+    name = f"{graph.id}" + (" (internal)" if graph.internal else "")
+    return (name, graph.api, Text(graph.status, style=GRAPH_STATUS_STYLES.get(graph.status, "")),
+            pool, _duration(capture), Text(str(row.replays.count), justify="right"),
+            _duration(row.replays.host), _duration(row.replays.gpu), _duration(row.eager.host),
+            _duration(row.eager.gpu), row.function)
+
+
+class GraphsScreen(ReportScreen):
+    MODE = "graphs"
+    BINDINGS = [Binding("enter", "show_capture", "Show capture on timeline")]
+
+    def compose(self) -> ComposeResult:
+        yield ModeBar(self.MODE)
+        yield DataTable(id="graphs-table", cursor_type="row", zebra_stripes=True)
+        with VerticalScroll(id="graph-detail"):
+            yield Static(id="graph-text")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#graphs-table", DataTable)
+        table.add_columns(*COLUMNS)
+        table.loading = True
+        table.focus()
+        self._compute()
+
+    @work(thread=True, exclusive=True)
+    def _compute(self) -> None:
+        """Replay timings read every replay: off the UI thread."""
+        rows = self.view.graph_rows
+        self.app.call_from_thread(self._fill, rows)
+
+    def _fill(self, rows: list[GraphRow]) -> None:
+        table = self.query_one("#graphs-table", DataTable)
+        table.loading = False
+        for row in rows:
+            table.add_row(*graph_cells(row), key=str(row.graph.id))
+        if not rows:
+            self.query_one("#graph-text", Static).update("This run captured no CUDA graph.")
+        target = self.app.take_target(self.MODE)  # type: ignore[attr-defined]
+        if target is not None:
+            self.reveal(target)
+
+    def reveal(self, target: Any) -> None:
+        """Highlight the graph whose id is ``target``."""
+        ids = [row.graph.id for row in self.view.graph_rows]
+        if target in ids:
+            self.query_one("#graphs-table", DataTable).move_cursor(row=ids.index(target))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        rows = self.view.graph_rows
+        if 0 <= event.cursor_row < len(rows):
+            self.query_one("#graph-text", Static).update(self.graph_text(rows[event.cursor_row]))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_show_capture()
+
+    def action_show_capture(self) -> None:
+        row = self.query_one("#graphs-table", DataTable).cursor_row
+        if 0 <= row < len(self.view.trace.graphs):
+            self.app.go_to("timeline", EventRef("graphs", row))  # type: ignore[attr-defined]
+
+    def graph_text(self, row: GraphRow) -> RenderableType:
+        """What became of a graph: verdict, timings, pool, errors, findings, where."""
+        graph, view = row.graph, self.view
+        text = Text(f"graph {graph.id} · {graph.api} · {graph.status}\n", style="bold")
+        if graph.internal:
+            text.append("torch.compile's own capture, which keeps its memory pool; not yours\n",
+                        style="dim")
+        verdict = view.verdict_for(graph.id)
+        if verdict is not None:
+            text.append(f"verdict: {verdict.kind} ({format_speedup(verdict.speedup)}) — "
+                        f"{verdict.summary}\n")
+        text.append_text(_timings(row.replays, row.eager))
+        if graph.pool_bytes:
+            text.append(f"private pool {graph.pool} holds {format_bytes(graph.pool_bytes)}\n")
+        text.append_text(self._problems(graph.id))
+        text.append("captured at (innermost last)", style="underline")
+        frames = view.trace.stack(graph.stack)
+        source = culprit_source(view, frames)
+        return Group(text, stack_text(frames, view.trace.meta.cwd),
+                     *([source] if source is not None else []))
+
+    def _problems(self, graph: int) -> Text:
+        """The error that failed the capture, with its cause, and the graph's findings."""
+        text, view = Text(), self.view
+        for record in view.trace.exceptions:
+            if record.graph == graph and record.where == "capture_end":
+                text.append("raised  ", style="dim")
+                text.append_text(error_text(view, record.raised))
+                text.append("\nbecause ", style="dim")
+                text.append_text(error_text(view, record.root))
+                text.append("\n")
+        for finding in view.findings:
+            if finding.graph == graph:
+                text.append(f"{severity_badge(finding.severity)} ",
+                            style=severity_style(finding.severity))
+                text.append(f"{finding.id} {finding.title}\n")
+        return text
+
+
+def _timings(replays: Timing, eager: Timing) -> Text:
+    text = Text()
+    if replays.count:
+        text.append(f"{replays.count} replays: median {format_duration(replays.host or 0)} "
+                    f"on the host, {_gpu(replays)} on the GPU\n")
+    if eager.count:
+        text.append(f"{eager.count} eager steps of the same work: median "
+                    f"{format_duration(eager.host or 0)} on the host, {_gpu(eager)} on the GPU\n")
+    return text
+
+
+def _gpu(timing: Timing) -> str:
+    return "not measured" if timing.gpu is None else format_duration(timing.gpu)

@@ -1,0 +1,156 @@
+"""Summary: how the run ended and why, the verdict for each graph, the top findings, and the
+environment it ran in."""
+
+from __future__ import annotations
+
+import signal
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from graphdoctor.diagnose.model import Verdict
+from graphdoctor.trace.model import NONE
+from graphdoctor.tui.palette import (
+    GRAPH_STATUS_STYLES,
+    VERDICT_MARKS,
+    verdict_mark,
+)
+from graphdoctor.tui.rendering import error_text, labelled
+from graphdoctor.tui.report_view import ReportView
+from graphdoctor.tui.screens.base import ReportScreen
+from graphdoctor.tui.screens.findings import finding_line
+from graphdoctor.tui.units import counted, format_bytes, format_duration, format_speedup
+from graphdoctor.tui.widgets.mode_bar import ModeBar
+
+TOP_FINDINGS = 5
+TABLE_NOUNS = {"replays": "replay", "calls": "timed call", "allocs": "allocator event",
+               "syncs": "sync", "stream_ops": "stream op", "memory": "memory sample",
+               "gpu_samples": "GPU reading"}
+
+
+class SummaryScreen(ReportScreen):
+    MODE = "summary"
+
+    def compose(self) -> ComposeResult:
+        yield ModeBar(self.MODE)
+        with VerticalScroll(id="summary"):
+            yield Static(outcome_text(self.view), id="outcome")
+            yield Static("Verdicts (enter: the graph)", classes="section-title")
+            yield OptionList(*verdict_options(self.view), id="verdicts")
+            yield Static("Top findings (enter: the finding)", classes="section-title")
+            yield OptionList(*finding_options(self.view), id="top-findings")
+            yield Static("Environment", classes="section-title")
+            yield Static(environment_text(self.view), id="environment")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#verdicts", OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        kind, _, value = (event.option.id or "").partition(":")
+        if kind == "finding":
+            self.app.go_to("findings", int(value))  # type: ignore[attr-defined]
+        elif kind == "graph":
+            self.app.go_to("graphs", int(value))  # type: ignore[attr-defined]
+
+
+def verdict_options(view: ReportView) -> list[Option]:
+    """A verdict per graph or compiled function; without any, what became of each graph."""
+    options = [Option(_verdict(v.kind, v.subject, v.speedup, v.summary),
+                      id=f"graph:{_graph_of(view, v)}" if _graph_of(view, v) != NONE else None)
+               for v in view.verdicts]
+    if not options:
+        options = [Option(_verdict(g.status, f"graph {g.id} ({g.api})", None,
+                                   "the diagnosis gave no verdict"), id=f"graph:{g.id}")
+                   for g in view.trace.graphs if not g.internal]
+    return options or [Option(Text("This run captured no CUDA graph.", style="dim"),
+                              disabled=True)]
+
+
+def _graph_of(view: ReportView, verdict: Verdict) -> int:
+    """The graph a verdict is about: its own, or its compiled function's first."""
+    if verdict.graph != NONE:
+        return verdict.graph
+    graphs = [g.id for g in view.trace.graphs if g.function == verdict.function]
+    return graphs[0] if graphs and verdict.function != NONE else NONE
+
+
+def _verdict(kind: str, subject: str, speedup: float | None, summary: str) -> Table:
+    mark = verdict_mark(kind)
+    style = mark.style if kind in VERDICT_MARKS else GRAPH_STATUS_STYLES.get(kind, "")
+    body = Text(subject, style="bold")
+    if speedup is not None:
+        body.append(f"  {format_speedup(speedup)}", style=style)
+    body.append(f"\n{summary}")
+    return labelled([(Text(f"{mark.glyph} {kind}", style=style), body)], label_width=12)
+
+
+def finding_options(view: ReportView) -> list[Option]:
+    options = [Option(finding_line(f), id=f"finding:{index}")
+               for index, f in enumerate(view.findings[:TOP_FINDINGS])]
+    if not view.findings:
+        options.append(Option(Text("No findings: nothing in this run needs changing.",
+                                   style="green"), disabled=True))
+    elif len(view.findings) > TOP_FINDINGS:
+        more = len(view.findings) - TOP_FINDINGS
+        options.append(Option(Text(f"… and {more} more: press 2", style="dim"), disabled=True))
+    return options
+
+
+def outcome_text(view: ReportView) -> RenderableType:
+    """How the run ended, and the error the user saw with the one that caused it."""
+    status, meta = view.trace.status, view.trace.meta
+    headline = Text()
+    ok = status.reason == "exited" and status.exit_code == 0
+    headline.append("✓ " if ok else "✗ ", style="bold green" if ok else "bold bright_red")
+    headline.append(meta.target or "the script", style="bold")
+    headline.append(f" {ending(status.reason, status.exit_code, status.signal)}")
+    if status.wall_ns:
+        headline.append(f" after {format_duration(status.wall_ns)}")
+    rows: list[tuple[str, RenderableType]] = []
+    if not status.complete:
+        rows.append(("note", Text(f"the recording is incomplete: "
+                                  f"{status.message or status.reason}", style="yellow")))
+    for record in view.raised[:1]:
+        rows.append(("raised", error_text(view, record.raised)))
+        if record.root != record.raised:
+            rows.append(("because", error_text(view, record.root)))
+    return Group(headline, labelled(rows)) if rows else headline
+
+
+def ending(reason: str, exit_code: int | None, signal_number: int | None) -> str:
+    if reason == "signal" and signal_number:
+        name = signal.Signals(signal_number).name if signal_number in signal.valid_signals() \
+            else str(signal_number)
+        return f"was killed by signal {signal_number} ({name})"
+    return {"exited": f"exited with code {exit_code}", "exception": "raised an uncaught exception",
+            "timeout": "ran past its time-out", "killed": "was killed",
+            "not-started": "never started"}.get(reason, f"ended ({reason})")
+
+
+def environment_text(view: ReportView) -> Table:
+    meta, trace = view.trace.meta, view.trace
+    rows: list[tuple[str, RenderableType]] = [
+        ("versions", f"torch {meta.torch or '?'} · CUDA {meta.cuda or '—'} · "
+                     f"Python {meta.python or '?'}"),
+        ("recorded", f"{meta.started_at or '?'} on {meta.hostname or '?'}"),
+    ]
+    rows += [(f"GPU {d.index}", f"{d.name} · {format_bytes(d.memory_total)} · "
+                                f"sm {d.compute_capability} · driver {d.driver}")
+             for d in meta.devices]
+    if not meta.devices:
+        rows.append(("GPU", Text("no CUDA device was recorded", style="yellow")))
+    rows.append(("command", " ".join(("graphdoctor", *meta.argv))))
+    counts = [counted(len(t), TABLE_NOUNS.get(n, n)) for n, t in trace.tables.items() if len(t)]
+    counts.append(counted(len(trace.graphs), "graph"))
+    if trace.compile_events:
+        counts.append(counted(len(trace.compile_events), "compile event"))
+    rows.append(("events", " · ".join(counts)))
+    rows += [("not rec.", Text(f"{note.what}: {note.why}", style="yellow"))
+             for note in meta.not_recorded]
+    return labelled(rows)

@@ -1,0 +1,165 @@
+"""The lanes of one trace, in the order Nsight Systems users know: what the run was doing
+(phases), what each CPU thread did, what ran on each CUDA stream, then memory, syncs,
+compile events and GPU utilisation. Lanes with nothing on them are left out.
+
+Building costs a few linear passes over the tables, done once, when the timeline is
+first shown; every redraw after that only bisects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from graphdoctor.trace.model import NONE, Trace
+from graphdoctor.tui import palette as marks
+from graphdoctor.tui.events import stream_names
+from graphdoctor.tui.palette import Mark
+from graphdoctor.tui.timeline_lanes import Lane, MemoryLane, PhaseLane, UtilisationLane
+from graphdoctor.tui.timeline_memory import MemoryCurve
+from graphdoctor.tui.timeline_series import Series, TimeOrder
+
+Orders = dict[str, TimeOrder]
+
+
+def build_lanes(trace: Trace, run_end: int) -> list[Lane]:
+    orders = {name: TimeOrder(table) for name, table in trace.tables.items()}
+    lanes: list[Lane] = [phase_lane(trace)]
+    lanes += thread_lanes(trace, orders)
+    lanes += stream_lanes(trace, orders, run_end)
+    lanes += [memory_lane(orders), sync_lane(orders), compile_lane(trace)]
+    lanes += gpu_lanes(orders)
+    return [lane for lane in lanes if lane.series or lane.key in ("phases", "cpu:0")]
+
+
+def list_series(source: str, name: str, mark: Mark, items: Sequence[Any],
+                keep: Callable[[Any], bool] = lambda item: True,
+                end: Callable[[Any], int] | None = None, shaded: bool = True) -> Series:
+    """A series over one of the trace's lists (exceptions, compile events...)."""
+    picked = sorted((_start(item), index) for index, item in enumerate(items) if keep(item))
+    rows = [index for _, index in picked]
+    ends = [max(end(items[i]), t) for t, i in picked] if end else None
+    return Series(source, name, mark, [t for t, _ in picked], rows, ends, shaded)
+
+
+def _start(item: Any) -> int:
+    for name in ("t", "start", "capture_start"):
+        if hasattr(item, name):
+            return int(getattr(item, name))
+    raise TypeError(f"{type(item).__name__} has no time")
+
+
+def phase_lane(trace: Trace) -> Lane:
+    series = [list_series("phases", phase, mark, trace.phases, lambda p, n=phase: p.phase == n,
+                          end=lambda p: p.end, shaded=False)
+              for phase, mark in marks.PHASE_MARKS.items()]
+    return PhaseLane("phases", "Phases", [s for s in series if len(s)],
+                     about="eager ─, warmup, capture, replay: what the run was doing")
+
+
+def thread_lanes(trace: Trace, orders: Orders) -> list[Lane]:
+    threads = {0, *orders["replays"].distinct("thread"), *(e.thread for e in trace.exceptions)}
+    return [_thread_lane(trace, orders, thread) for thread in sorted(threads)]
+
+
+def _thread_lane(trace: Trace, orders: Orders, thread: int) -> Lane:
+    series = [list_series("exceptions", "exception", marks.EXCEPTION, trace.exceptions,
+                          lambda e: e.thread == thread)]
+    replays = orders["replays"]
+    series.append(replays.series("replays", "replay (host)", marks.REPLAY_HOST,
+                                 replays.where(thread=thread), "dur"))
+    if thread == 0:  # calls, warnings and input events carry no thread: the main one is likeliest
+        series += _main_thread_series(trace, orders)
+    label = "CPU main" if thread == 0 else f"CPU thr {thread}"
+    return Lane(f"cpu:{thread}", label, [s for s in series if len(s)],
+                about="host work: eager steps, replay() calls, exceptions X, warnings !")
+
+
+def _main_thread_series(trace: Trace, orders: Orders) -> list[Series]:
+    calls = orders["calls"]
+    series = [calls.series("calls", f"{mode} call", marks.CALL_MARKS.get(mode, marks.OTHER_EVENT),
+                           calls.where(mode=mode), "dur")
+              for mode in calls.distinct("mode")]
+    series.append(list_series("warnings", "warning", marks.WARNING_MARK, trace.warnings))
+    series.append(list_series("input_events", "captured input freed", marks.INPUT_EVENT,
+                              trace.input_events))
+    return series
+
+
+def stream_lanes(trace: Trace, orders: Orders, run_end: int) -> list[Lane]:
+    capture_streams = {g.stream for g in trace.graphs}
+    lanes = []
+    for stream, name in stream_names(trace).items():
+        role = "strm" if stream == 0 else "capture" if stream in capture_streams else "side"
+        lane = Lane(f"stream:{stream}", f"{name} {role}",
+                    _stream_series(trace, orders, stream, run_end),
+                    about=f"CUDA stream {stream}: captures ▒, replays █, stream operations")
+        lanes.append(lane)
+    return lanes
+
+
+def _stream_series(trace: Trace, orders: Orders, stream: int, run_end: int) -> list[Series]:
+    def capture_mark(graph: Any) -> Mark:
+        return marks.FAILED_CAPTURE_SPAN if graph.status == "failed" else marks.CAPTURE_SPAN
+
+    series = [list_series("graphs", f"capture ({status})", capture_mark(graph), trace.graphs,
+                          lambda g, s=status: g.stream == stream and g.status == s,
+                          end=lambda g: g.capture_end if g.capture_end != NONE else run_end,
+                          shaded=False)
+              for status, graph in {g.status: g for g in trace.graphs}.items()]
+    replays, ops, allocs = orders["replays"], orders["stream_ops"], orders["allocs"]
+    on_stream = replays.where(stream=stream)
+    gpu_ends = list(map(max, replays.ends_at(on_stream, "gpu"), replays.ends_at(on_stream, "dur")))
+    series.append(Series("replays", "replay (GPU)", marks.REPLAY_GPU,
+                         replays.times_at(on_stream), replays.rows_at(on_stream), gpu_ends))
+    series += [ops.series("stream_ops", op, marks.STREAM_OP_MARKS.get(op, marks.OTHER_EVENT),
+                          ops.where(stream=stream, op=op)) for op in ops.distinct("op")]
+    series.append(allocs.series("allocs", "allocation", marks.ALLOC_ON_STREAM,
+                                allocs.where(stream=stream)))
+    return [s for s in series if len(s)]
+
+
+def memory_lane(orders: Orders) -> Lane:
+    samples, allocs = orders["memory"], orders["allocs"]
+    curve = MemoryCurve.from_columns(samples.column("t"), samples.column("allocated"),
+                                     allocs.column("t"), allocs.column("action"),
+                                     allocs.column("size"))
+    everything = range(len(allocs))
+    series = [allocs.series("allocs", "allocation", marks.ALLOC_ON_STREAM, everything),
+              samples.series("memory", "allocator totals", marks.OTHER_EVENT,
+                             range(len(samples)))]
+    return MemoryLane("memory", "Memory", [s for s in series if len(s)], curve=curve,
+                      about="bytes allocated, scaled to the window (▲ high, ▼ low)")
+
+
+def sync_lane(orders: Orders) -> Lane:
+    syncs = orders["syncs"]
+    series = [syncs.series("syncs", f"sync in {phase}",
+                           marks.SYNC_MARKS.get(phase, marks.OTHER_EVENT), syncs.where(phase=phase))
+              for phase in syncs.distinct("phase")]
+    return Lane("syncs", "Syncs", [s for s in series if len(s)],
+                about="host-device syncs: X in capture, ! in replay, • elsewhere")
+
+
+def compile_lane(trace: Trace) -> Lane:
+    kinds = sorted({event.kind for event in trace.compile_events})
+    series = [list_series("compile_events", kind, marks.COMPILE_MARKS.get(kind, marks.OTHER_EVENT),
+                          trace.compile_events, lambda e, k=kind: e.kind == k,
+                          end=(lambda e: e.t + e.dur) if kind == "compile" else None)
+              for kind in kinds]
+    return Lane("compile", "Compile", series,
+                about="torch.compile: B graph break, S cudagraph skip, R recompile, r record")
+
+
+def gpu_lanes(orders: Orders) -> list[Lane]:
+    samples = orders["gpu_samples"]
+    lanes = []
+    for device in samples.distinct("device"):
+        positions = samples.where(device=device)
+        readings = samples.series("gpu_samples", "GPU reading", marks.OTHER_EVENT, positions)
+        utilisation = samples.column("util")
+        lanes.append(UtilisationLane(f"gpu:{device}", f"GPU{device} util", [readings],
+                                     readings=readings,
+                                     values=[utilisation[i] for i in positions],
+                                     about="GPU utilisation from NVML, 0-100%"))
+    return lanes

@@ -1,0 +1,161 @@
+"""What the timeline shows, lane by lane: the lanes themselves and how each becomes cells.
+
+A lane is a stack of :class:`Series` drawn into one or more rows; where two series share a
+cell the higher-priority mark wins. The phase lane writes phase names into its bars, the
+memory lane draws a curve, the GPU lane a utilisation level. Lanes also answer the
+navigation questions: the next event after a moment, the event under the cursor, and
+whether an event (a finding's evidence, say) is on this lane. No Textual import.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import NamedTuple
+
+from graphdoctor.tui.events import EventRef
+from graphdoctor.tui.palette import GPU_UTIL_STYLE, MEMORY_STYLE
+from graphdoctor.tui.timeline_layout import BLANK, Cell, bar_rows, overlay_labels
+from graphdoctor.tui.timeline_memory import MemoryCurve
+from graphdoctor.tui.timeline_series import Series
+from graphdoctor.tui.units import format_bytes
+
+LaneRow = tuple[str, list[Cell]]
+"""One screen row of a lane: the text for the label column, and its cells."""
+
+
+class EventAt(NamedTuple):
+    """An event as a lane holds it: its series and its position there."""
+
+    series: Series
+    index: int
+
+    @property
+    def ref(self) -> EventRef:
+        return EventRef(self.series.source, self.series.row(self.index))
+
+    @property
+    def time(self) -> int:
+        return self.series.times[self.index]
+
+
+@dataclass(eq=False)
+class Lane:
+    """A row of the timeline with its label and the series drawn on it."""
+
+    key: str
+    label: str
+    series: list[Series] = field(default_factory=list)
+    height: int = 1
+    about: str = ""  # one line for the help screen and the status line
+
+    def rows(self, edges: Sequence[int]) -> list[LaneRow]:
+        return [(self.label, self.merged(edges)[0])]
+
+    def merged(self, edges: Sequence[int]) -> tuple[list[Cell], list[str | None]]:
+        """The winning cell of each column, and the name of the series that won it."""
+        cells = [BLANK] * (len(edges) - 1)
+        winners: list[str | None] = [None] * len(cells)
+        for series in sorted(self.series, key=lambda s: s.mark.priority):
+            for column, cell in enumerate(series.cells(edges)):
+                if cell is not None:
+                    cells[column], winners[column] = cell, series.name
+        return cells, winners
+
+    def next_event(self, t: int, forward: bool = True) -> EventAt | None:
+        """The first event strictly after ``t`` (or the last strictly before it)."""
+        found = []
+        for series in self.series:
+            index = series.first_after(t) if forward else series.last_before(t)
+            if index is not None:
+                found.append(EventAt(series, index))
+        if not found:
+            return None
+        return (min if forward else max)(found, key=lambda e: (e.time, -e.series.mark.priority))
+
+    def event_near(self, start: int, end: int, t: int) -> EventAt | None:
+        """The most important event in [start, end), nearest ``t`` among equals."""
+        for series in sorted(self.series, key=lambda s: -s.mark.priority):
+            index = series.nearest(start, end, t)
+            if index is not None:
+                return EventAt(series, index)
+        return None
+
+    def locate(self, ref: EventRef, t: int) -> EventAt | None:
+        """This lane's entry for ``ref`` (which happened at ``t``), if it is on this lane."""
+        for series in self.series:
+            if series.source == ref.kind:
+                index = series.find(ref.index, t)
+                if index is not None:
+                    return EventAt(series, index)
+        return None
+
+
+@dataclass(eq=False)
+class PhaseLane(Lane):
+    """Phases as coloured bars with their names written in where they fit."""
+
+    def rows(self, edges: Sequence[int]) -> list[LaneRow]:
+        cells, winners = self.merged(edges)
+        labels = {s.name: s.name for s in self.series if s.name != "eager"}
+        return [(self.label, overlay_labels(cells, winners, labels))]
+
+
+@dataclass(eq=False)
+class MemoryLane(Lane):
+    """Bytes allocated, as a bar chart scaled to what is on screen, low and high labelled."""
+
+    curve: MemoryCurve = field(default_factory=lambda: MemoryCurve([], [], [], []))
+    height: int = 3
+
+    def rows(self, edges: Sequence[int]) -> list[LaneRow]:
+        peaks = self.curve.peaks(edges)
+        known = [p for p in peaks if p is not None]
+        if not known:
+            return [(self.label, [BLANK] * (len(edges) - 1))] + [("", [BLANK] * (len(edges) - 1))
+                                                                 for _ in range(self.height - 1)]
+        low, high = min(known), max(known)
+        fractions = [None if p is None else _scaled(p, low, high) for p in peaks]
+        labels = [f"▲{format_bytes(high)}", *[""] * (self.height - 2), f"▼{format_bytes(low)}"]
+        labels[(self.height - 1) // 2] = labels[(self.height - 1) // 2] or self.label
+        return list(zip(labels, bar_rows(fractions, self.height, MEMORY_STYLE), strict=False))
+
+
+def _scaled(value: int, low: int, high: int) -> float:
+    # A flat stretch sits at half height, so "unchanged" does not read as "empty".
+    return 0.5 if high == low else 0.1 + 0.9 * (value - low) / (high - low)
+
+
+@dataclass(eq=False)
+class UtilisationLane(Lane):
+    """GPU utilisation readings: the highest in each column, held until the next reading."""
+
+    readings: Series | None = None
+    values: Sequence[int] = ()
+
+    def rows(self, edges: Sequence[int]) -> list[LaneRow]:
+        fractions = [self._level(start, end) for start, end in pairwise(edges)]
+        labels = [self.label, *[""] * (self.height - 1)]
+        return list(zip(labels, bar_rows(fractions, self.height, GPU_UTIL_STYLE), strict=True))
+
+    def _level(self, start: int, end: int) -> float | None:
+        assert self.readings is not None
+        times = self.readings.times
+        first, stop = bisect_left(times, start), bisect_left(times, end)
+        if stop > first:
+            return max(self.values[first:stop]) / 100
+        if first == 0 or first == len(times):
+            return None  # before the first reading, or after the last
+        return self.values[first - 1] / 100
+
+
+def fit_heights(lanes: Sequence[Lane], spare_rows: int) -> None:
+    """Give rows a tall terminal has to spare to the curves, which read better taller:
+    memory from 3 up to 8 rows, GPU utilisation from 1 up to 3."""
+    for lane in lanes:
+        if isinstance(lane, MemoryLane):
+            lane.height = 3 + min(5, max(spare_rows, 0) // 3)
+        elif isinstance(lane, UtilisationLane):
+            lane.height = 1 + min(2, max(spare_rows, 0) // 6)

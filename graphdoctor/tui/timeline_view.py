@@ -1,0 +1,140 @@
+"""What the timeline looks like for one state: the rows on screen, with the cursor and the
+selection drawn in, and the moves the keys make. Pure functions; the widget only turns rows
+into Textual strips and keys into calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from graphdoctor.tui.events import EventRef
+from graphdoctor.tui.palette import SELECTED_STYLE
+from graphdoctor.tui.timeline_lanes import EventAt, Lane
+from graphdoctor.tui.timeline_layout import (
+    Cell,
+    Window,
+    axis,
+    axis_text,
+    column_edges,
+    column_of,
+    time_of,
+    with_cursor,
+)
+
+ZOOM_STEP = 0.5  # each zoom halves (or doubles) the span
+PAN_SHARE = 4  # a pan moves a quarter of the window
+
+
+@dataclass(frozen=True)
+class ScreenRow:
+    lane: int  # index into the lanes, -1 for the axis
+    label: str
+    cells: list[Cell]
+
+
+@dataclass(frozen=True)
+class TimelineState:
+    """Where the user is: the window, the cursor (a moment), the lane, the selected event."""
+
+    window: Window
+    cursor: int
+    lane: int = 0
+    selected: EventRef | None = None
+    selected_at: int | None = None  # when the selected event happened
+
+    def cursor_column(self, width: int) -> int:
+        return column_of(self.window, width, self.cursor)
+
+
+def screen_rows(lanes: Sequence[Lane], state: TimelineState, width: int) -> list[ScreenRow]:
+    """Every lane row for this state, cursor and selection included (the axis excluded)."""
+    edges = column_edges(state.window, width)
+    cursor = state.cursor_column(width)
+    selected = _selected_column(state, width)
+    rows = []
+    for index, lane in enumerate(lanes):
+        for label, cells in lane.rows(edges):
+            if index == state.lane and selected is not None:
+                cells = _mark_selected(cells, selected)
+            rows.append(ScreenRow(index, label, with_cursor(cells, cursor)))
+    return rows
+
+
+def axis_row(state: TimelineState, width: int) -> ScreenRow:
+    ticks = axis(state.window, width)
+    return ScreenRow(-1, ticks.origin, [(char, "bright_black") for char in axis_text(ticks, width)])
+
+
+def _selected_column(state: TimelineState, width: int) -> int | None:
+    if state.selected is None or state.selected_at is None:
+        return None
+    column = column_of(state.window, width, state.selected_at)
+    return column if 0 <= column < width else None
+
+
+def _mark_selected(cells: list[Cell], column: int) -> list[Cell]:
+    out = list(cells)
+    glyph = cells[column][0]
+    out[column] = ("◆" if glyph in " ─" else glyph, SELECTED_STYLE)
+    return out
+
+
+def frame_text(lanes: Sequence[Lane], state: TimelineState, width: int,
+               label_width: int = 12) -> list[str]:
+    """The whole timeline as plain lines, for tests and for reading in a pipe."""
+    rows = [axis_row(state, width), *screen_rows(lanes, state, width)]
+    return [f"{row.label[:label_width]:<{label_width}}" + "".join(g for g, _ in row.cells)
+            for row in rows]
+
+
+# -- moves ----------------------------------------------------------------------------------
+def zoom(state: TimelineState, limits: Window, zoom_in: bool) -> TimelineState:
+    """Zoom around the cursor, keeping it at the same column."""
+    factor = ZOOM_STEP if zoom_in else 1 / ZOOM_STEP
+    anchor = min(max(state.cursor, state.window.start), state.window.end)
+    return replace(state, window=state.window.zoomed(factor, anchor, limits))
+
+
+def pan(state: TimelineState, limits: Window, direction: int) -> TimelineState:
+    """Move the window a quarter of its span; the cursor moves with it."""
+    window = state.window.panned(direction * state.window.span // PAN_SHARE, limits)
+    moved = window.start - state.window.start
+    return replace(state, window=window, cursor=state.cursor + moved)
+
+
+def step_cursor(state: TimelineState, limits: Window, width: int, columns: int) -> TimelineState:
+    """Move the cursor by whole columns, scrolling the window when it reaches an edge."""
+    column = state.cursor_column(width) + columns
+    window = state.window
+    if not 0 <= column < width:
+        window = window.panned((column - (0 if column < 0 else width - 1)) * window.span // width,
+                               limits)
+        column = min(max(column, 0), width - 1)
+    cursor = time_of(window, width, column)
+    return replace(state, window=window, cursor=min(max(cursor, limits.start), limits.end - 1))
+
+
+def fit(state: TimelineState, limits: Window) -> TimelineState:
+    return replace(state, window=limits, cursor=min(max(state.cursor, limits.start), limits.end))
+
+
+def show_moment(state: TimelineState, limits: Window, start: int, end: int,
+                context: int) -> TimelineState:
+    """Make [start, end] visible: keep the zoom when it fits, else zoom out to show it with
+    ``context`` on either side; a zoom wider than ``context`` shrinks to it."""
+    length = end - start
+    span = state.window.span
+    if length * 3 > span or span > context * 2 + length * 3:
+        span = max(length * 3, context * 2)
+    window = state.window
+    if not (window.contains(start) and window.contains(end)) or span != window.span:
+        window = window.around((start + end) // 2, span, limits)
+    return replace(state, window=window, cursor=start)
+
+
+def select(state: TimelineState, event: EventAt | None, lane: int | None = None) -> TimelineState:
+    if event is None:
+        return replace(state, selected=None, selected_at=None)
+    return replace(state, selected=event.ref, selected_at=event.time,
+                   lane=state.lane if lane is None else lane)

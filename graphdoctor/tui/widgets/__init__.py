@@ -1,0 +1,1 @@
+"""Widgets of graphdoctor's terminal UI."""

@@ -1,0 +1,283 @@
+"""The timeline widget: lanes of events against a time axis, drawn with the Line API.
+
+Only the visible rows are drawn, and each comes from :mod:`graphdoctor.tui.timeline_view`,
+whose lanes bisect their events for the visible window; so a redraw costs the same for a
+report of a thousand events or a million. The axis stays on the first row while the lanes
+scroll under it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from functools import lru_cache
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from graphdoctor.tui import timeline_view as moves
+from graphdoctor.tui.events import EventRef
+from graphdoctor.tui.timeline_lanes import Lane, fit_heights
+from graphdoctor.tui.timeline_layout import Cell, Window, column_edges, time_of
+from graphdoctor.tui.timeline_view import ScreenRow, TimelineState, axis_row, screen_rows
+
+LABEL_WIDTH = 13  # twelve characters of lane name and a gap
+NEAR_COLUMNS = 2  # enter and clicks pick an event this many columns away if none is under
+SMALL_SCREEN_ROWS = 30  # taller screens give the memory and GPU lanes more rows
+
+
+@lru_cache(maxsize=256)
+def _style(text: str) -> Style:
+    return Style.parse(text) if text else Style.null()
+
+
+class Timeline(ScrollView, can_focus=True):
+    """Lanes of events against time; the keys zoom, pan, move the cursor and select."""
+
+    DEFAULT_CSS = """
+    Timeline {
+        height: 1fr;
+        scrollbar-size-vertical: 1;
+    }
+    """
+
+    BINDINGS = [
+        Binding("left,h", "step(-1)", "Cursor left", show=False),
+        Binding("right,l", "step(1)", "Cursor right", show=False),
+        Binding("shift+left,H", "pan(-1)", "Pan left", show=False),
+        Binding("shift+right,L", "pan(1)", "Pan right", show=False),
+        Binding("up,k", "lane(-1)", "Lane up", show=False),
+        Binding("down,j", "lane(1)", "Lane down", show=False),
+        Binding("plus,equals_sign", "zoom(True)", "Zoom in", key_display="+"),
+        Binding("minus,underscore", "zoom(False)", "Zoom out", key_display="-"),
+        Binding("0", "fit", "Whole run"),
+        Binding("n", "jump(True)", "Next event"),
+        Binding("N", "jump(False)", "Previous event", key_display="N"),
+        Binding("enter", "select_here", "Details", show=False),
+        Binding("z", "zoom_phase", "Zoom to phase", show=False),
+        Binding("home", "edge(False)", "Run start", show=False),
+        Binding("end", "edge(True)", "Run end", show=False),
+        Binding("escape", "clear", "Clear selection", show=False),
+    ]
+
+    state: reactive[TimelineState] = reactive(TimelineState(Window(0, 1), 0), always_update=True)
+
+    class Changed(Message):
+        """The window, cursor or lane changed."""
+
+        def __init__(self, state: TimelineState) -> None:
+            super().__init__()
+            self.state = state
+
+    class Selected(Message):
+        """An event was selected (``ref`` is None when the selection was cleared)."""
+
+        def __init__(self, ref: EventRef | None) -> None:
+            super().__init__()
+            self.ref = ref
+
+    def __init__(self, lanes: Sequence[Lane], limits: Window, *, id: str | None = None):
+        super().__init__(id=id)
+        self.lanes = list(lanes)
+        self.limits = limits
+        self.set_reactive(Timeline.state, TimelineState(limits, limits.start))
+        self._rows: list[ScreenRow] = []
+        self._rows_for: tuple[TimelineState, int] | None = None
+
+    # -- geometry ---------------------------------------------------------------------------
+    @property
+    def plot_width(self) -> int:
+        """Columns for events, right of the lane labels."""
+        return max(self.scrollable_content_region.width - LABEL_WIDTH, 1)
+
+    def _lane_rows(self) -> list[ScreenRow]:
+        key = (self.state, self.plot_width)
+        if self._rows_for != key:
+            self._rows = screen_rows(self.lanes, self.state, self.plot_width)
+            self._rows_for = key
+        return self._rows
+
+    def lane_row_span(self, lane: int) -> tuple[int, int]:
+        """First and last screen row (after the axis) of a lane."""
+        before = sum(self.lanes[i].height for i in range(lane))
+        return before, before + self.lanes[lane].height - 1
+
+    def on_resize(self, event: events.Resize) -> None:
+        fit_heights(self.lanes, self.screen.size.height - SMALL_SCREEN_ROWS)
+        total = 1 + sum(lane.height for lane in self.lanes)
+        self.virtual_size = Size(event.size.width, total)
+        self._rows_for = None
+
+    # -- drawing ----------------------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        if y == 0:
+            return self._strip(axis_row(self.state, self.plot_width), selected=False)
+        index = y - 1 + int(self.scroll_offset.y)
+        rows = self._lane_rows()
+        if index >= len(rows):
+            return Strip.blank(self.scrollable_content_region.width)
+        row = rows[index]
+        return self._strip(row, selected=row.lane == self.state.lane)
+
+    def _strip(self, row: ScreenRow, selected: bool) -> Strip:
+        label_style = "bold reverse" if selected else "bold"
+        label = f"{row.label[:LABEL_WIDTH - 1]:<{LABEL_WIDTH}}"
+        segments = [Segment(label, _style(label_style if row.label else ""))]
+        segments += _runs(row.cells)
+        return Strip(segments, LABEL_WIDTH + len(row.cells))
+
+    def watch_state(self, old: TimelineState, new: TimelineState) -> None:
+        self.refresh()
+        if new.lane != old.lane:
+            self._scroll_to_lane(new.lane)
+        self.post_message(self.Changed(new))
+        if new.selected != old.selected:
+            self.post_message(self.Selected(new.selected))
+
+    def _scroll_to_lane(self, lane: int) -> None:
+        first, last = self.lane_row_span(lane)
+        visible = self.scrollable_content_region.height - 1  # below the axis
+        top = int(self.scroll_offset.y)
+        if first < top:
+            self.scroll_to(y=first, animate=False)
+        elif last >= top + visible:
+            self.scroll_to(y=last - visible + 1, animate=False)
+
+    # -- actions ----------------------------------------------------------------------------
+    def action_step(self, columns: int) -> None:
+        self.state = moves.step_cursor(self.state, self.limits, self.plot_width, columns)
+
+    def action_pan(self, direction: int) -> None:
+        self.state = moves.pan(self.state, self.limits, direction)
+
+    def action_lane(self, delta: int) -> None:
+        lane = min(max(self.state.lane + delta, 0), len(self.lanes) - 1)
+        self.state = replace(self.state, lane=lane)
+
+    def action_zoom(self, zoom_in: bool) -> None:
+        self.state = moves.zoom(self.state, self.limits, zoom_in)
+
+    def action_fit(self) -> None:
+        self.state = moves.fit(self.state, self.limits)
+
+    def action_edge(self, end: bool) -> None:
+        t = self.limits.end - 1 if end else self.limits.start
+        self.state = replace(moves.show_moment(self.state, self.limits, t, t, 0), cursor=t)
+
+    def action_jump(self, forward: bool) -> None:
+        """To the next (or previous) event on the cursor's lane, keeping the zoom."""
+        event = self.lanes[self.state.lane].next_event(self.state.cursor, forward)
+        if event is None:
+            self.notify("No more events on this lane.", timeout=2)
+            return
+        state = moves.show_moment(self.state, self.limits, event.time, event.time,
+                                  self.state.window.span // 2)
+        self.state = replace(moves.select(state, event), cursor=event.time)
+
+    def action_select_here(self) -> None:
+        """Select the event under the cursor on its lane, or the nearest within two columns."""
+        edges = column_edges(self.state.window, self.plot_width)
+        column = min(max(self.state.cursor_column(self.plot_width), 0), self.plot_width - 1)
+        lane = self.lanes[self.state.lane]
+        event = None
+        for reach in range(NEAR_COLUMNS + 1):
+            start = edges[max(column - reach, 0)]
+            end = edges[min(column + reach + 1, self.plot_width)]
+            event = lane.event_near(start, end, self.state.cursor)
+            if event is not None:
+                break
+        self.state = moves.select(self.state, event)
+
+    def action_zoom_phase(self) -> None:
+        """Zoom to the phase the cursor is in."""
+        phases = self.lanes[0].event_near(self.state.cursor, self.state.cursor + 1,
+                                          self.state.cursor)
+        if phases is None or phases.series.ends is None:
+            return
+        start, end = phases.time, phases.series.ends[phases.index]
+        margin = max((end - start) // 20, 1)
+        window = Window(start - margin, end + margin).clamped(self.limits)
+        self.state = replace(self.state, window=window, cursor=start)
+
+    def action_clear(self) -> None:
+        self.state = moves.select(self.state, None)
+
+    # -- revealing an event from elsewhere (a finding's evidence, a search) ---------------
+    def reveal(self, ref: EventRef, start: int, end: int) -> bool:
+        """Select ``ref`` and zoom to it with some of its phase around; False if no lane
+        shows it."""
+        for index, lane in enumerate(self.lanes):
+            event = lane.locate(ref, start)
+            if event is not None:
+                state = moves.show_moment(self.state, self.limits, start, end,
+                                          self._reveal_context(start, end))
+                self.state = replace(moves.select(state, event, index), cursor=start)
+                return True
+        return False
+
+    def _reveal_context(self, start: int, end: int) -> int:
+        """How much to show either side: a quarter of the surrounding phase, within limits."""
+        phase = self.lanes[0].event_near(start, start + 1, start) if self.lanes else None
+        length = self.limits.span // 4
+        if phase is not None and phase.series.ends is not None:
+            length = (phase.series.ends[phase.index] - phase.time) // 4
+        return max(end - start, min(max(length, self.limits.span // 500), self.limits.span // 4))
+
+    # -- mouse --------------------------------------------------------------------------------
+    def on_click(self, event: events.Click) -> None:
+        column = event.x - LABEL_WIDTH
+        row = event.y - 1 + int(self.scroll_offset.y)
+        lane = self._lane_at_row(row)
+        if lane is None:
+            return
+        if not 0 <= column < self.plot_width:  # on the labels: choose the lane only
+            self.state = replace(self.state, lane=lane)
+            return
+        cursor = time_of(self.state.window, self.plot_width, column)
+        self.state = replace(self.state, lane=lane, cursor=cursor)
+        self.action_select_here()
+
+    def _lane_at_row(self, row: int) -> int | None:
+        for index in range(len(self.lanes)):
+            first, last = self.lane_row_span(index)
+            if first <= row <= last:
+                return index
+        return None
+
+    def _on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        self._wheel(event, zoom_in=False)
+
+    def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        self._wheel(event, zoom_in=True)
+
+    def _wheel(self, event: events.MouseEvent, zoom_in: bool) -> None:
+        """The wheel zooms around the pointer; with shift (or ctrl) it pans."""
+        event.prevent_default()
+        event.stop()
+        if event.shift or event.ctrl:
+            self.action_pan(-1 if zoom_in else 1)
+            return
+        column = min(max(event.x - LABEL_WIDTH, 0), self.plot_width - 1)
+        anchor = time_of(self.state.window, self.plot_width, column)
+        factor = moves.ZOOM_STEP if zoom_in else 1 / moves.ZOOM_STEP
+        self.state = replace(self.state,
+                             window=self.state.window.zoomed(factor, anchor, self.limits))
+
+
+def _runs(cells: list[Cell]) -> list[Segment]:
+    """Cells as segments, one per run of the same style."""
+    segments: list[Segment] = []
+    start = 0
+    for index in range(1, len(cells) + 1):
+        if index == len(cells) or cells[index][1] != cells[start][1]:
+            text = "".join(glyph for glyph, _ in cells[start:index])
+            segments.append(Segment(text, _style(cells[start][1])))
+            start = index
+    return segments

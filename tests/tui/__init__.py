@@ -1,0 +1,1 @@
+"""Tests of the terminal UI: pure layout first, then Pilot behaviour, then snapshots."""

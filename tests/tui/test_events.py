@@ -1,0 +1,84 @@
+"""What the details pane says about recorded events, and where evidence points."""
+
+from __future__ import annotations
+
+from graphdoctor.diagnose.model import Evidence
+from graphdoctor.trace.model import Frame
+from graphdoctor.tui.events import (
+    EventRef,
+    describe,
+    event_span,
+    exists,
+    ref_from_evidence,
+    short_path,
+    source_context,
+    stream_names,
+    user_frame,
+)
+from tests.reports import report_for
+
+
+def test_the_culprit_sync_names_its_phase_graph_and_user_line() -> None:
+    report = report_for("item_in_capture")
+    details = describe(report.trace, EventRef("syncs", 1))
+    assert details.title == "sync: item"
+    assert ("phase", "capture") in details.fields and ("graph", "0") in details.fields
+    frame = user_frame(details.stack)
+    assert frame is not None and frame.file.endswith("item_in_capture.py") and frame.line == 15
+
+
+def test_an_exception_lists_its_chain_root_first() -> None:
+    trace = report_for("item_in_capture").trace
+    details = describe(trace, EventRef("exceptions", 1))
+    chain = [value for name, value in details.fields if name.startswith("chain")]
+    assert "cudaErrorStreamCaptureUnsupported" in chain[0]
+    assert "cudaErrorStreamCaptureInvalidated" in chain[-1]
+    assert "previous error during capture" in details.title
+
+
+def test_every_kind_of_event_can_be_described() -> None:
+    trace = report_for("compile_dynamic_shapes").trace
+    kinds = [*trace.tables, "exceptions", "compile_events", "warnings", "input_events", "graphs",
+             "phases", "functions"]
+    for kind in kinds:
+        if exists(trace, EventRef(kind, 0)):
+            assert describe(trace, EventRef(kind, 0)).title
+
+
+def test_spans() -> None:
+    trace = report_for("launch_bound").trace
+    graph = trace.graphs[0]
+    assert event_span(trace, EventRef("graphs", 0)) == (graph.capture_start, graph.capture_end)
+    replay = trace.tables["replays"][0]
+    assert event_span(trace, EventRef("replays", 0)) == (replay.t,
+                                                        replay.t + max(replay.dur, replay.gpu))
+    assert event_span(trace, EventRef("syncs", 10**6)) is None
+
+
+def test_evidence_outside_the_trace_points_nowhere() -> None:
+    trace = report_for("item_in_capture").trace
+    assert ref_from_evidence(trace, Evidence("syncs", 1)) == EventRef("syncs", 1)
+    assert ref_from_evidence(trace, Evidence("syncs", 99)) is None
+    assert ref_from_evidence(trace, Evidence("no_such_table", 0)) is None
+
+
+def test_streams_are_named_default_then_by_first_use() -> None:
+    trace = report_for("item_in_capture").trace
+    names = stream_names(trace)
+    assert names[0] == "default"
+    assert names[trace.graphs[0].stream] == "s2"
+
+
+def test_source_context_marks_the_target_line() -> None:
+    report = report_for("item_in_capture")
+    file = report.trace.graphs[0] and next(iter(report.sources))
+    lines = source_context(report, file, 15, radius=1)
+    assert [(line.number, line.is_target) for line in lines] == [(14, False), (15, True),
+                                                                 (16, False)]
+    assert "item()" in lines[1].text
+
+
+def test_paths_are_shortened() -> None:
+    assert short_path("/work/proj/train.py", "/work/proj") == "train.py"
+    assert short_path("/x/lib/python3.12/site-packages/torch/_ops.py") == "torch/_ops.py"
+    assert user_frame([Frame("a.py", 1, "f", "torch")]) is None

@@ -1,0 +1,98 @@
+"""The lanes built from recorded GPU runs show what each scenario is about."""
+
+from __future__ import annotations
+
+from graphdoctor.tui.events import EventRef
+from graphdoctor.tui.report_view import ReportView
+from graphdoctor.tui.timeline_layout import Window, cells_text, column_edges, column_of
+from graphdoctor.tui.timeline_view import TimelineState, frame_text
+from tests.reports import report_for
+
+WIDTH = 100
+
+
+def lane(view: ReportView, key: str):  # type: ignore[no-untyped-def]
+    return next(lane for lane in view.lanes if lane.key == key)
+
+
+def row_text(view: ReportView, key: str, window: Window | None = None, row: int = 0) -> str:
+    edges = column_edges(window or view.limits, WIDTH)
+    return cells_text(lane(view, key).rows(edges)[row][1])
+
+
+def test_a_failed_capture_has_a_lane_for_each_thread_stream_and_signal() -> None:
+    view = ReportView(report_for("item_in_capture"))
+    labels = [lane.label for lane in view.lanes]
+    assert labels[:2] == ["Phases", "CPU main"]
+    assert labels[2:5] == ["default strm", "s1 side", "s2 capture"]
+    assert {"Memory", "Syncs", "GPU0 util"} <= set(labels)
+    assert "Compile" not in labels  # nothing was compiled: no empty lane
+
+
+def test_the_sync_that_broke_the_capture_is_an_x_inside_the_capture() -> None:
+    view = ReportView(report_for("item_in_capture"))
+    sync_time = view.trace.tables["syncs"].data["t"][1]
+    graph = view.trace.graphs[0]
+    column = column_of(view.limits, WIDTH, sync_time)
+    assert row_text(view, "syncs")[column] == "X"
+    capture_stream = row_text(view, f"stream:{graph.stream}")
+    start, end = (column_of(view.limits, WIDTH, t) for t in (graph.capture_start,
+                                                             graph.capture_end))
+    assert set(capture_stream[start + 1:end]) == {"▒"}
+    assert "capture" in row_text(view, "phases")
+
+
+def test_the_unjoined_side_stream_shows_its_fork_and_work_inside_the_capture() -> None:
+    view = ReportView(report_for("unjoined_side_stream"))
+    graph = view.trace.graphs[0]
+    capture = Window(graph.capture_start, graph.capture_end + 1)
+    side = next(key for key in (lane.key for lane in view.lanes) if key.startswith("stream:")
+                and lane(view, key).label.endswith("side"))
+    opening = Window(graph.capture_start, graph.capture_start + 10_000_000)
+    assert {"w", ">"} <= set(row_text(view, side, opening))  # forked from the capture, entered
+    assert "<" in row_text(view, side, capture)  # and left before the capture ended
+    assert "w" not in row_text(view, f"stream:{graph.stream}", capture)  # never joined back
+
+
+def test_eager_steps_and_replays_line_up_on_the_cpu_lane() -> None:
+    view = ReportView(report_for("launch_bound"))
+    cpu = lane(view, "cpu:0")
+    names = {series.name: len(series) for series in cpu.series}
+    assert names["eager call"] == 1000 and names["replay (host)"] == 1000
+    replay_phase = next(p for p in view.trace.phases if p.phase == "replay")
+    eager_steps = view.trace.tables["calls"].data["t"]
+    step_window = Window(eager_steps[10], eager_steps[20])
+    assert set(row_text(view, "cpu:0", step_window)) == {"█"}  # the host is busy every step
+    replay_window = Window(replay_phase.start, replay_phase.end)
+    assert "░" in row_text(view, "cpu:0", replay_window)  # and mostly idle while replaying
+
+
+def test_memory_labels_the_top_and_bottom_of_its_scale() -> None:
+    view = ReportView(report_for("launch_bound"))
+    rows = lane(view, "memory").rows(column_edges(view.limits, WIDTH))
+    labels = [label for label, _ in rows]
+    assert labels[0].startswith("▲") and labels[-1].startswith("▼") and "Memory" in labels
+
+
+def test_next_event_and_locate() -> None:
+    view = ReportView(report_for("item_in_capture"))
+    syncs = lane(view, "syncs")
+    times = view.trace.tables["syncs"].data["t"]
+    first = syncs.next_event(0)
+    assert first is not None and first.ref == EventRef("syncs", 0) and first.time == times[0]
+    second = syncs.next_event(first.time)
+    assert second is not None and second.ref == EventRef("syncs", 1)
+    assert syncs.next_event(second.time) is None
+    assert syncs.next_event(second.time, forward=False) == first
+    assert syncs.locate(EventRef("syncs", 1), times[1]) == second
+    assert lane(view, "memory").locate(EventRef("syncs", 1), times[1]) is None
+    near = syncs.event_near(times[1] - 5, times[1] + 5, times[1])
+    assert near is not None and near.ref == EventRef("syncs", 1)
+
+
+def test_frame_text_draws_the_axis_and_every_lane() -> None:
+    view = ReportView(report_for("item_in_capture"))
+    lines = frame_text(view.lanes, TimelineState(view.limits, 0), 60)
+    assert lines[0].startswith("time") and "╷0 s" in lines[0]
+    assert len(lines) == 1 + sum(lane.height for lane in view.lanes)
+    assert all(len(line) == 12 + 60 for line in lines)
