@@ -51,6 +51,12 @@ class InputCollector(TorchDispatchMode):
         self._recorder = recorder
         self.seen: dict[int, _Input] = {}
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # By default torch wraps __torch_dispatch__ in a dynamo-disable, whose first call
+        # imports torch._dynamo: about 2 s, spent inside the user's first capture.
+        return False
+
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         for leaf in tree_leaves((args, kwargs or {})):
             if isinstance(leaf, torch.Tensor) and leaf.is_cuda:
