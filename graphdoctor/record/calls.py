@@ -27,7 +27,6 @@ class CalleeFinder:
         self._recorder = recorder
         self._capture_frame = capture_frame
         self.codes: list[CodeType] = []
-        self._previous: Any = None
 
     def start(self) -> bool:
         if self._capture_frame is None or sys.getprofile() is not None:

@@ -75,13 +75,6 @@ class CurrentStream:
         return entry
 
 
-def is_capturing() -> bool:
-    try:
-        return torch.cuda.is_current_stream_capturing()
-    except RuntimeError:
-        return False
-
-
 def memory_history(enabled: bool, *, stacks: bool, max_entries: int, clear: bool = False) -> bool:
     record = getattr(getattr(torch.cuda, "memory", None), "_record_memory_history", None)
     if record is None:
@@ -131,12 +124,10 @@ def tree_manager_class() -> Any | None:
     return cls if cls is not None and hasattr(cls, "run") else None
 
 
-def tree_call_info(manager: Any, function_id: Any) -> tuple[str, bool]:
-    """(compile id, already warmed up) of a cudagraph-tree function before it runs."""
-    compile_ids = getattr(manager, "id_to_compile_id", {})
-    compile_id = compile_ids.get(function_id)
-    warmed = function_id in getattr(manager, "warmed_up_functions", ())
-    return (str(compile_id) if compile_id is not None else "", warmed)
+def tree_compile_id(manager: Any, function_id: Any) -> str:
+    """The compile id (F/N) of a cudagraph-tree function."""
+    compile_id = getattr(manager, "id_to_compile_id", {}).get(function_id)
+    return str(compile_id) if compile_id is not None else ""
 
 
 def tree_input_copies(manager: Any, function_id: Any, inputs: Any) -> tuple[int, int]:

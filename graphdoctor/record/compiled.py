@@ -129,7 +129,7 @@ def _wrap_tree_run(recorder: Recorder, original: Any) -> Any:
         ident = threading.get_ident()
         if not recorder.enabled or ident in recorder.compiled_call:
             return original(manager, new_inputs, function_id)
-        compile_id, _ = compat.tree_call_info(manager, function_id)
+        compile_id = compat.tree_compile_id(manager, function_id)
         call = CompiledCall(_function_of(recorder, compile_id), compile_id)
         first = call.fn not in seen
         seen.add(call.fn)

@@ -18,8 +18,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-SPOOL_VERSION = 1
-
 # Records that must reach the disk at once: they are what a post-mortem needs most.
 URGENT_TAGS = frozenset({"hello", "graph", "graph_end", "exc", "end", "run_end", "note", "meta"})
 
