@@ -81,7 +81,9 @@ def _open_tui(report: Report, output: Path) -> None:
     from graphdoctor.tui import can_run_interactively, run_app
 
     if can_run_interactively():
-        run_app(report, str(output))
+        crash = run_app(report, str(output))
+        if crash is not None:  # the script's exit code still stands; the report is written
+            say(f"graphdoctor: the viewer crashed ({crash}); the report is at {output}")
     else:
         say("graphdoctor: --tui needs a terminal; the report is written (graphdoctor view "
             f"{output})")

@@ -46,7 +46,16 @@ def view(report_file: Path | None, demo: str | None) -> None:
     if not can_run_interactively():
         _print_summary(report)
         return
-    run_app(report, name)
+    crash = run_app(report, name)
+    if crash is not None:
+        raise ViewerCrashed(f"the viewer crashed ({crash}); this is a bug in graphdoctor: "
+                            "please report it with the traceback above")
+
+
+class ViewerCrashed(GraphDoctorError):
+    """The terminal UI itself failed: a bug in graphdoctor, not a problem with the report."""
+
+    exit_code = 1
 
 
 def _open(report_file: Path | None, demo: str | None) -> tuple[Report, str]:

@@ -12,6 +12,14 @@ Lanes (one pid per process row, one tid per lane, each named with ``M`` metadata
   duration, not the GPU start), with a flow arrow from the host call; stream and event
   operations as instants; NVML counters.
 
+A distributed run's report exports every rank: rank N's host lanes go to pid 100N+1
+("rank N host"), its GPUs' to pid 100N+10+device ("rank N GPU d"), so a single-process
+export keeps pids 1 and 10+N. The torch.distributed calls are slices on their thread's lane
+(one that never returned runs to the end of the recording, with a note saying so), and so is
+``destroy_process_group()``. NVML reads every GPU of the host, so a rank's counters keep only
+the GPUs it used. Each rank's times count from its own start (the launcher starts the ranks
+together, so they line up closely enough).
+
 Perfetto needs the slices of a lane to nest, with no partial overlap: slices that would
 overlap spill into a numbered extra lane (``thread 0 (2)``). Times are microseconds with
 nanosecond decimals, from the start of the run.
@@ -26,10 +34,12 @@ from typing import Any
 
 from graphdoctor.report import facts
 from graphdoctor.report.document import Report
-from graphdoctor.trace.model import Trace
+from graphdoctor.trace.model import NONE, Trace
 
 HOST_PID = 1
 GPU_PID = 10
+RANK_PIDS = 100  # rank N's processes are numbered from 100 * N
+NEVER_RETURNED = "never returned: drawn to the end of the recording"
 Event = dict[str, Any]
 
 
@@ -85,25 +95,34 @@ class _Window:
 
 
 class _Export:
-    """What every part of the export shares: the trace, the lanes, the window, and the
-    call sites of stacks (many events share a few stacks)."""
+    """What every part of the export of one trace shares: the trace, its rank (-1 in a
+    single-process report) and process rows, the lanes, the window, and the call sites of
+    stacks (many events share a few stacks)."""
 
-    def __init__(self, trace: Trace, phases: Collection[str]):
-        self.trace = trace
-        self.lanes = _Lanes()
+    def __init__(self, trace: Trace, phases: Collection[str], lanes: _Lanes,
+                 rank: int = NONE, flow_base: int = 0):
+        self.trace, self.lanes, self.rank = trace, lanes, rank
         self.keep = _Window(trace, phases)
         self._sites: dict[int, str] = {}
         self.functions = {f.id: f.name for f in trace.functions}
+        self.host_pid = RANK_PIDS * max(rank, 0) + HOST_PID
+        self.prefix = f"rank {rank} " if rank != NONE else ""
+        self.flow_base = flow_base  # flow ids stay unique across ranks
+        # Events that name no device ran on the rank's own GPU; a single process keeps GPU 0.
+        self.device = facts.main_device(trace) if rank != NONE else 0
+        self.sampled = facts.used_devices(trace) if rank != NONE else []
+        self.end = max([trace.status.wall_ns] + [span.end for span in trace.phases[-1:]])
 
     def thread_lane(self, thread: int) -> int:
-        return self.lanes.tid(HOST_PID, f"thread {thread}")
+        return self.lanes.tid(self.host_pid, f"thread {thread}")
 
     def gpu_pid(self, device: int) -> int:
-        """The process row of a GPU, named the first time it is used."""
-        pid = GPU_PID + max(0, device)
+        """The process row of a GPU (of this rank), named the first time it is used."""
+        pid = self.host_pid - HOST_PID + GPU_PID + max(0, device)
         if pid not in self.lanes.processes:
             names = {d.index: d.name for d in self.trace.meta.devices}
-            self.lanes.processes[pid] = facts.clean(f"GPU {device}: {names.get(device, '?')}")
+            self.lanes.processes[pid] = facts.clean(
+                f"{self.prefix}GPU {device}: {names.get(device, '?')}")
         return pid
 
     def stream_lane(self, stream: int, device: int) -> tuple[int, int]:
@@ -118,25 +137,37 @@ class _Export:
 
 
 def to_chrome_trace(report: Report, phases: Collection[str] = ()) -> dict[str, Any]:
-    """The trace as a Trace Event Format object; ``phases`` keeps only those phases' moments."""
-    export = _Export(report.trace, phases)
-    export.lanes.processes[HOST_PID] = f"host: {facts.clean(report.trace.meta.target or 'script')}"
+    """The report as a Trace Event Format object, every rank of it; ``phases`` keeps only
+    those phases' moments."""
+    lanes = _Lanes()
     events: list[Event] = []
-    for part in (_phases, _captures, _threads, _thread_instants, _compile, _inputs, _memory,
-                 _streams, _gpu):
-        events += part(export)
-    events = _nest(events, export.lanes)
-    return {"traceEvents": export.lanes.metadata() + events, "displayTimeUnit": "ms",
+    flow_base = 0
+    for rank in report.ranks or [NONE]:
+        trace = report.trace_of(rank)
+        export = _Export(trace, phases, lanes, rank, flow_base)
+        lanes.processes[export.host_pid] = facts.clean(
+            f"{export.prefix}host: {trace.meta.target or 'script'}")
+        for part in (_phases, _captures, _threads, _collectives, _teardown, _thread_instants,
+                     _compile, _inputs, _memory, _streams, _gpu):
+            events += part(export)
+        flow_base += len(trace.tables["replays"])
+    events = _nest(events, lanes)
+    return {"traceEvents": lanes.metadata() + events, "displayTimeUnit": "ms",
             "otherData": _other_data(report, phases)}
 
 
 def _other_data(report: Report, phases: Collection[str]) -> dict[str, Any]:
     meta = report.trace.meta
-    return {"generator": f"graphdoctor {report.tool_version}",
+    data = {"generator": f"graphdoctor {report.tool_version}",
             "report_schema": report.schema_version, "target": facts.clean(meta.target),
             "started_at": meta.started_at, "torch": meta.torch, "cuda": meta.cuda,
             "devices": ", ".join(d.name for d in meta.devices),
             "phases": ", ".join(phases) if phases else "all"}
+    if report.ranks:
+        data.update(ranks=", ".join(map(str, report.ranks)), world_size=meta.world_size,
+                    backend=facts.clean(meta.backend),
+                    clocks="each rank's times count from its own start")
+    return data
 
 
 def _slice(pid: int, tid: int, name: str, t: int, dur: int, cat: str, **args: Any) -> Event:
@@ -154,20 +185,20 @@ def _counter(pid: int, name: str, t: int, **values: int) -> Event:
 
 
 def _phases(x: _Export) -> Iterator[Event]:
-    tid = x.lanes.tid(HOST_PID, "phases")
+    tid = x.lanes.tid(x.host_pid, "phases")
     for span in x.trace.phases:
         if x.keep(span.start, span.end - span.start):
             name = span.phase + (f" (graph {span.graph})" if span.graph >= 0 else "")
-            yield _slice(HOST_PID, tid, facts.clean(name), span.start, span.end - span.start,
+            yield _slice(x.host_pid, tid, facts.clean(name), span.start, span.end - span.start,
                          "phase", phase=span.phase, graph=span.graph)
 
 
 def _captures(x: _Export) -> Iterator[Event]:
-    tid = x.lanes.tid(HOST_PID, "graph captures")
+    tid = x.lanes.tid(x.host_pid, "graph captures")
     for g in x.trace.graphs:
         end = g.capture_end if g.capture_end >= g.capture_start else x.trace.status.wall_ns
         if x.keep(g.capture_start, end - g.capture_start):
-            yield _slice(HOST_PID, tid, facts.clean(f"capture graph {g.id} ({g.status})"),
+            yield _slice(x.host_pid, tid, facts.clean(f"capture graph {g.id} ({g.status})"),
                          g.capture_start, end - g.capture_start, "capture", graph=g.id,
                          api=g.api, status=g.status, pool=g.pool, internal=g.internal,
                          site=x.site(g.stack))
@@ -178,15 +209,15 @@ def _threads(x: _Export) -> Iterator[Event]:
     for t, dur, gpu, fn, mode, graph in calls:
         if x.keep(t, dur):
             name = facts.clean(f"{x.functions.get(fn, f'function {fn}')} [{mode}]")
-            yield _slice(HOST_PID, x.thread_lane(0), name, t, dur, "call", gpu_ns=gpu,
+            yield _slice(x.host_pid, x.thread_lane(0), name, t, dur, "call", gpu_ns=gpu,
                          graph=graph, mode=mode)
     replays = _columns(x.trace, "replays", "t", "dur", "gpu", "graph", "thread")
     for index, (t, dur, gpu, graph, thread) in enumerate(replays):
         if x.keep(t, dur):
-            event = _slice(HOST_PID, x.thread_lane(thread), f"replay graph {graph}", t,
+            event = _slice(x.host_pid, x.thread_lane(thread), f"replay graph {graph}", t,
                            dur, "replay", graph=graph, gpu_ns=gpu)
             if gpu >= 0:
-                event["_flow"] = index
+                event["_flow"] = x.flow_base + index
             yield event
 
 
@@ -195,26 +226,52 @@ def _columns(trace: Trace, table: str, *names: str) -> Iterator[tuple[Any, ...]]
     return zip(*(trace.tables[table].column(n) for n in names), strict=True)
 
 
+def _collectives(x: _Export) -> Iterator[Event]:
+    """Each torch.distributed call on the lane of the thread that made it."""
+    for c in x.trace.tables["collectives"]:
+        dur = c.dur if c.dur >= 0 else max(x.end - c.t, 0)
+        if not x.keep(c.t, dur):
+            continue
+        name = f"{c.op} #{c.seq}" + (" (captured)" if c.graph >= 0 else "")
+        note = {} if c.dur >= 0 else {"note": NEVER_RETURNED}
+        yield _slice(x.host_pid, x.thread_lane(c.thread),
+                     facts.clean(name + ("" if c.dur >= 0 else " (never returned)")), c.t, dur,
+                     "collective", group=facts.clean(c.group), seq=c.seq, bytes=c.bytes,
+                     graph=c.graph, phase=c.phase, site=x.site(c.stack), **note)
+
+
+def _teardown(x: _Export) -> Iterator[Event]:
+    """destroy_process_group() calls, on the main thread's lane (they carry no thread)."""
+    for index, end in facts.teardown_calls(x.trace):
+        begin = x.trace.teardown[index]
+        dur = (end if end is not None else max(x.end, begin.t)) - begin.t
+        if x.keep(begin.t, dur):
+            note = {} if end is not None else {"note": NEVER_RETURNED}
+            name = "destroy_process_group" + ("" if end is not None else " (never returned)")
+            yield _slice(x.host_pid, x.thread_lane(0), name, begin.t, dur, "teardown",
+                         site=x.site(begin.stack), **note)
+
+
 def _thread_instants(x: _Export) -> Iterator[Event]:
     for sync in x.trace.tables["syncs"]:
         if x.keep(sync.t):
-            yield _instant(HOST_PID, x.thread_lane(sync.thread), f"sync: {sync.kind}",
+            yield _instant(x.host_pid, x.thread_lane(sync.thread), f"sync: {sync.kind}",
                            sync.t, "sync", phase=sync.phase, graph=sync.graph,
                            site=x.site(sync.stack))
     for e in x.trace.exceptions:
         if x.keep(e.t):
             raised = e.chain[-1].type if e.chain else "exception"
-            yield _instant(HOST_PID, x.thread_lane(e.thread), facts.clean(raised), e.t,
+            yield _instant(x.host_pid, x.thread_lane(e.thread), facts.clean(raised), e.t,
                            "exception", where=e.where, graph=e.graph,
                            first_error=facts.root_cause(e))
     for w in x.trace.warnings:
         if x.keep(w.t):
-            yield _instant(HOST_PID, x.thread_lane(0), facts.clean(w.category), w.t,
+            yield _instant(x.host_pid, x.thread_lane(0), facts.clean(w.category), w.t,
                            "warning", message=facts.clean(w.message))
 
 
 def _compile(x: _Export) -> Iterator[Event]:
-    tid = x.lanes.tid(HOST_PID, "torch.compile")
+    tid = x.lanes.tid(x.host_pid, "torch.compile")
     for e in x.trace.compile_events:
         if not x.keep(e.t, e.dur):
             continue
@@ -222,15 +279,15 @@ def _compile(x: _Export) -> Iterator[Event]:
                 "key": facts.clean(e.key), "site": x.site(e.stack)}
         name = facts.clean(e.kind.replace("_", " ") + (f" {e.compile_id}" if e.compile_id else ""))
         if e.dur > 0:
-            yield _slice(HOST_PID, tid, name, e.t, e.dur, "compile", **args)
+            yield _slice(x.host_pid, tid, name, e.t, e.dur, "compile", **args)
         else:
-            yield _instant(HOST_PID, tid, name, e.t, "compile", **args)
+            yield _instant(x.host_pid, tid, name, e.t, "compile", **args)
 
 
 def _inputs(x: _Export) -> Iterator[Event]:
     for e in x.trace.input_events:
         if x.keep(e.t):
-            yield _instant(HOST_PID, x.lanes.tid(HOST_PID, "captured inputs"),
+            yield _instant(x.host_pid, x.lanes.tid(x.host_pid, "captured inputs"),
                            facts.clean(f"input {e.kind} (graph {e.graph})"), e.t, "input",
                            bytes=e.size, replays_before=e.replays,
                            site=x.site(e.stack))
@@ -239,12 +296,12 @@ def _inputs(x: _Export) -> Iterator[Event]:
 def _memory(x: _Export) -> Iterator[Event]:
     for sample in x.trace.tables["memory"]:
         if x.keep(sample.t):
-            yield _counter(HOST_PID, "CUDA memory (bytes)", sample.t,
+            yield _counter(x.host_pid, "CUDA memory (bytes)", sample.t,
                            allocated=sample.allocated, reserved=sample.reserved)
-    yield from _pool_counters(x.trace, x.keep)
+    yield from _pool_counters(x.trace, x.keep, x.host_pid)
 
 
-def _pool_counters(trace: Trace, keep: _Window) -> Iterator[Event]:
+def _pool_counters(trace: Trace, keep: _Window, pid: int) -> Iterator[Event]:
     """Live bytes of each pool from the recorded allocations (a free counts only if its
     allocation was recorded, so a partial recording never goes below zero)."""
     live: dict[str, int] = defaultdict(int)
@@ -262,7 +319,7 @@ def _pool_counters(trace: Trace, keep: _Window) -> Iterator[Event]:
         if keep(t):
             if pool not in names:
                 names[pool] = facts.clean(f"pool {pool or 'default'} live bytes")
-            yield _counter(HOST_PID, names[pool], t, bytes=live[pool])
+            yield _counter(pid, names[pool], t, bytes=live[pool])
 
 
 def _streams(x: _Export) -> Iterator[Event]:
@@ -275,21 +332,21 @@ def _streams(x: _Export) -> Iterator[Event]:
         start = max(replay.t, stream_end[replay.stream])
         stream_end[replay.stream] = start + replay.gpu
         if x.keep(start, replay.gpu):
-            pid, tid = x.stream_lane(replay.stream, devices.get(replay.graph, 0))
+            pid, tid = x.stream_lane(replay.stream, devices.get(replay.graph, x.device))
             event = _slice(pid, tid, f"graph {replay.graph}", start, replay.gpu, "gpu",
                            graph=replay.graph, start="estimated: launch or end of previous replay")
-            event["_flow_end"] = index
+            event["_flow_end"] = x.flow_base + index
             yield event
     for op in x.trace.tables["stream_ops"]:
         if x.keep(op.t):
-            pid, tid = x.stream_lane(op.stream, devices.get(op.graph, 0))
+            pid, tid = x.stream_lane(op.stream, devices.get(op.graph, x.device))
             yield _instant(pid, tid, facts.clean(op.op), op.t, "stream", other=op.other,
                            phase=op.phase, site=x.site(op.stack))
 
 
 def _gpu(x: _Export) -> Iterator[Event]:
     for s in x.trace.tables["gpu_samples"]:
-        if x.keep(s.t):
+        if x.keep(s.t) and (not x.sampled or s.device in x.sampled):
             pid = x.gpu_pid(s.device)
             yield _counter(pid, "utilisation (%)", s.t, gpu=s.util, memory=s.mem_util)
             yield _counter(pid, "memory used (bytes)", s.t, used=s.mem_used)

@@ -27,7 +27,7 @@ EVENT_LABELS = {
     "replays": "graph replay", "calls": "timed call", "allocs": "allocator action",
     "syncs": "synchronization", "stream_ops": "stream operation", "memory": "memory sample",
     "gpu_samples": "GPU sample", "exceptions": "exception", "compile_events": "compile event",
-    "warnings": "warning", "input_events": "input event",
+    "warnings": "warning", "input_events": "input event", "collectives": "collective",
 }
 # How bad a verdict is, worst highest; a kind this version does not know ranks as unmeasured.
 VERDICT_RANK = {"faster": 0, "unmeasured": 1, "neutral": 2, "rerecorded": 3, "skipped": 3,
@@ -119,6 +119,34 @@ def site(trace: Trace, stack_id: int, short: bool = False) -> str:
         return ""
     path = short_path(frame.file) if short else display_path(frame.file, trace.meta.cwd)
     return f"{path}:{frame.line}"
+
+
+def used_devices(trace: Trace) -> list[int]:
+    """The CUDA devices the traced process allocated on or captured on, in order; [] when
+    it did neither. (A rank's NVML samples cover every GPU of the host, so they do not say.)"""
+    devices = set(trace.tables["allocs"].column("device")) | {g.device for g in trace.graphs}
+    return sorted(d for d in devices if d >= 0)
+
+
+def main_device(trace: Trace) -> int:
+    """The device the process did most of its allocating on (else its first graph's, else
+    0): where its events that name no device most likely ran."""
+    counts = Counter(d for d in trace.tables["allocs"].column("device") if d >= 0)
+    if counts:
+        return counts.most_common(1)[0][0]
+    return trace.graphs[0].device if trace.graphs else 0
+
+
+def teardown_calls(trace: Trace) -> list[tuple[int, int | None]]:
+    """Each destroy_process_group() call: the index of its beginning in ``trace.teardown``
+    and the time it returned, None if it never did (a teardown hang)."""
+    calls: list[tuple[int, int | None]] = []
+    for index, event in enumerate(trace.teardown):
+        if event.kind == "begin":
+            calls.append((index, None))
+        elif event.kind == "end" and calls and calls[-1][1] is None:
+            calls[-1] = (calls[-1][0], event.t)
+    return calls
 
 
 def graph_by_id(trace: Trace, graph_id: int) -> Graph | None:
@@ -237,6 +265,46 @@ def format_bytes(count: int) -> str:
 
 def format_speedup(speedup: float | None) -> str:
     return "-" if speedup is None else f"{speedup:.2f}×"
+
+
+def rank_traces(report: Report) -> list[tuple[int, Trace]]:
+    """(rank, trace) for every rank of a distributed run's report; [(-1, trace)] otherwise."""
+    return [(rank, report.trace_of(rank)) for rank in report.ranks] or [(-1, report.trace)]
+
+
+def ranked_graphs(report: Report) -> list[tuple[int, Trace, Graph, ReplayStats | None]]:
+    """Every rank's user graphs, each with its rank, trace and replay statistics."""
+    found: list[tuple[int, Trace, Graph, ReplayStats | None]] = []
+    for rank, trace in rank_traces(report):
+        stats = replay_stats(trace)
+        found += [(rank, trace, g, stats.get(g.id)) for g in user_graphs(trace)]
+    return found
+
+
+def rank_tag(rank: int) -> str:
+    """"rank 1 " before what belongs to a rank; nothing in a single-process report."""
+    return f"rank {rank} " if rank >= 0 else ""
+
+
+def world(report: Report) -> str:
+    """A distributed run's ranks, in a phrase ("2 ranks, nccl backend"); "" for one process."""
+    if not report.ranks:
+        return ""
+    backend = f", {clean(report.trace.meta.backend)} backend" if report.trace.meta.backend else ""
+    return f"{plural(len(report.ranks), 'rank')}{backend}"
+
+
+def run_outcome(report: Report) -> str:
+    """How the run ended, as :func:`outcome` says: "exited with code 1 after 5.33 s"; for a
+    distributed run, with its world, and how each rank ended if they ended differently."""
+    main = outcome(report.trace)
+    if not report.ranks:
+        return main
+    endings = {rank: outcome(trace) for rank, trace in rank_traces(report)}
+    if len(set(endings.values())) == 1:
+        return f"({world(report)}) {main}"
+    each = "; ".join(f"rank {rank} {ending}" for rank, ending in endings.items())
+    return f"({world(report)}) ended differently: {each}"
 
 
 def headline(report: Report) -> str:

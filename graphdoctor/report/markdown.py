@@ -5,7 +5,8 @@ are folded in ``<details>`` (evidence, exception chains, phases, environment, th
 Text from the report is escaped, so a message cannot close a fold or inject HTML, and code
 goes in fences longer than any run of backticks inside it. GitHub refuses issue bodies
 over 65,536 characters: optional sections are dropped from the end, with a note, until the
-result fits in :data:`MAX_CHARS`.
+result fits in :data:`MAX_CHARS`. A distributed run's markdown covers every rank: findings,
+their evidence, graphs, exceptions, phases and crash stacks each say which rank.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from __future__ import annotations
 import html
 import re
 
-from graphdoctor.diagnose.model import Finding
+from graphdoctor.diagnose.model import Evidence, Finding
 from graphdoctor.report import facts
 from graphdoctor.report.document import Report
-from graphdoctor.trace.model import ExceptionRecord
+from graphdoctor.trace.model import ExceptionRecord, Graph, Trace
 
 MAX_CHARS = 60_000
 # Character budgets that keep the required parts under MAX_CHARS together.
@@ -105,7 +106,7 @@ def _header(report: Report) -> str:
     headline = facts.first_line(facts.headline(report), MAX_CELL)
     target = code(facts.first_line(trace.meta.target, MAX_CELL) or "?")
     lines = [f"### graphdoctor: {target}: {escape(headline)}",
-             "", f"The run {escape(facts.outcome(trace))} on {escape(devices)}"
+             "", f"The run {escape(facts.run_outcome(report))} on {escape(devices)}"
              + (f" ({escape(versions)})" if versions else "") + "."]
     if report.redacted:
         lines.append("_Redacted: private paths, environment values and arguments removed._")
@@ -163,7 +164,9 @@ def _more_findings(rest: tuple[Finding, ...]) -> str:
 
 def _finding(report: Report, finding: Finding) -> str:
     mark = SEVERITY_MARK.get(finding.severity, escape(finding.severity))
-    lines = [f"**{mark} · {code(finding.id)} {escape(finding.name)}:** {escape(finding.title)}"]
+    rank = f" · rank {finding.rank}" if report.ranks and finding.rank >= 0 else ""
+    lines = [f"**{mark} · {code(finding.id)} {escape(finding.name)}{rank}:** "
+             f"{escape(finding.title)}"]
     location = finding.location
     if location is not None:
         path = facts.display_path(location.file, report.trace.meta.cwd)
@@ -177,7 +180,7 @@ def _finding(report: Report, finding: Finding) -> str:
     if finding.fix:
         lines += ["", f"**Fix:** {paragraphs(_bounded(finding.fix))}"]
     if finding.evidence:
-        lines += ["", _evidence(finding)]
+        lines += ["", _evidence(finding, bool(report.ranks))]
     return "\n".join(lines)
 
 
@@ -195,60 +198,74 @@ def _snippet(report: Report, file: str, line: int, fallback: str) -> str:
     return "\n".join(f"{'>' if n == line else ' '} {n:>{width}} | {source[n]}" for n in numbers)
 
 
-def _evidence(finding: Finding) -> str:
-    items = [f"- {code(f'{e.kind}[{e.index}]')}" + (f": {escape(e.note)}" if e.note else "")
-             for e in finding.evidence[:MAX_EVIDENCE]]
+def _evidence(finding: Finding, ranked: bool) -> str:
+    """Where the evidence is: table and row, and in a multi-rank report whose trace (evidence
+    that names no rank is in its finding's)."""
+    def rank(e: Evidence) -> str:
+        return facts.rank_tag(e.rank if e.rank >= 0 else finding.rank) if ranked else ""
+
+    items = [f"- {rank(e)}{code(f'{e.kind}[{e.index}]')}"
+             + (f": {escape(e.note)}" if e.note else "") for e in finding.evidence[:MAX_EVIDENCE]]
     if len(finding.evidence) > MAX_EVIDENCE:
         items.append(f"- ... and {len(finding.evidence) - MAX_EVIDENCE} more")
     return details(f"Evidence ({len(finding.evidence)})", "\n".join(items))
 
 
 def _graphs(report: Report) -> str:
-    graphs = facts.user_graphs(report.trace)
-    if not graphs:
+    """Every rank's graphs, with a rank column in a multi-rank report (ids repeat)."""
+    ranked = bool(report.ranks)
+    rows = [[*([str(rank)] if ranked else []), *_graph_cells(trace, g, stats)]
+            for rank, trace, g, stats in facts.ranked_graphs(report)]
+    if not rows:
         return ""
-    stats = facts.replay_stats(report.trace)
-    rows = []
-    for g in graphs:
-        s = stats.get(g.id)
-        rows.append([str(g.id), escape(g.api), escape(g.status),
-                     code(facts.site(report.trace, g.stack, short=True) or "?", True),
-                     str(s.count if s else 0), facts.format_ns(s.host_p50_ns if s else None),
-                     facts.format_ns(s.gpu_p50_ns if s else None), escape(g.pool or "-")])
-    body = table(["Graph", "API", "Status", "Captured at", "Replays", "Host p50", "GPU p50",
-                  "Pool"], rows)
-    return details(f"Graphs ({len(graphs)})", body)
+    body = table([*(["Rank"] if ranked else []), "Graph", "API", "Status", "Captured at",
+                  "Replays", "Host p50", "GPU p50", "Pool"], rows)
+    return details(f"Graphs ({len(rows)})", body)
+
+
+def _graph_cells(trace: Trace, g: Graph, s: facts.ReplayStats | None) -> list[str]:
+    return [str(g.id), escape(g.api), escape(g.status),
+            code(facts.site(trace, g.stack, short=True) or "?", True), str(s.count if s else 0),
+            facts.format_ns(s.host_p50_ns if s else None),
+            facts.format_ns(s.gpu_p50_ns if s else None), escape(g.pool or "-")]
 
 
 def _exceptions(report: Report) -> str:
-    exceptions = report.trace.exceptions
+    exceptions = [(rank, trace, e) for rank, trace in facts.rank_traces(report)
+                  for e in trace.exceptions]
     if not exceptions:
         return ""
-    parts = [_exception(report, e) for e in exceptions[:MAX_EXCEPTIONS]]
+    parts = [_exception(rank, trace, e) for rank, trace, e in exceptions[:MAX_EXCEPTIONS]]
     if len(exceptions) > MAX_EXCEPTIONS:
         parts.append(f"... and {len(exceptions) - MAX_EXCEPTIONS} more.")
     return details(f"Exceptions ({len(exceptions)})", "\n\n".join(parts))
 
 
-def _exception(report: Report, exception: ExceptionRecord) -> str:
-    lines = [f"**At {escape(exception.where)}**, first error first:", ""]
+def _exception(rank: int, trace: Trace, exception: ExceptionRecord) -> str:
+    on_rank = f" on rank {rank}" if rank >= 0 else ""
+    lines = [f"**At {escape(exception.where)}{on_rank}**, first error first:", ""]
     for link in exception.chain:
         cuda = f" ({code(link.cuda_error)})" if link.cuda_error else ""
-        where = facts.site(report.trace, link.stack)
+        where = facts.site(trace, link.stack)
         at = f" at {code(where)}" if where else ""
         lines.append(f"1. {code(link.type)}{cuda}{at}: {escape(facts.first_line(link.message))}")
     return "\n".join(lines)
 
 
 def _crash(report: Report) -> str:
-    stacks = report.trace.status.stacks_at_end
-    if not stacks:
-        return ""
-    lines = stacks.strip().splitlines()
-    shown = "\n".join(lines[:80])
-    if len(lines) > 80:
-        shown += f"\n... ({len(lines) - 80} more lines)"
-    return details("Stacks when the run ended (faulthandler)", block(shown))
+    """The faulthandler dump of each process that left one (each rank of a distributed run)."""
+    folds = []
+    for rank, trace in facts.rank_traces(report):
+        stacks = trace.status.stacks_at_end
+        if not stacks:
+            continue
+        lines = stacks.strip().splitlines()
+        shown = "\n".join(lines[:80])
+        if len(lines) > 80:
+            shown += f"\n... ({len(lines) - 80} more lines)"
+        whose = f", rank {rank}" if rank >= 0 else ""
+        folds.append(details(f"Stacks when the run ended (faulthandler{whose})", block(shown)))
+    return "\n\n".join(folds)
 
 
 def _compile(report: Report) -> str:
@@ -260,15 +277,27 @@ def _compile(report: Report) -> str:
 
 
 def _phases(report: Report) -> str:
-    rows = [[escape(p.phase), facts.format_ns(p.total_ns), str(p.spans)]
-            for p in facts.phase_totals(report.trace)]
-    body = table(["Phase", "Time", "Spans"], rows) if rows else "No phases recorded."
-    events = facts.event_summary(report.trace)
-    return details("Phases and events", body + (f"\n\nEvents: {escape(events)}." if events else ""))
+    ranked = bool(report.ranks)
+    rows = [[*([str(rank)] if ranked else []), escape(p.phase), facts.format_ns(p.total_ns),
+             str(p.spans)]
+            for rank, trace in facts.rank_traces(report) for p in facts.phase_totals(trace)]
+    header = [*(["Rank"] if ranked else []), "Phase", "Time", "Spans"]
+    body = table(header, rows) if rows else "No phases recorded."
+    for rank, trace in facts.rank_traces(report):
+        events = facts.event_summary(trace)
+        if events:
+            whose = f"Rank {rank} events" if rank >= 0 else "Events"
+            body += f"\n\n{whose}: {escape(events)}."
+    return details("Phases and events", body)
 
 
 def _environment(report: Report) -> str:
-    rows = [[escape(name), escape(value)] for name, value in facts.environment(report.trace)]
+    """The main trace's environment; a multi-rank report names its world, not one rank."""
+    pairs = facts.environment(report.trace)
+    if report.ranks:  # the main trace says "0 of 2": the report holds every rank
+        world = f"{', '.join(map(str, report.ranks))} of {report.trace.meta.world_size}"
+        pairs = [("ranks", world) if name == "rank" else (name, value) for name, value in pairs]
+    rows = [[escape(name), escape(value)] for name, value in pairs]
     return details("Environment", table(["Setting", "Value"], rows)) if rows else ""
 
 

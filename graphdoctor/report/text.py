@@ -3,7 +3,8 @@
 A pure function: it returns the text, with ANSI colour only when asked, and the CLI asks
 only when stdout is a terminal. Every string that came from the report is passed to rich
 as plain :class:`~rich.text.Text` (never as markup) after :func:`facts.clean`, so a report
-cannot restyle or take over the reader's terminal.
+cannot restyle or take over the reader's terminal. A distributed run's summary covers every
+rank: findings, graphs, exceptions and phases each say which rank they are from.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from rich.text import Text
 from graphdoctor.diagnose.model import Finding
 from graphdoctor.report import facts
 from graphdoctor.report.document import Report
-from graphdoctor.trace.model import ExceptionRecord
+from graphdoctor.trace.model import ExceptionRecord, Graph, Trace
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 VERDICT_STYLE = {"faster": "green", "failed": "bold red", "unsafe": "bold red",
@@ -63,7 +64,7 @@ def _header(report: Report) -> RenderableType:
     versions = [f"torch {trace.meta.torch}" if trace.meta.torch else "",
                 f"CUDA {trace.meta.cuda}" if trace.meta.cuda else "",
                 f"Python {trace.meta.python}" if trace.meta.python else ""]
-    lines.append_text(_t(f"\nThe run {facts.outcome(trace)}. " + " · ".join(
+    lines.append_text(_t(f"\nThe run {facts.run_outcome(report)}. " + " · ".join(
         [", ".join(where)] + [v for v in versions if v])))
     lines.append_text(_t(f"\n{facts.command_line(trace)}", "dim"))
     if report.redacted:
@@ -115,7 +116,8 @@ def _grid() -> Table:
 
 
 def _finding(report: Report, finding: Finding) -> Text:
-    text = Text.assemble(_t(f"{finding.id} {finding.name}: ", "bold"), _t(finding.title))
+    rank = f" (rank {finding.rank})" if report.ranks and finding.rank >= 0 else ""
+    text = Text.assemble(_t(f"{finding.id} {finding.name}{rank}: ", "bold"), _t(finding.title))
     location = finding.location
     if location is not None:
         path = facts.display_path(location.file, report.trace.meta.cwd)
@@ -129,43 +131,49 @@ def _finding(report: Report, finding: Finding) -> Text:
 
 
 def _graphs(report: Report) -> RenderableType | None:
-    graphs = facts.user_graphs(report.trace)
-    if not graphs:
-        return None
-    stats = facts.replay_stats(report.trace)
-    table = _table("graph", "api", "status", "captured at", "replays", "host p50", "GPU p50",
-                   "pool")
-    for g in graphs:
-        s = stats.get(g.id)
-        table.add_row(_t(g.id), _t(g.api), _t(g.status, "red" if g.status == "failed" else ""),
-                      _t(facts.site(report.trace, g.stack, short=True) or "?"),
-                      _t(s.count if s else 0), _t(facts.format_ns(s.host_p50_ns if s else None)),
-                      _t(facts.format_ns(s.gpu_p50_ns if s else None)),
-                      _t(g.pool + (" shared" if g.shared_pool else "")))
-    return Group(_title(f"Graphs ({len(graphs)})"), table)
+    """Every rank's graphs (graph ids repeat across ranks: a rank column tells them apart)."""
+    ranked = bool(report.ranks)
+    table = _table(*(["rank"] if ranked else []), "graph", "api", "status", "captured at",
+                   "replays", "host p50", "GPU p50", "pool")
+    rows = [[*([_t(rank)] if ranked else []), *_graph_cells(trace, g, stats)]
+            for rank, trace, g, stats in facts.ranked_graphs(report)]
+    for row in rows:
+        table.add_row(*row)
+    return Group(_title(f"Graphs ({len(rows)})"), table) if rows else None
+
+
+def _graph_cells(trace: Trace, g: Graph, s: facts.ReplayStats | None) -> list[Text]:
+    return [_t(g.id), _t(g.api), _t(g.status, "red" if g.status == "failed" else ""),
+            _t(facts.site(trace, g.stack, short=True) or "?"), _t(s.count if s else 0),
+            _t(facts.format_ns(s.host_p50_ns if s else None)),
+            _t(facts.format_ns(s.gpu_p50_ns if s else None)),
+            _t(g.pool + (" shared" if g.shared_pool else ""))]
 
 
 def _exceptions(report: Report) -> RenderableType | None:
-    exceptions = report.trace.exceptions
+    """Every rank's exceptions, each rank's first."""
+    exceptions = [(rank, trace, e) for rank, trace in facts.rank_traces(report)
+                  for e in trace.exceptions]
     if not exceptions:
         return None
     grid = _grid()
-    for exception in exceptions[:MAX_EXCEPTIONS]:
-        grid.add_row(_t(exception.where), _exception(report, exception))
+    for rank, trace, exception in exceptions[:MAX_EXCEPTIONS]:
+        grid.add_row(_t(f"{facts.rank_tag(rank)}{exception.where}"),
+                     _exception(trace, exception))
     parts: list[RenderableType] = [_title(f"Exceptions ({len(exceptions)})"), grid]
     if len(exceptions) > MAX_EXCEPTIONS:
         parts.append(_t(f"  ... and {len(exceptions) - MAX_EXCEPTIONS} more", "dim"))
     return Group(*parts)
 
 
-def _exception(report: Report, exception: ExceptionRecord) -> Text:
+def _exception(trace: Trace, exception: ExceptionRecord) -> Text:
     if not exception.chain:
         return _t("(no details recorded)")
     raised = exception.chain[-1]
     text = _t(f"{raised.type}: {facts.first_line(raised.message)}", "red")
     if len(exception.chain) > 1:
         text.append_text(_t(f"\nfirst error: {facts.root_cause(exception)}"))
-    where = facts.site(report.trace, exception.chain[0].stack)
+    where = facts.site(trace, exception.chain[0].stack)
     if where:
         text.append_text(_t(f"\nraised at {where}"))
     return text
@@ -180,12 +188,16 @@ def _compile(report: Report) -> RenderableType | None:
 
 
 def _phases(report: Report) -> RenderableType:
-    totals = facts.phase_totals(report.trace)
-    phases = " · ".join(f"{p.phase} {facts.format_ns(p.total_ns)}"
-                        + (f" ({p.spans} spans)" if p.spans > 1 else "") for p in totals)
-    events = facts.event_summary(report.trace)
-    return Group(_title("Phases and events"), _t(f"  {phases or 'no phases recorded'}"),
-                 _t(f"  {events or 'no events recorded'}"))
+    lines: list[RenderableType] = [_title("Phases and events")]
+    for rank, trace in facts.rank_traces(report):
+        totals = facts.phase_totals(trace)
+        phases = " · ".join(f"{p.phase} {facts.format_ns(p.total_ns)}"
+                            + (f" ({p.spans} spans)" if p.spans > 1 else "") for p in totals)
+        events = facts.event_summary(trace)
+        tag = f"rank {rank}: " if rank >= 0 else ""
+        lines += [_t(f"  {tag}{phases or 'no phases recorded'}"),
+                  _t(f"  {tag}{events or 'no events recorded'}")]
+    return Group(*lines)
 
 
 def _notes(report: Report) -> RenderableType | None:

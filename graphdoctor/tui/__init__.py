@@ -27,8 +27,12 @@ def can_run_interactively() -> bool:
     return ttys and os.environ.get("TERM", "") != "dumb"
 
 
-def run_app(report: Report, name: str = "") -> None:
-    """Open the TUI on ``report`` and return when the user quits."""
+def run_app(report: Report, name: str = "", *, headless: bool = False) -> str | None:
+    """Open the TUI on ``report`` and return when the user quits: None, or if the app
+    crashed, what crashed it in one line. (Textual prints the traceback and returns as if
+    all went well; the caller decides what a crash means to its exit code.)"""
     from graphdoctor.tui.app import GraphDoctorApp
 
-    GraphDoctorApp(report, name).run()
+    app = GraphDoctorApp(report, name)
+    app.run(headless=headless)
+    return app.crash_summary() if app.return_code else None  # 1 after an unhandled error

@@ -29,10 +29,15 @@ class AllocGroup:
     largest: int = 0
     largest_row: int = NONE  # the row of the largest allocation, to show on the timeline
     stack: int = NONE  # a stack of this group (call sites only)
+    rank: int = NONE  # whose allocations, in a multi-rank report
 
     @property
     def net(self) -> int:
         return self.allocated - self.freed
+
+    @property
+    def label(self) -> str:
+        return self.key if self.rank == NONE else f"r{self.rank} {self.key}"
 
 
 ALLOC_COLUMNS = ("key", "allocs", "allocated", "frees", "freed", "net", "reserved", "largest")
@@ -69,9 +74,9 @@ class _Tally:
             other.largest, other.largest_row = self.largest, self.largest_row
 
 
-def group_allocs(trace: Trace, by: str) -> list[AllocGroup]:
+def group_allocs(trace: Trace, by: str, rank: int = NONE) -> list[AllocGroup]:
     """Allocator activity grouped ``by`` "phase", "pool" or "site" (the user's line), largest
-    allocated total first."""
+    allocated total first; ``rank`` is the trace's, in a multi-rank report."""
     data = trace.tables["allocs"].data
     tallies: dict[object, _Tally] = {}
     keys = data[GROUPINGS[by]]
@@ -83,7 +88,7 @@ def group_allocs(trace: Trace, by: str) -> list[AllocGroup]:
         tally.add(row, action, size)
     if by == "site":
         tallies = _by_site(trace, tallies)
-    groups = [_group(str(key), tally) for key, tally in tallies.items()]
+    groups = [_group(str(key), tally, rank) for key, tally in tallies.items()]
     return sort_groups(groups, "allocated", descending=True)
 
 
@@ -105,16 +110,19 @@ def _basename(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
-def _group(key: str, tally: _Tally) -> AllocGroup:
-    names = [f.name for f in fields(AllocGroup) if f.name != "key"]
-    return AllocGroup(key, **{name: getattr(tally, name) for name in names})
+def _group(key: str, tally: _Tally, rank: int) -> AllocGroup:
+    names = [f.name for f in fields(AllocGroup) if f.name not in ("key", "rank")]
+    return AllocGroup(key, **{name: getattr(tally, name) for name in names}, rank=rank)
 
 
 def sort_groups(groups: Sequence[AllocGroup], column: str,
                 descending: bool = False) -> list[AllocGroup]:
-    """Groups ordered by one of :data:`ALLOC_COLUMNS`; ties keep their key order."""
-    value: Callable[[AllocGroup], object] = lambda g: getattr(g, column)  # noqa: E731
-    ordered = sorted(groups, key=lambda g: g.key)
+    """Groups ordered by one of :data:`ALLOC_COLUMNS`; ties keep their key order, and the
+    key orders by rank first."""
+    by_key: Callable[[AllocGroup], tuple[int, str]] = lambda g: (g.rank, g.key)  # noqa: E731
+    value: Callable[[AllocGroup], object] = (  # noqa: E731
+        by_key if column == "key" else lambda g: getattr(g, column))
+    ordered = sorted(groups, key=by_key)
     return sorted(ordered, key=value, reverse=descending)  # type: ignore[arg-type]
 
 
@@ -134,9 +142,11 @@ class GraphRow:
     replays: Timing
     eager: Timing  # the same work run eagerly: the graph's callee or compiled function
     first_replay: int = NONE  # row in the replays table
+    index: int = NONE  # the graph's position in its trace's list of graphs
+    rank: int = NONE  # whose graph, in a multi-rank report (graph ids repeat across ranks)
 
 
-def graph_rows(trace: Trace) -> list[GraphRow]:
+def graph_rows(trace: Trace, rank: int = NONE) -> list[GraphRow]:
     """One row per graph with its replays' and its eager steps' timings."""
     replays = trace.tables["replays"].data
     by_graph = _grouped(replays["graph"], replays["dur"], replays["gpu"])
@@ -146,8 +156,8 @@ def graph_rows(trace: Trace) -> list[GraphRow]:
                            list(compress(calls["gpu"], eager)))
     return [GraphRow(graph, _function_name(trace, graph), _timing(by_graph.get(graph.id, [])),
                      _timing([t for fn in _functions(graph) for t in by_function.get(fn, [])]),
-                     _first(replays["graph"], graph.id))
-            for graph in trace.graphs]
+                     _first(replays["graph"], graph.id), index, rank)
+            for index, graph in enumerate(trace.graphs)]
 
 
 Timings = dict[int, list[tuple[int, int]]]  # key -> [(host ns, GPU ns)]

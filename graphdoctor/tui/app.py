@@ -87,6 +87,15 @@ class GraphDoctorApp(App[None]):
     def take_target(self, mode: str) -> Any:
         return self._targets.pop(mode, None)
 
+    def crash_summary(self) -> str:
+        """The exception that ended the app, in one line. Textual keeps it in a private
+        attribute (for its test harness), so it is read with care."""
+        error = getattr(self, "_exception", None)
+        if not isinstance(error, BaseException):
+            return "an unhandled error"
+        message = str(error).strip().splitlines()
+        return f"{type(error).__name__}: {message[0]}" if message else type(error).__name__
+
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return

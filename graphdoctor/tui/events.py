@@ -13,16 +13,21 @@ from typing import Any, NamedTuple
 
 from graphdoctor.diagnose.model import Evidence
 from graphdoctor.report.document import Report
+from graphdoctor.report.facts import teardown_calls
 from graphdoctor.trace.model import NONE, TABLE_ROWS, USER, Frame, Trace
 from graphdoctor.tui.units import format_bytes, format_duration, format_moment
 
 LIST_KINDS = ("exceptions", "compile_events", "warnings", "input_events", "graphs", "phases",
-              "functions")
+              "functions", "teardown")
 
 
 class EventRef(NamedTuple):
+    """``rank`` says whose trace the row is in: -1 in a single-process report, where there
+    is only one, so refs there read and compare as they always did."""
+
     kind: str
     index: int
+    rank: int = NONE
 
 
 @dataclass(frozen=True)
@@ -44,9 +49,10 @@ class EventDetails:
     stack: tuple[Frame, ...] = ()
 
 
-def ref_from_evidence(trace: Trace, evidence: Evidence) -> EventRef | None:
-    """The event a piece of evidence points at, or None if the trace has no such row."""
-    ref = EventRef(evidence.kind, evidence.index)
+def ref_from_evidence(trace: Trace, evidence: Evidence, rank: int = NONE) -> EventRef | None:
+    """The event a piece of evidence points at in ``trace`` (the trace of ``rank``), or None
+    if the trace has no such row."""
+    ref = EventRef(evidence.kind, evidence.index, rank)
     return ref if exists(trace, ref) else None
 
 
@@ -72,14 +78,25 @@ def event_span(trace: Trace, ref: EventRef) -> tuple[int, int] | None:
         return item.start, item.end
     if ref.kind == "functions":
         return None
+    if ref.kind == "teardown":
+        end = teardown_end(trace, ref.index)
+        return item.t, item.t if end is None else end
     return item.t, item.t + max(getattr(item, "dur", 0), 0)
 
 
 def _table_span(trace: Trace, ref: EventRef) -> tuple[int, int]:
+    """A row's [t, t + its longest duration]; a duration of -1 (a collective that never
+    returned, a GPU time never measured) counts as none."""
     data = trace.tables[ref.kind].data
     start = data["t"][ref.index]
-    length = max(data["dur"][ref.index], data["gpu"][ref.index]) if "dur" in data else 0
-    return start, start + max(length, 0)
+    lengths = [data[column][ref.index] for column in ("dur", "gpu") if column in data]
+    return start, start + max([0, *lengths])
+
+
+def teardown_end(trace: Trace, index: int) -> int | None:
+    """When the destroy_process_group() that began at ``trace.teardown[index]`` returned;
+    None if it never did (a teardown hang) or ``index`` is not a beginning."""
+    return dict(teardown_calls(trace)).get(index)
 
 
 def user_frame(frames: tuple[Frame, ...] | list[Frame]) -> Frame | None:
@@ -265,6 +282,26 @@ def _graph(context: _Context, index: int) -> Described:
     return f"capture of graph {graph.id}", fields, graph.stack
 
 
+NEVER_RETURNED = [("outcome", "never returned")]  # the "when" field has a returned call's length
+
+
+def _collective(context: _Context, index: int) -> Described:
+    row = _row(context, "collectives", index)
+    captured = f", captured in graph {row.graph}" if row.graph != NONE else ""
+    return (f"{row.op} #{row.seq} of group {row.group}{captured}",
+            [*(NEVER_RETURNED if row.dur < 0 else []), ("size", format_bytes(row.bytes)),
+             ("phase", row.phase), ("graph", _graph_name(row.graph)),
+             ("thread", str(row.thread))], row.stack)
+
+
+def _teardown(context: _Context, index: int) -> Described:
+    event = context.trace.teardown[index]
+    if event.kind != "begin":
+        return f"destroy_process_group() {event.kind}", [], event.stack
+    returned = teardown_end(context.trace, index) is not None
+    return "destroy_process_group()", [] if returned else NEVER_RETURNED, event.stack
+
+
 def _phase(context: _Context, index: int) -> Described:
     span = context.trace.phases[index]
     return f"{span.phase} phase", [("graph", _graph_name(span.graph))], NONE
@@ -281,4 +318,5 @@ _DESCRIBERS: dict[str, Callable[[_Context, int], Described]] = {
     "stream_ops": _stream_op, "memory": _memory, "gpu_samples": _gpu_sample,
     "exceptions": _exception, "compile_events": _compile_event, "warnings": _warning,
     "input_events": _input_event, "graphs": _graph, "phases": _phase, "functions": _function,
+    "collectives": _collective, "teardown": _teardown,
 }

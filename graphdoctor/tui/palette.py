@@ -43,6 +43,14 @@ EXCEPTION = Mark("X", "bold bright_red", 6)
 WARNING_MARK = Mark("!", "yellow", 5)
 INPUT_EVENT = Mark("F", "bold bright_red", 5)
 ALLOC_ON_STREAM = Mark("·", "bright_black", 0)
+
+# torch.distributed: a captured collective is a C in the capture's colour (not a shade, which
+# on this lane means how long a call took); one that never returned, and a
+# destroy_process_group() that never did, run on to the end of the run as ┅.
+COLLECTIVE = Mark("█", "cyan", 3)
+CAPTURED_COLLECTIVE = Mark("C", "bold magenta", 4)
+NEVER_RETURNED = Mark("┅", "bold bright_red", 5)
+TEARDOWN = Mark("═", "yellow", 2)
 OTHER_EVENT = Mark("•", "white", 1)
 
 STREAM_OP_MARKS = {

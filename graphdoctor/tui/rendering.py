@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from graphdoctor.diagnose.model import Evidence, Finding
-from graphdoctor.trace.model import PYTHON, USER, ErrorLink, Frame
+from graphdoctor.trace.model import NONE, PYTHON, USER, ErrorLink, Frame
 from graphdoctor.tui.events import (
     EventDetails,
     EventRef,
@@ -83,12 +83,13 @@ def culprit_source(view: ReportView, frames: Sequence[Frame]) -> RenderableType 
 def details_view(view: ReportView, details: EventDetails) -> RenderableType:
     """The details pane for one event: title, fields, stack and the user's source line."""
     fields = list(details.fields)
+    rank = details.ref.rank
     if details.start is not None and not any(name == "phase" for name, _ in fields):
-        fields.insert(1, ("phase", view.phase_at(details.start)))
+        fields.insert(1, ("phase", view.phase_at(details.start, rank)))
     parts: list[RenderableType] = [Text(details.title, style="bold"), fields_text(fields)]
     if details.stack:
         parts += [Text("stack (innermost last)", style="underline"),
-                  stack_text(details.stack, view.trace.meta.cwd)]
+                  stack_text(details.stack, view.trace_of(rank).meta.cwd)]
         source = culprit_source(view, details.stack)
         parts += [source] if source is not None else []
     else:
@@ -117,7 +118,8 @@ def finding_view(view: ReportView, finding: Finding) -> RenderableType:
     header = Text()
     header.append(f"{severity_badge(finding.severity)} ", style=severity_style(finding.severity))
     header.append(f"{finding.id} {finding.name}", style="bold")
-    header.append(f"  ({finding.category})\n", style="dim")
+    on_rank = f" · rank {view.rank_key(finding.rank)}" if view.multi_rank else ""
+    header.append(f"  ({finding.category}{on_rank})\n", style="dim")
     header.append(finding.title, style="bold")
     fix = Text("Fix: ", style="bold green")
     fix.append(finding.fix)
@@ -130,25 +132,27 @@ def location_view(view: ReportView, finding: Finding) -> RenderableType:
     if location is None:
         return Text("No line of your code is named by this finding.", style="dim")
     where = frame_text(Frame(location.file, location.line, location.function or "?"),
-                       view.trace.meta.cwd)
+                       view.trace_of(finding.rank).meta.cwd)
     return source_block(source_context(view.report, location.file, location.line), where)
 
 
 def evidence_label(view: ReportView, evidence: Evidence, ref: EventRef | None) -> str:
     """One line for an evidence item: what and when, or why it cannot be shown."""
     if ref is None:
-        return f"{evidence.kind}[{evidence.index}] (not in this trace)"
+        whose = f"rank {view.rank_key(evidence.rank)}'s" if view.multi_rank else "this"
+        return f"{evidence.kind}[{evidence.index}] (not in {whose} trace)"
     details = view.describe(ref)
     when = f" at {format_moment(details.start, 1_000)}" if details.start is not None else ""
     note = f" — {evidence.note}" if evidence.note else ""
     return f"{details.title}{when}{note}"
 
 
-def error_text(view: ReportView, link: ErrorLink) -> Text:
-    """An exception of a chain, and the user's line it was raised from."""
+def error_text(view: ReportView, link: ErrorLink, rank: int = NONE) -> Text:
+    """An exception of a chain (of ``rank``'s trace), and the user's line it was raised from."""
     code = f" [{link.cuda_error}]" if link.cuda_error else ""
     text = Text(f"{link.type}: {link.message}{code}", style="bright_red")
-    frame = user_frame(view.trace.stack(link.stack))
+    trace = view.trace_of(rank)
+    frame = user_frame(trace.stack(link.stack))
     if frame is not None:
-        text.append(f"\nat {frame_text(frame, view.trace.meta.cwd)}", style="bold")
+        text.append(f"\nat {frame_text(frame, trace.meta.cwd)}", style="bold")
     return text

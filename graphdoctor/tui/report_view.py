@@ -3,29 +3,29 @@
 Opening the app only reads what the Summary shows; the timeline's lanes, the allocation
 totals and the graph timings are built when their screen first asks, so start-up stays
 proportional to what is on screen, however big the run. No Textual import.
+
+A distributed run's report holds a trace per rank. Each has its own :class:`RankView`;
+what names an event, a graph or a finding carries the rank it belongs to, and
+:meth:`ReportView.of` finds that rank's trace. In a single-process report every rank is -1.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from functools import cached_property
 
 from graphdoctor.diagnose.model import SEVERITY_RANK, Evidence, Finding, Verdict
 from graphdoctor.report.document import Report
-from graphdoctor.trace.model import NONE, ExceptionRecord
-from graphdoctor.trace.phases import PhaseIndex
-from graphdoctor.tui.aggregate import AllocGroup, GraphRow, graph_rows, group_allocs
-from graphdoctor.tui.events import (
-    EventDetails,
-    EventRef,
-    describe,
-    event_span,
-    ref_from_evidence,
-    stream_names,
-)
-from graphdoctor.tui.timeline_build import build_lanes
+from graphdoctor.trace.model import NONE, Trace
+from graphdoctor.tui.aggregate import AllocGroup, GraphRow
+from graphdoctor.tui.events import EventDetails, EventRef, ref_from_evidence
+from graphdoctor.tui.rank_view import RankView
 from graphdoctor.tui.timeline_lanes import Lane
 from graphdoctor.tui.timeline_layout import Window, column_edges, run_window
+
+GraphKey = tuple[int, int]
+"""A graph as the Graphs screen is asked to show it: (rank, graph id)."""
 
 
 class ReportView:
@@ -33,11 +33,32 @@ class ReportView:
 
     def __init__(self, report: Report, name: str = ""):
         self.report = report
-        self.trace = report.trace
+        self.trace = report.trace  # the main (lowest) rank's, or the only one
         self.name = name or report.trace.meta.target or "report"
-        self._alloc_groups: dict[str, list[AllocGroup]] = {}
+        self.ranks: list[int] = report.ranks  # [] for a single-process run
+        self.rank_views = {rank: RankView(report.trace_of(rank), rank)
+                           for rank in self.ranks} or {NONE: RankView(report.trace)}
         self._lanes: list[Lane] | None = None
         self._lanes_lock = threading.Lock()  # built by a background worker or on first use
+
+    # -- ranks ----------------------------------------------------------------------------
+    @property
+    def multi_rank(self) -> bool:
+        return bool(self.ranks)
+
+    def rank_key(self, rank: int) -> int:
+        """How this view names ``rank``: -1 in a single-process report; in a multi-rank one,
+        the rank itself, with -1 (or a rank the report lacks) meaning the main rank, as in
+        :meth:`Report.trace_of`."""
+        if not self.ranks:
+            return NONE
+        return rank if rank in self.rank_views else self.ranks[0]
+
+    def of(self, rank: int) -> RankView:
+        return self.rank_views[self.rank_key(rank)]
+
+    def trace_of(self, rank: int) -> Trace:
+        return self.of(rank).trace
 
     # -- diagnosis ------------------------------------------------------------------------
     @cached_property
@@ -51,51 +72,49 @@ class ReportView:
         return self.report.diagnosis.verdicts
 
     def evidence(self, finding: Finding) -> list[tuple[Evidence, EventRef | None]]:
-        """Each piece of a finding's evidence with the event it names (None if missing)."""
-        return [(item, ref_from_evidence(self.trace, item)) for item in finding.evidence]
+        """Each piece of a finding's evidence with the event it names (None if missing).
+        Evidence that names no rank is taken to be in its finding's rank's trace."""
+        pairs = []
+        for item in finding.evidence:
+            rank = self.rank_key(item.rank if item.rank != NONE else finding.rank)
+            pairs.append((item, ref_from_evidence(self.of(rank).trace, item, rank)))
+        return pairs
 
-    def finding_index(self, finding_id: str, graph: int = NONE) -> int | None:
+    def finding_index(self, finding_id: str, graph: int = NONE, rank: int = NONE) -> int | None:
         for index, finding in enumerate(self.findings):
-            if finding.id == finding_id and (graph == NONE or finding.graph == graph):
+            if finding.id == finding_id and (graph == NONE or finding.graph == graph) \
+                    and (rank == NONE or self.rank_key(finding.rank) == self.rank_key(rank)):
                 return index
         return None
+
+    def shown_rank(self, finding: Finding) -> int | None:
+        """The rank a finding is listed with: None in a single-process report."""
+        return self.rank_key(finding.rank) if self.multi_rank else None
+
+    def verdict_for(self, graph: int, rank: int = NONE) -> Verdict | None:
+        return next((v for v in self.verdicts if v.graph == graph
+                     and self.rank_key(v.rank) == self.rank_key(rank)), None)
 
     # -- the run --------------------------------------------------------------------------
     @cached_property
     def run_end(self) -> int:
-        """The last recorded moment (the process's wall time includes its exit, after it)."""
-        trace = self.trace
-        ends = [trace.phases[-1].end] if trace.phases else []
-        ends += [max(table.data["t"]) for table in trace.tables.values() if len(table)]
-        ends += [item.t for items in (trace.exceptions, trace.compile_events, trace.warnings,
-                                      trace.input_events) for item in items[-1:]]
-        return max(ends) if ends else trace.status.wall_ns
+        """The last recorded moment of any rank: the ranks share one time axis."""
+        return max(view.run_end for view in self.rank_views.values())
 
     @cached_property
     def limits(self) -> Window:
         return run_window(self.run_end)
 
-    @cached_property
-    def phase_index(self) -> PhaseIndex:
-        return PhaseIndex(self.trace.phases)
-
-    @cached_property
-    def streams(self) -> dict[int, str]:
-        return stream_names(self.trace)
-
-    @cached_property
-    def raised(self) -> list[ExceptionRecord]:
-        """What the user saw fail: uncaught exceptions, else the capture_end errors."""
-        exceptions = self.trace.exceptions
-        return ([e for e in exceptions if e.where == "uncaught"]
-                or [e for e in exceptions if e.where == "capture_end"])
+    def phase_at(self, t: int, rank: int = NONE) -> str:
+        return self.of(rank).phase_at(t)
 
     # -- timeline -------------------------------------------------------------------------
     @property
     def lanes(self) -> list[Lane]:
         with self._lanes_lock:
             if self._lanes is None:
-                self._lanes = build_lanes(self.trace, self.run_end)
+                self._lanes = [lane for view in self.rank_views.values()
+                               for lane in view.lanes()]
             return self._lanes
 
     def prepare_timeline(self, width: int = 120) -> None:
@@ -105,23 +124,23 @@ class ReportView:
             lane.rows(edges)
 
     def describe(self, ref: EventRef) -> EventDetails:
-        return describe(self.trace, ref, self.streams)
+        """The event's details; in a multi-rank report, headed by the rank it is from."""
+        details = self.of(ref.rank).describe(ref)
+        if not self.multi_rank:
+            return details
+        return dataclasses.replace(details, title=f"rank {self.rank_key(ref.rank)} · "
+                                                  f"{details.title}")
 
     def span_of(self, ref: EventRef) -> tuple[int, int] | None:
-        return event_span(self.trace, ref)
-
-    def phase_at(self, t: int) -> str:
-        return self.phase_index.phase_at(t)
+        return self.of(ref.rank).span_of(ref)
 
     # -- tables ---------------------------------------------------------------------------
     def alloc_groups(self, by: str) -> list[AllocGroup]:
-        if by not in self._alloc_groups:
-            self._alloc_groups[by] = group_allocs(self.trace, by)
-        return self._alloc_groups[by]
+        return [group for view in self.rank_views.values() for group in view.alloc_groups(by)]
 
     @cached_property
     def graph_rows(self) -> list[GraphRow]:
-        return graph_rows(self.trace)
+        return [row for view in self.rank_views.values() for row in view.graph_rows]
 
-    def verdict_for(self, graph: int) -> Verdict | None:
-        return next((v for v in self.verdicts if v.graph == graph), None)
+    def graph_key(self, rank: int, graph: int) -> GraphKey:
+        return self.rank_key(rank), graph

@@ -11,14 +11,15 @@ from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from graphdoctor.report.document import Report
+from graphdoctor.trace.model import Trace
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.units import format_moment
 
 MAX_PER_KIND = 300  # a run with thousands of compile events needs no more to be found
 KINDS_OF_EVENT = (("syncs", "kind", "sync"), ("stream_ops", "op", "stream op"),
-                  ("calls", "mode", "call"), ("allocs", "pool", "allocation in pool"))
+                  ("calls", "mode", "call"), ("allocs", "pool", "allocation in pool"),
+                  ("collectives", "op", "collective"))
 
 
 @dataclass(frozen=True)
@@ -30,37 +31,59 @@ class SearchItem:
 
 
 def search_items(view: ReportView) -> list[SearchItem]:
-    """Everything searchable in a report, findings first."""
-    report = view.report
-    return [*_findings(view), *_graphs(report), *_events(report), *_kinds(report)]
+    """Everything searchable in a report, findings first; in a multi-rank report each rank's
+    graphs and events, their text starting with the rank ("rank 1 sync item")."""
+    per_rank = [(_Rank(rank, rank_view.trace, view.multi_rank)) for rank, rank_view
+                in view.rank_views.items()]
+    return [*_findings(view), *(item for rank in per_rank for item in _graphs(rank)),
+            *(item for rank in per_rank for item in _events(rank)),
+            *(item for rank in per_rank for item in _kinds(rank))]
+
+
+@dataclass(frozen=True)
+class _Rank:
+    rank: int
+    trace: Trace
+    named: bool  # whether its items say which rank they are from
+
+    def text(self, text: str) -> str:
+        return f"rank {self.rank} {text}" if self.named else text
+
+    def ref(self, kind: str, index: int) -> EventRef:
+        return EventRef(kind, index, self.rank)
 
 
 def _findings(view: ReportView) -> Iterator[SearchItem]:
     for index, finding in enumerate(view.findings):
-        yield SearchItem(f"{finding.id} {finding.name}: {finding.title}",
+        whose = f"rank {view.rank_key(finding.rank)} " if view.multi_rank else ""
+        yield SearchItem(f"{finding.id} {whose}{finding.name}: {finding.title}",
                          f"{finding.severity} finding", "findings", index)
 
 
-def _graphs(report: Report) -> Iterator[SearchItem]:
-    for graph in report.trace.graphs:
-        yield SearchItem(f"graph {graph.id} {graph.api} {graph.status} pool {graph.pool}",
-                         "graph", "graphs", graph.id)
+def _graphs(rank: _Rank) -> Iterator[SearchItem]:
+    for graph in rank.trace.graphs:
+        yield SearchItem(rank.text(f"graph {graph.id} {graph.api} {graph.status} pool "
+                                   f"{graph.pool}"), "graph", "graphs", (rank.rank, graph.id))
 
 
-def _events(report: Report) -> Iterator[SearchItem]:
-    trace = report.trace
+def _events(rank: _Rank) -> Iterator[SearchItem]:
+    trace = rank.trace
     for index, record in enumerate(trace.exceptions[:MAX_PER_KIND]):
         for link in record.chain:
-            yield _at(f"{link.type}: {link.message} {link.cuda_error}", "exception", record.t,
-                      EventRef("exceptions", index))
+            yield _at(rank.text(f"{link.type}: {link.message} {link.cuda_error}"), "exception",
+                      record.t, rank.ref("exceptions", index))
     for index, warning in enumerate(trace.warnings[:MAX_PER_KIND]):
-        yield _at(f"{warning.category}: {warning.message}", "warning", warning.t,
-                  EventRef("warnings", index))
+        yield _at(rank.text(f"{warning.category}: {warning.message}"), "warning", warning.t,
+                  rank.ref("warnings", index))
     for index, event in enumerate(trace.compile_events[:MAX_PER_KIND]):
-        yield _at(f"compile {event.kind} {event.reason} {event.function}".strip(),
-                  "compile event", event.t, EventRef("compile_events", index))
+        yield _at(rank.text(f"compile {event.kind} {event.reason} {event.function}".strip()),
+                  "compile event", event.t, rank.ref("compile_events", index))
     for index, span in enumerate(trace.phases[:MAX_PER_KIND]):
-        yield _at(f"{span.phase} phase", "phase", span.start, EventRef("phases", index))
+        yield _at(rank.text(f"{span.phase} phase"), "phase", span.start, rank.ref("phases", index))
+    for index, teardown in enumerate(trace.teardown[:MAX_PER_KIND]):
+        if teardown.kind == "begin":
+            yield _at(rank.text("destroy_process_group teardown"), "teardown", teardown.t,
+                      rank.ref("teardown", index))
 
 
 def _at(text: str, what: str, t: int, ref: EventRef) -> SearchItem:
@@ -68,14 +91,14 @@ def _at(text: str, what: str, t: int, ref: EventRef) -> SearchItem:
                       "timeline", ref)
 
 
-def _kinds(report: Report) -> Iterator[SearchItem]:
-    """The first event of each kind of sync, stream op, call and pool."""
+def _kinds(rank: _Rank) -> Iterator[SearchItem]:
+    """The first event of each kind of sync, stream op, call, pool and collective."""
     for table, column, what in KINDS_OF_EVENT:
-        values = report.trace.tables[table].data[column]
+        values = rank.trace.tables[table].data[column]
         for value in sorted(set(values), key=str):
             first = values.index(value)
-            yield SearchItem(f"{what} {value}", f"first of {values.count(value)}", "timeline",
-                             EventRef(table, first))
+            yield SearchItem(rank.text(f"{what} {value}"), f"first of {values.count(value)}",
+                             "timeline", rank.ref(table, first))
 
 
 class ReportSearch(Provider):

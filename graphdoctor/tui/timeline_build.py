@@ -1,6 +1,7 @@
 """The lanes of one trace, in the order Nsight Systems users know: what the run was doing
-(phases), what each CPU thread did, what ran on each CUDA stream, then memory, syncs,
-compile events and GPU utilisation. Lanes with nothing on them are left out.
+(phases), what each CPU thread did and the torch.distributed calls it made, what ran on
+each CUDA stream, then memory, syncs, compile events and GPU utilisation. Lanes with
+nothing on them are left out.
 
 Building costs a few linear passes over the tables, done once, when the timeline is
 first shown; every redraw after that only bisects.
@@ -13,7 +14,7 @@ from typing import Any
 
 from graphdoctor.trace.model import NONE, Trace
 from graphdoctor.tui import palette as marks
-from graphdoctor.tui.events import stream_names
+from graphdoctor.tui.events import stream_names, teardown_end
 from graphdoctor.tui.palette import Mark
 from graphdoctor.tui.timeline_lanes import Lane, MemoryLane, PhaseLane, UtilisationLane
 from graphdoctor.tui.timeline_memory import MemoryCurve
@@ -26,6 +27,7 @@ def build_lanes(trace: Trace, run_end: int) -> list[Lane]:
     orders = {name: TimeOrder(table) for name, table in trace.tables.items()}
     lanes: list[Lane] = [phase_lane(trace)]
     lanes += thread_lanes(trace, orders)
+    lanes.append(collective_lane(trace, orders, run_end))
     lanes += stream_lanes(trace, orders, run_end)
     lanes += [memory_lane(orders), sync_lane(orders), compile_lane(trace)]
     lanes += gpu_lanes(orders)
@@ -83,6 +85,52 @@ def _main_thread_series(trace: Trace, orders: Orders) -> list[Series]:
     series.append(list_series("warnings", "warning", marks.WARNING_MARK, trace.warnings))
     series.append(list_series("input_events", "captured input freed", marks.INPUT_EVENT,
                               trace.input_events))
+    return series
+
+
+COLLECTIVE_KINDS = {"returned": marks.COLLECTIVE, "captured": marks.CAPTURED_COLLECTIVE,
+                    "never returned": marks.NEVER_RETURNED}
+
+
+def collective_lane(trace: Trace, orders: Orders, run_end: int) -> Lane:
+    """torch.distributed calls as spans, and destroy_process_group(): what a rank was
+    waiting for when a distributed run hung."""
+    series = _collective_series(orders["collectives"], run_end) + _teardown_series(trace, run_end)
+    return Lane("collectives", "Collectives", [s for s in series if len(s)],
+                about="collectives █, captured C, never returned ┅ (to the run's end), "
+                      "destroy_process_group ═")
+
+
+def _collective_series(collectives: TimeOrder, run_end: int) -> list[Series]:
+    durations, graphs = collectives.column("dur"), collectives.column("graph")
+    kinds = ["never returned" if dur < 0 else "captured" if graph != NONE else "returned"
+             for dur, graph in zip(durations, graphs, strict=True)]
+    series = []
+    for kind, mark in COLLECTIVE_KINDS.items():
+        positions = [p for p, k in enumerate(kinds) if k == kind]
+        times = collectives.times_at(positions)
+        ends = [max(run_end, t) if kind == "never returned" else t + durations[p]
+                for p, t in zip(positions, times, strict=True)]
+        series.append(Series("collectives", f"collective ({kind})", mark, times,
+                             collectives.rows_at(positions), ends, shaded=kind == "returned"))
+    return series
+
+
+def _teardown_series(trace: Trace, run_end: int) -> list[Series]:
+    """Each destroy_process_group() from its beginning to its end, or to the run's end."""
+    begins = sorted((event.t, index) for index, event in enumerate(trace.teardown)
+                    if event.kind == "begin")
+    ends = [teardown_end(trace, index) for _, index in begins]
+    series = []
+    for name, mark, returned in (("destroy_process_group", marks.TEARDOWN, True),
+                                 ("destroy_process_group (never returned)",
+                                  marks.NEVER_RETURNED, False)):
+        picked = [(t, i, end) for (t, i), end in zip(begins, ends, strict=True)
+                  if (end is not None) == returned]
+        series.append(Series("teardown", name, mark, [t for t, _, _ in picked],
+                             [i for _, i, _ in picked],
+                             [max(t, run_end if end is None else end) for t, _, end in picked],
+                             shaded=False))
     return series
 
 

@@ -34,7 +34,7 @@ class EventAt(NamedTuple):
 
     @property
     def ref(self) -> EventRef:
-        return EventRef(self.series.source, self.series.row(self.index))
+        return EventRef(self.series.source, self.series.row(self.index), self.series.rank)
 
     @property
     def time(self) -> int:
@@ -50,6 +50,7 @@ class Lane:
     series: list[Series] = field(default_factory=list)
     height: int = 1
     about: str = ""  # one line for the help screen and the status line
+    rank: int = -1  # the rank whose trace it shows, in a multi-rank report
 
     def rows(self, edges: Sequence[int]) -> list[LaneRow]:
         return [(self.label, self.merged(edges)[0])]
@@ -86,7 +87,7 @@ class Lane:
     def locate(self, ref: EventRef, t: int) -> EventAt | None:
         """This lane's entry for ``ref`` (which happened at ``t``), if it is on this lane."""
         for series in self.series:
-            if series.source == ref.kind:
+            if series.source == ref.kind and series.rank == ref.rank:
                 index = series.find(ref.index, t)
                 if index is not None:
                     return EventAt(series, index)
@@ -153,9 +154,12 @@ class UtilisationLane(Lane):
 
 def fit_heights(lanes: Sequence[Lane], spare_rows: int) -> None:
     """Give rows a tall terminal has to spare to the curves, which read better taller:
-    memory from 3 up to 8 rows, GPU utilisation from 1 up to 3."""
+    memory from 3 up to 8 rows, GPU utilisation from 1 up to 3. Each rank of a distributed
+    run has its own curves, and they share the spare rows."""
+    groups = max(1, sum(isinstance(lane, MemoryLane) for lane in lanes))
+    spare = max(spare_rows, 0) // groups
     for lane in lanes:
         if isinstance(lane, MemoryLane):
-            lane.height = 3 + min(5, max(spare_rows, 0) // 3)
+            lane.height = 3 + min(5, spare // 3)
         elif isinstance(lane, UtilisationLane):
-            lane.height = 1 + min(2, max(spare_rows, 0) // 6)
+            lane.height = 1 + min(2, spare // 6)

@@ -32,6 +32,7 @@ class Series:
     rows: Sequence[int] | None = None  # None: event i is row i
     ends: Sequence[int] | None = None  # None: instants; otherwise spans [times[i], ends[i])
     shaded: bool = True  # a span's glyph shows how much of its column it covers
+    rank: int = -1  # whose trace ``source`` is, in a multi-rank report
 
     def __len__(self) -> int:
         return len(self.times)

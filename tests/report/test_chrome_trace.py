@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from graphdoctor.report.chrome_trace import to_chrome_trace
+from graphdoctor.report.document import Report
 from graphdoctor.trace.model import Graph, Replay, Trace
 from tests.report.helpers import NAMES, real
 
@@ -99,12 +100,17 @@ def test_structure_follows_the_format(exported: Exported) -> None:
     json.dumps(trace, allow_nan=False)
 
 
+def host_pids(report: Report) -> dict[int, Trace]:
+    """Each trace of the report by the pid of its host process (rank N's is 100N+1)."""
+    return {100 * max(rank, 0) + 1: report.trace_of(rank) for rank in report.ranks or [-1]}
+
+
 def test_timestamps_are_microseconds_from_the_run_start(exported: Exported) -> None:
     name, trace = exported
-    spans = [e for e in trace["traceEvents"] if e.get("cat") == "phase"]
-    recorded = real(name).trace.phases
-    assert [(e["ts"], e["dur"]) for e in spans] == [
-        (p.start / 1000, (p.end - p.start) / 1000) for p in recorded]
+    for pid, recorded in host_pids(real(name)).items():
+        spans = [e for e in trace["traceEvents"] if e.get("cat") == "phase" and e["pid"] == pid]
+        assert [(e["ts"], e["dur"]) for e in spans] == [
+            (p.start / 1000, (p.end - p.start) / 1000) for p in recorded.phases]
 
 
 def _events(trace: dict[str, Any], ph: str, cat: str) -> list[dict[str, Any]]:
@@ -113,25 +119,32 @@ def _events(trace: dict[str, Any], ph: str, cat: str) -> list[dict[str, Any]]:
 
 def test_every_kind_of_event_is_on_its_lane(exported: Exported) -> None:
     name, trace = exported
-    recorded = real(name).trace
-    assert len(_events(trace, "i", "sync")) == len(recorded.tables["syncs"])
-    assert len(_events(trace, "i", "stream")) == len(recorded.tables["stream_ops"])
-    assert len(_events(trace, "i", "exception")) == len(recorded.exceptions)
+    traces = list(host_pids(real(name)).values())
+
+    def total(count: Any) -> int:
+        return sum(count(recorded) for recorded in traces)
+
+    assert len(_events(trace, "i", "sync")) == total(lambda t: len(t.tables["syncs"]))
+    assert len(_events(trace, "i", "stream")) == total(lambda t: len(t.tables["stream_ops"]))
+    assert len(_events(trace, "i", "exception")) == total(lambda t: len(t.exceptions))
     compile_events = _events(trace, "i", "compile") + _events(trace, "X", "compile")
-    assert len(compile_events) == len(recorded.compile_events)
-    assert len(_events(trace, "X", "replay")) == len(recorded.tables["replays"])
-    assert len(_events(trace, "X", "capture")) == len(recorded.graphs)
-    timed = [r for r in recorded.tables["replays"] if r.gpu >= 0]
-    assert len(_events(trace, "X", "gpu")) == len(timed)
-    assert len([e for e in trace["traceEvents"] if e["ph"] == "s"]) == len(timed)
+    assert len(compile_events) == total(lambda t: len(t.compile_events))
+    assert len(_events(trace, "X", "replay")) == total(lambda t: len(t.tables["replays"]))
+    assert len(_events(trace, "X", "capture")) == total(lambda t: len(t.graphs))
+    assert len(_events(trace, "X", "collective")) == total(lambda t: len(t.tables["collectives"]))
+    timed = total(lambda t: sum(r.gpu >= 0 for r in t.tables["replays"]))
+    assert len(_events(trace, "X", "gpu")) == timed
+    assert len([e for e in trace["traceEvents"] if e["ph"] == "s"]) == timed
 
 
 def test_memory_is_a_counter(exported: Exported) -> None:
     name, trace = exported
-    counters = [e for e in trace["traceEvents"] if e["name"] == "CUDA memory (bytes)"]
-    samples = real(name).trace.tables["memory"]
-    assert [(c["ts"], c["args"]) for c in counters] == [
-        (s.t / 1000, {"allocated": s.allocated, "reserved": s.reserved}) for s in samples]
+    for pid, recorded in host_pids(real(name)).items():
+        counters = [e for e in trace["traceEvents"]
+                    if e["name"] == "CUDA memory (bytes)" and e["pid"] == pid]
+        assert [(c["ts"], c["args"]) for c in counters] == [
+            (s.t / 1000, {"allocated": s.allocated, "reserved": s.reserved})
+            for s in recorded.tables["memory"]]
 
 
 def test_one_lane_per_stream_and_per_thread() -> None:

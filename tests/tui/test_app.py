@@ -304,3 +304,12 @@ async def test_panes_stack_in_a_narrow_terminal_and_stand_side_by_side_in_a_wide
         assert app.screen.has_class("narrow")
         await pilot.resize_terminal(160, 48)
         assert not app.screen.has_class("narrow")
+
+
+async def test_a_graph_asked_for_before_the_table_is_filled_is_highlighted_once_it_is() -> None:
+    app = app_for(report_for("many_private_pools"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.go_to("graphs", 5)  # the rows are counted off the UI thread, after the switch
+        await settle(pilot)
+        assert app.screen.query_one("#graphs-table").cursor_row == 5  # type: ignore[attr-defined]
+        assert shown(app, "#graph-text").startswith("graph 5 ")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from graphdoctor import tui
 from graphdoctor.cli import main
 from graphdoctor.report.document import Report
 from graphdoctor.report.io import save
+from graphdoctor.tui import run_app
 from tests.reports import report_for
 
 
@@ -76,3 +78,25 @@ def test_interactivity_needs_both_streams_to_be_terminals(monkeypatch: pytest.Mo
         assert tui.can_run_interactively() is expected
     monkeypatch.setenv("TERM", "dumb")
     assert tui.can_run_interactively() is False
+
+
+def test_a_crash_of_the_viewer_is_one_line_and_exit_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphdoctor.tui.app import GraphDoctorApp
+
+    def crash(self: GraphDoctorApp) -> None:
+        raise RuntimeError("boom\nmore about it")
+
+    monkeypatch.setattr(tui, "can_run_interactively", lambda: True)
+    monkeypatch.setattr(tui, "run_app", functools.partial(run_app, headless=True))
+    monkeypatch.setattr(GraphDoctorApp, "on_mount", crash)
+    result = CliRunner().invoke(main, ["view", "--demo"])
+    assert result.exit_code == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("graphdoctor: error: the viewer crashed (RuntimeError: boom);")
+
+
+def test_the_app_returns_none_when_the_user_quits(monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphdoctor.tui.app import GraphDoctorApp
+
+    monkeypatch.setattr(GraphDoctorApp, "on_mount", lambda self: self.exit())
+    assert run_app(report_for("item_in_capture"), headless=True) is None

@@ -27,9 +27,9 @@ KEY_HEADINGS = {"phase": "phase", "pool": "pool", "site": "call site (your inner
 
 
 def cell(group: AllocGroup, column: str) -> Text | str:
-    value = getattr(group, column)
     if column == "key":
-        return str(value)
+        return group.label  # with its rank, in a multi-rank report
+    value = getattr(group, column)
     shown = format_bytes(value) if column in BYTE_COLUMNS else format_count(value)
     return Text(shown, justify="right")
 
@@ -131,26 +131,29 @@ class AllocationsScreen(ReportScreen):
         if 0 <= event.cursor_row < len(self._sorted):
             group = self._sorted[event.cursor_row]
             if group.largest_row >= 0:
-                largest = EventRef("allocs", group.largest_row)
+                largest = EventRef("allocs", group.largest_row, group.rank)
                 self.app.go_to("timeline", largest)  # type: ignore[attr-defined]
 
     def group_text(self, group: AllocGroup) -> RenderableType:
         text = Text()
-        text.append(f"{group.key}\n", style="bold")
+        text.append(f"{group.label}\n", style="bold")
         text.append(f"{format_count(group.allocs)} allocations of {format_bytes(group.allocated)}"
                     f", {format_count(group.frees)} frees of {format_bytes(group.freed)}; "
                     f"largest {format_bytes(group.largest)} (enter: show it on the timeline)\n")
         if self.grouping == "pool":
-            text.append_text(self._pool_users(group.key))
+            text.append_text(self._pool_users(group.key, group.rank))
         if self.grouping != "site" or group.stack < 0:
             return text
-        frames = self.view.trace.stack(group.stack)
+        trace = self.view.trace_of(group.rank)
+        frames = trace.stack(group.stack)
         source = culprit_source(self.view, frames)
-        return Group(text, stack_text(frames, self.view.trace.meta.cwd),
+        return Group(text, stack_text(frames, trace.meta.cwd),
                      *([source] if source is not None else []))
 
-    def _pool_users(self, pool: str) -> Text:
-        users = [g for g in self.view.trace.graphs if g.pool == pool]
+    def _pool_users(self, pool: str, rank: int) -> Text:
+        """The graphs of the group's rank captured into ``pool``: pool names repeat across
+        ranks, as graph ids do."""
+        users = [g for g in self.view.trace_of(rank).graphs if g.pool == pool]
         if not users:
             return Text("no graph captured into this pool\n", style="dim")
         shared = " (shared)" if len(users) > 1 else ""

@@ -24,8 +24,12 @@ NO_FINDINGS = ("No findings: the diagnosis found nothing in this run that needs 
                "The Summary (1) has the verdicts; the Timeline (3) shows what happened.")
 
 
-def finding_line(finding: Finding) -> Table:
+def finding_line(finding: Finding, rank: int | None = None) -> Table:
+    """A finding in a list: badge, rule id, and the title, after its rank when given (a
+    multi-rank report's findings each come from one rank's trace)."""
     body = Text(f"{finding.id} ", style="bold")
+    if rank is not None:
+        body.append(f"rank {rank}: ", style="bold")
     body.append(finding.title)
     badge = Text(severity_badge(finding.severity), style=severity_style(finding.severity))
     return labelled([(badge, body)], label_width=7)
@@ -42,7 +46,7 @@ class FindingsScreen(ReportScreen):
     def compose(self) -> ComposeResult:
         yield ModeBar(self.MODE)
         with Horizontal(id="findings-body"):
-            yield OptionList(*(Option(finding_line(f), id=str(index))
+            yield OptionList(*(Option(finding_line(f, self.view.shown_rank(f)), id=str(index))
                                for index, f in enumerate(self.view.findings)),
                              id="findings-list")
             with VerticalScroll(id="finding-detail"):

@@ -1,7 +1,7 @@
 """Graphs: every capture with its id, API, status, pool, capture time, replays and timings,
 beside the same work run eagerly. The selected graph's details show where it was captured,
 why it failed if it did, its verdict and its findings; enter shows the capture on the
-timeline."""
+timeline. A distributed run lists each rank's graphs, rank first (each rank has a graph 0)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from graphdoctor.tui.aggregate import GraphRow, Timing
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.palette import GRAPH_STATUS_STYLES, severity_badge, severity_style
 from graphdoctor.tui.rendering import culprit_source, error_text, stack_text
+from graphdoctor.tui.report_view import GraphKey
 from graphdoctor.tui.screens.base import ReportScreen
 from graphdoctor.tui.units import format_bytes, format_duration, format_speedup
 from graphdoctor.tui.widgets.mode_bar import ModeBar
@@ -32,7 +33,12 @@ def _duration(value: float | None) -> Text:
     return Text("—" if value is None else format_duration(value), justify="right")
 
 
-def graph_cells(row: GraphRow) -> tuple[Any, ...]:
+def graph_cells(row: GraphRow, with_rank: bool = False) -> tuple[Any, ...]:
+    rank = (Text(str(row.rank), justify="right"),) if with_rank else ()
+    return rank + _cells(row)
+
+
+def _cells(row: GraphRow) -> tuple[Any, ...]:
     graph = row.graph
     capture = graph.capture_end - graph.capture_start if graph.capture_end != NONE else None
     pool = f"{graph.pool} shared" if graph.shared_pool else graph.pool or "—"
@@ -47,6 +53,10 @@ class GraphsScreen(ReportScreen):
     MODE = "graphs"
     BINDINGS = [Binding("enter", "show_capture", "Show capture on timeline")]
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._pending: GraphKey | None = None  # asked for before the rows were in
+
     def compose(self) -> ComposeResult:
         yield ModeBar(self.MODE)
         yield DataTable(id="graphs-table", cursor_type="row", zebra_stripes=True)
@@ -56,7 +66,7 @@ class GraphsScreen(ReportScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#graphs-table", DataTable)
-        table.add_columns(*COLUMNS)
+        table.add_columns(*(("rank",) if self.view.multi_rank else ()), *COLUMNS)
         table.loading = True
         table.focus()
         self._compute()
@@ -71,18 +81,24 @@ class GraphsScreen(ReportScreen):
         table = self.query_one("#graphs-table", DataTable)
         table.loading = False
         for row in rows:
-            table.add_row(*graph_cells(row), key=str(row.graph.id))
+            table.add_row(*graph_cells(row, self.view.multi_rank), key=f"{row.rank}:{row.graph.id}")
         if not rows:
             self.query_one("#graph-text", Static).update("This run captured no CUDA graph.")
-        target = self.app.take_target(self.MODE)  # type: ignore[attr-defined]
+        target = self.app.take_target(self.MODE) or self._pending  # type: ignore[attr-defined]
+        self._pending = None
         if target is not None:
             self.reveal(target)
 
     def reveal(self, target: Any) -> None:
-        """Highlight the graph whose id is ``target``."""
-        ids = [row.graph.id for row in self.view.graph_rows]
-        if target in ids:
-            self.query_one("#graphs-table", DataTable).move_cursor(row=ids.index(target))
+        """Highlight the graph ``target``: a (rank, graph id) pair, or a graph id of the main
+        rank. Asked before the rows are in (they are counted off the UI thread), it waits."""
+        key = self.view.graph_key(NONE, target) if isinstance(target, int) else tuple(target)
+        table = self.query_one("#graphs-table", DataTable)
+        keys = [(row.rank, row.graph.id) for row in self.view.graph_rows]
+        if table.row_count < len(keys):
+            self._pending = key
+        elif key in keys:
+            table.move_cursor(row=keys.index(key))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         rows = self.view.graph_rows
@@ -93,43 +109,46 @@ class GraphsScreen(ReportScreen):
         self.action_show_capture()
 
     def action_show_capture(self) -> None:
-        row = self.query_one("#graphs-table", DataTable).cursor_row
-        if 0 <= row < len(self.view.trace.graphs):
-            self.app.go_to("timeline", EventRef("graphs", row))  # type: ignore[attr-defined]
+        rows = self.view.graph_rows
+        cursor = self.query_one("#graphs-table", DataTable).cursor_row
+        if 0 <= cursor < len(rows):
+            capture = EventRef("graphs", rows[cursor].index, rows[cursor].rank)
+            self.app.go_to("timeline", capture)  # type: ignore[attr-defined]
 
     def graph_text(self, row: GraphRow) -> RenderableType:
         """What became of a graph: verdict, timings, pool, errors, findings, where."""
-        graph, view = row.graph, self.view
-        text = Text(f"graph {graph.id} · {graph.api} · {graph.status}\n", style="bold")
+        graph, view, trace = row.graph, self.view, self.view.trace_of(row.rank)
+        whose = f"rank {row.rank} · " if view.multi_rank else ""
+        text = Text(f"{whose}graph {graph.id} · {graph.api} · {graph.status}\n", style="bold")
         if graph.internal:
             text.append("torch.compile's own capture, which keeps its memory pool; not yours\n",
                         style="dim")
-        verdict = view.verdict_for(graph.id)
+        verdict = view.verdict_for(graph.id, row.rank)
         if verdict is not None:
             text.append(f"verdict: {verdict.kind} ({format_speedup(verdict.speedup)}) — "
                         f"{verdict.summary}\n")
         text.append_text(_timings(row.replays, row.eager))
         if graph.pool_bytes:
             text.append(f"private pool {graph.pool} holds {format_bytes(graph.pool_bytes)}\n")
-        text.append_text(self._problems(graph.id))
+        text.append_text(self._problems(graph.id, row.rank))
         text.append("captured at (innermost last)", style="underline")
-        frames = view.trace.stack(graph.stack)
+        frames = trace.stack(graph.stack)
         source = culprit_source(view, frames)
-        return Group(text, stack_text(frames, view.trace.meta.cwd),
+        return Group(text, stack_text(frames, trace.meta.cwd),
                      *([source] if source is not None else []))
 
-    def _problems(self, graph: int) -> Text:
+    def _problems(self, graph: int, rank: int) -> Text:
         """The error that failed the capture, with its cause, and the graph's findings."""
         text, view = Text(), self.view
-        for record in view.trace.exceptions:
+        for record in view.trace_of(rank).exceptions:
             if record.graph == graph and record.where == "capture_end":
                 text.append("raised  ", style="dim")
-                text.append_text(error_text(view, record.raised))
+                text.append_text(error_text(view, record.raised, rank))
                 text.append("\nbecause ", style="dim")
-                text.append_text(error_text(view, record.root))
+                text.append_text(error_text(view, record.root, rank))
                 text.append("\n")
         for finding in view.findings:
-            if finding.graph == graph:
+            if finding.graph == graph and view.rank_key(finding.rank) == rank:
                 text.append(f"{severity_badge(finding.severity)} ",
                             style=severity_style(finding.severity))
                 text.append(f"{finding.id} {finding.title}\n")

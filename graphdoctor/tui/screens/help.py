@@ -17,10 +17,15 @@ from graphdoctor.tui.palette import Mark
 
 KEY_NAMES = {"left": "←", "right": "→", "up": "↑", "down": "↓", "plus": "+", "minus": "-",
              "equals_sign": "=", "underscore": "_", "question_mark": "?", "slash": "/",
-             "less_than_sign": "<", "greater_than_sign": ">", "escape": "esc"}
+             "less_than_sign": "<", "greater_than_sign": ">", "escape": "esc",
+             "left_square_bracket": "[", "right_square_bracket": "]"}
 MOUSE = ("click a lane: move the cursor there and show the event under it",
          "wheel: zoom around the pointer · shift+wheel: pan",
          "click a screen's name in the top bar, a table heading to sort, a row to select it")
+RANKS = ("a distributed run shows each rank's lanes as a group (r0 …, r1 …), on one time axis;",
+         "each rank's times count from its own start, which the launcher makes nearly the same",
+         "moment (milliseconds apart): read the order of events across ranks, not exact gaps",
+         "[ and ] move to the same lane of the previous or next rank")
 
 
 def key_text(keys: str) -> str:
@@ -52,6 +57,13 @@ def legend_lines() -> list[tuple[str, str, str]]:
               (palette.EXCEPTION.glyph, palette.EXCEPTION.style, "exception"),
               (palette.WARNING_MARK.glyph, palette.WARNING_MARK.style, "warning"),
               (palette.INPUT_EVENT.glyph, palette.INPUT_EVENT.style, "captured input freed"),
+              (palette.COLLECTIVE.glyph, palette.COLLECTIVE.style,
+               "collective (torch.distributed)"),
+              (palette.CAPTURED_COLLECTIVE.glyph, palette.CAPTURED_COLLECTIVE.style,
+               "collective captured into a graph"),
+              (palette.NEVER_RETURNED.glyph, palette.NEVER_RETURNED.style,
+               "a call that never returned, drawn to the end of the run"),
+              (palette.TEARDOWN.glyph, palette.TEARDOWN.style, "destroy_process_group()"),
               ("░▒▓█", "", "how much of a column a span covers"),
               ("◆", palette.SELECTED_STYLE, "the selected event")]
     return lines
@@ -73,6 +85,9 @@ def help_text(sections: Sequence[tuple[str, list[tuple[str, str]]]]) -> Text:
         text.append("  ")
         text.append(f"{glyph:<5}", style=style)
         text.append(f" {meaning}\n")
+    text.append("\nDistributed runs\n", style="bold underline")
+    for line in RANKS:
+        text.append(f"  {line}\n")
     return text
 
 

@@ -1,5 +1,6 @@
 """Summary: how the run ended and why, the verdict for each graph, the top findings, and the
-environment it ran in."""
+environment it ran in. A distributed run's summary says how each rank ended, and what
+failed on it; its verdicts and findings each name their rank."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from graphdoctor.diagnose.model import Verdict
-from graphdoctor.trace.model import NONE
+from graphdoctor.trace.model import NONE, RunStatus, Trace
 from graphdoctor.tui.palette import (
     GRAPH_STATUS_STYLES,
     VERDICT_MARKS,
@@ -30,7 +31,7 @@ from graphdoctor.tui.widgets.mode_bar import ModeBar
 TOP_FINDINGS = 5
 TABLE_NOUNS = {"replays": "replay", "calls": "timed call", "allocs": "allocator event",
                "syncs": "sync", "stream_ops": "stream op", "memory": "memory sample",
-               "gpu_samples": "GPU reading"}
+               "gpu_samples": "GPU reading", "collectives": "collective"}
 
 
 class SummaryScreen(ReportScreen):
@@ -56,27 +57,41 @@ class SummaryScreen(ReportScreen):
         if kind == "finding":
             self.app.go_to("findings", int(value))  # type: ignore[attr-defined]
         elif kind == "graph":
-            self.app.go_to("graphs", int(value))  # type: ignore[attr-defined]
+            rank, _, graph = value.partition(":")
+            self.app.go_to("graphs", (int(rank), int(graph)))  # type: ignore[attr-defined]
 
 
 def verdict_options(view: ReportView) -> list[Option]:
-    """A verdict per graph or compiled function; without any, what became of each graph."""
-    options = [Option(_verdict(v.kind, v.subject, v.speedup, v.summary),
-                      id=f"graph:{_graph_of(view, v)}" if _graph_of(view, v) != NONE else None)
-               for v in view.verdicts]
+    """A verdict per graph or compiled function; without any, what became of each graph.
+    Option ids name the graph with its rank: graph ids repeat across ranks."""
+    options = []
+    for v in view.verdicts:
+        graph = _graph_of(view, v)
+        options.append(Option(_verdict(v.kind, v.subject, v.speedup, v.summary),
+                              id=_graph_id(view, v.rank, graph) if graph != NONE else None))
     if not options:
-        options = [Option(_verdict(g.status, f"graph {g.id} ({g.api})", None,
-                                   "the diagnosis gave no verdict"), id=f"graph:{g.id}")
-                   for g in view.trace.graphs if not g.internal]
+        options = [Option(_verdict(g.status, f"{_rank_prefix(view, rank)}graph {g.id} ({g.api})",
+                                   None, "the diagnosis gave no verdict"),
+                          id=_graph_id(view, rank, g.id))
+                   for rank, rank_view in view.rank_views.items()
+                   for g in rank_view.trace.graphs if not g.internal]
     return options or [Option(Text("This run captured no CUDA graph.", style="dim"),
                               disabled=True)]
+
+
+def _graph_id(view: ReportView, rank: int, graph: int) -> str:
+    return f"graph:{view.rank_key(rank)}:{graph}"
+
+
+def _rank_prefix(view: ReportView, rank: int) -> str:
+    return f"rank {rank}: " if view.multi_rank else ""
 
 
 def _graph_of(view: ReportView, verdict: Verdict) -> int:
     """The graph a verdict is about: its own, or its compiled function's first."""
     if verdict.graph != NONE:
         return verdict.graph
-    graphs = [g.id for g in view.trace.graphs if g.function == verdict.function]
+    graphs = [g.id for g in view.trace_of(verdict.rank).graphs if g.function == verdict.function]
     return graphs[0] if graphs and verdict.function != NONE else NONE
 
 
@@ -91,7 +106,7 @@ def _verdict(kind: str, subject: str, speedup: float | None, summary: str) -> Ta
 
 
 def finding_options(view: ReportView) -> list[Option]:
-    options = [Option(finding_line(f), id=f"finding:{index}")
+    options = [Option(finding_line(f, view.shown_rank(f)), id=f"finding:{index}")
                for index, f in enumerate(view.findings[:TOP_FINDINGS])]
     if not view.findings:
         options.append(Option(Text("No findings: nothing in this run needs changing.",
@@ -103,24 +118,60 @@ def finding_options(view: ReportView) -> list[Option]:
 
 
 def outcome_text(view: ReportView) -> RenderableType:
-    """How the run ended, and the error the user saw with the one that caused it."""
+    """How the run ended, and the error the user saw with the one that caused it; for a
+    distributed run, how each rank ended and what it raised."""
     status, meta = view.trace.status, view.trace.meta
     headline = Text()
-    ok = status.reason == "exited" and status.exit_code == 0
+    ok = all(_ended_well(rank.trace.status) for rank in view.rank_views.values())
     headline.append("✓ " if ok else "✗ ", style="bold green" if ok else "bold bright_red")
     headline.append(meta.target or "the script", style="bold")
     headline.append(f" {ending(status.reason, status.exit_code, status.signal)}")
     if status.wall_ns:
         headline.append(f" after {format_duration(status.wall_ns)}")
-    rows: list[tuple[str, RenderableType]] = []
+    rows = _rank_rows(view) if view.multi_rank else _run_rows(view)
+    return Group(headline, labelled(rows)) if rows else headline
+
+
+Rows = list[tuple[str, RenderableType]]
+
+
+def _ended_well(status: RunStatus) -> bool:
+    return status.reason == "exited" and status.exit_code == 0
+
+
+def _run_rows(view: ReportView) -> Rows:
+    status = view.trace.status
+    rows: Rows = []
     if not status.complete:
         rows.append(("note", Text(f"the recording is incomplete: "
                                   f"{status.message or status.reason}", style="yellow")))
-    for record in view.raised[:1]:
-        rows.append(("raised", error_text(view, record.raised)))
+    return rows + _raised_rows(view, NONE, "")
+
+
+def _raised_rows(view: ReportView, rank: int, indent: str) -> Rows:
+    rows: Rows = []
+    for record in view.of(rank).raised[:1]:
+        rows.append((f"{indent}raised", error_text(view, record.raised, rank)))
         if record.root != record.raised:
-            rows.append(("because", error_text(view, record.root)))
-    return Group(headline, labelled(rows)) if rows else headline
+            rows.append((f"{indent}because", error_text(view, record.root, rank)))
+    return rows
+
+
+def _rank_rows(view: ReportView) -> Rows:
+    """The world, then each rank's ending and what it raised."""
+    meta = view.trace.meta
+    world = f"world size {meta.world_size}" if meta.world_size > 0 else "world size unknown"
+    rows: Rows = [("ranks", Text(f"{counted(len(view.ranks), 'rank')} recorded · "
+                                 f"{meta.backend or 'unknown'} backend · {world}"))]
+    for rank, rank_view in view.rank_views.items():
+        status = rank_view.trace.status
+        line = Text(ending(status.reason, status.exit_code, status.signal),
+                    style="" if _ended_well(status) else "bright_red")
+        if not status.complete:
+            line.append(f" · incomplete: {status.message or status.reason}", style="yellow")
+        rows.append((f"rank {rank}", line))
+        rows += _raised_rows(view, rank, "  ")
+    return rows
 
 
 def ending(reason: str, exit_code: int | None, signal_number: int | None) -> str:
@@ -146,11 +197,23 @@ def environment_text(view: ReportView) -> Table:
     if not meta.devices:
         rows.append(("GPU", Text("no CUDA device was recorded", style="yellow")))
     rows.append(("command", " ".join(("graphdoctor", *meta.argv))))
+    if view.multi_rank:
+        rows += [(f"rank {rank}", _devices_used(rank_view.devices) + event_counts(rank_view.trace))
+                 for rank, rank_view in view.rank_views.items()]
+    else:
+        rows.append(("events", event_counts(trace)))
+    rows += [("not rec.", Text(f"{note.what}: {note.why}", style="yellow"))
+             for note in meta.not_recorded]
+    return labelled(rows)
+
+
+def event_counts(trace: Trace) -> str:
     counts = [counted(len(t), TABLE_NOUNS.get(n, n)) for n, t in trace.tables.items() if len(t)]
     counts.append(counted(len(trace.graphs), "graph"))
     if trace.compile_events:
         counts.append(counted(len(trace.compile_events), "compile event"))
-    rows.append(("events", " · ".join(counts)))
-    rows += [("not rec.", Text(f"{note.what}: {note.why}", style="yellow"))
-             for note in meta.not_recorded]
-    return labelled(rows)
+    return " · ".join(counts)
+
+
+def _devices_used(devices: list[int]) -> str:
+    return f"on GPU {', '.join(map(str, devices))} · " if devices else ""

@@ -26,9 +26,9 @@ from graphdoctor.tui import timeline_view as moves
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.timeline_lanes import Lane, fit_heights
 from graphdoctor.tui.timeline_layout import Cell, Window, column_edges, time_of
+from graphdoctor.tui.timeline_ranks import label_width, lane_in_next_rank, phase_lane_of
 from graphdoctor.tui.timeline_view import ScreenRow, TimelineState, axis_row, screen_rows
 
-LABEL_WIDTH = 13  # twelve characters of lane name and a gap
 NEAR_COLUMNS = 2  # enter and clicks pick an event this many columns away if none is under
 SMALL_SCREEN_ROWS = 30  # taller screens give the memory and GPU lanes more rows
 
@@ -65,6 +65,8 @@ class Timeline(ScrollView, can_focus=True):
         Binding("home", "edge(False)", "Run start", show=False),
         Binding("end", "edge(True)", "Run end", show=False),
         Binding("escape", "clear", "Clear selection", show=False),
+        Binding("right_square_bracket", "rank(1)", "Same lane, next rank", show=False),
+        Binding("left_square_bracket", "rank(-1)", "Same lane, previous rank", show=False),
     ]
 
     state: reactive[TimelineState] = reactive(TimelineState(Window(0, 1), 0), always_update=True)
@@ -87,6 +89,7 @@ class Timeline(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.lanes = list(lanes)
         self.limits = limits
+        self.label_width = label_width(self.lanes)  # wider when the lanes carry ranks
         self.set_reactive(Timeline.state, TimelineState(limits, limits.start))
         self._rows: list[ScreenRow] = []
         self._rows_for: tuple[TimelineState, int] | None = None
@@ -95,7 +98,7 @@ class Timeline(ScrollView, can_focus=True):
     @property
     def plot_width(self) -> int:
         """Columns for events, right of the lane labels."""
-        return max(self.scrollable_content_region.width - LABEL_WIDTH, 1)
+        return max(self.scrollable_content_region.width - self.label_width, 1)
 
     def _lane_rows(self) -> list[ScreenRow]:
         key = (self.state, self.plot_width)
@@ -128,10 +131,11 @@ class Timeline(ScrollView, can_focus=True):
 
     def _strip(self, row: ScreenRow, selected: bool) -> Strip:
         label_style = "bold reverse" if selected else "bold"
-        label = f"{row.label[:LABEL_WIDTH - 1]:<{LABEL_WIDTH}}"
+        width = self.label_width
+        label = f"{row.label[:width - 1]:<{width}}"
         segments = [Segment(label, _style(label_style if row.label else ""))]
         segments += _runs(row.cells)
-        return Strip(segments, LABEL_WIDTH + len(row.cells))
+        return Strip(segments, width + len(row.cells))
 
     def watch_state(self, old: TimelineState, new: TimelineState) -> None:
         self.refresh()
@@ -160,6 +164,10 @@ class Timeline(ScrollView, can_focus=True):
     def action_lane(self, delta: int) -> None:
         lane = min(max(self.state.lane + delta, 0), len(self.lanes) - 1)
         self.state = replace(self.state, lane=lane)
+
+    def action_rank(self, step: int) -> None:
+        """To the lane of the next (or previous) rank that shows the same thing."""
+        self.state = replace(self.state, lane=lane_in_next_rank(self.lanes, self.state.lane, step))
 
     def action_zoom(self, zoom_in: bool) -> None:
         self.state = moves.zoom(self.state, self.limits, zoom_in)
@@ -196,9 +204,10 @@ class Timeline(ScrollView, can_focus=True):
         self.state = moves.select(self.state, event)
 
     def action_zoom_phase(self) -> None:
-        """Zoom to the phase the cursor is in."""
-        phases = self.lanes[0].event_near(self.state.cursor, self.state.cursor + 1,
-                                          self.state.cursor)
+        """Zoom to the phase the cursor is in (on the rank of the cursor's lane)."""
+        lane = phase_lane_of(self.lanes, self.state.lane)
+        cursor = self.state.cursor
+        phases = lane.event_near(cursor, cursor + 1, cursor) if lane is not None else None
         if phases is None or phases.series.ends is None:
             return
         start, end = phases.time, phases.series.ends[phases.index]
@@ -217,14 +226,16 @@ class Timeline(ScrollView, can_focus=True):
             event = lane.locate(ref, start)
             if event is not None:
                 state = moves.show_moment(self.state, self.limits, start, end,
-                                          self._reveal_context(start, end))
+                                          self._reveal_context(start, end, index))
                 self.state = replace(moves.select(state, event, index), cursor=start)
                 return True
         return False
 
-    def _reveal_context(self, start: int, end: int) -> int:
-        """How much to show either side: a quarter of the surrounding phase, within limits."""
-        phase = self.lanes[0].event_near(start, start + 1, start) if self.lanes else None
+    def _reveal_context(self, start: int, end: int, lane: int) -> int:
+        """How much to show either side: a quarter of the surrounding phase (of the event's
+        rank), within limits."""
+        phases = phase_lane_of(self.lanes, lane)
+        phase = phases.event_near(start, start + 1, start) if phases is not None else None
         length = self.limits.span // 4
         if phase is not None and phase.series.ends is not None:
             length = (phase.series.ends[phase.index] - phase.time) // 4
@@ -232,7 +243,7 @@ class Timeline(ScrollView, can_focus=True):
 
     # -- mouse --------------------------------------------------------------------------------
     def on_click(self, event: events.Click) -> None:
-        column = event.x - LABEL_WIDTH
+        column = event.x - self.label_width
         row = event.y - 1 + int(self.scroll_offset.y)
         lane = self._lane_at_row(row)
         if lane is None:
@@ -264,7 +275,7 @@ class Timeline(ScrollView, can_focus=True):
         if event.shift or event.ctrl:
             self.action_pan(-1 if zoom_in else 1)
             return
-        column = min(max(event.x - LABEL_WIDTH, 0), self.plot_width - 1)
+        column = min(max(event.x - self.label_width, 0), self.plot_width - 1)
         anchor = time_of(self.state.window, self.plot_width, column)
         factor = moves.ZOOM_STEP if zoom_in else 1 / moves.ZOOM_STEP
         self.state = replace(self.state,
