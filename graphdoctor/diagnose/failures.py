@@ -9,6 +9,7 @@ made inside the capture, and exceptions raised by other threads meanwhile.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from graphdoctor.diagnose.view import TraceView
@@ -63,3 +64,11 @@ def _from_first_error(view: TraceView, graph: Graph) -> Cause:
     if not link.cuda_error and "CUDA error" not in link.message:
         return Cause("python_exception", link, index)
     return Cause("other", link, index)
+
+
+def failures_of_kind(view: TraceView, kind: str) -> Iterator[tuple[Graph, Cause]]:
+    """The failed graphs whose cause is ``kind`` and names its first error, with it."""
+    for graph in view.graphs:
+        cause = cause_of(view, graph)
+        if cause is not None and cause.kind == kind and cause.link is not None:
+            yield graph, cause

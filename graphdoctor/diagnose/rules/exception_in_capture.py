@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graphdoctor.diagnose.failures import cause_of
+from graphdoctor.diagnose.failures import failures_of_kind
 from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 
@@ -21,10 +21,7 @@ ID, NAME = "GD108", "exception-in-capture"
 
 
 def check(view: TraceView) -> Iterator[Finding]:
-    for graph in view.graphs:
-        cause = cause_of(view, graph)
-        if cause is None or cause.kind != "python_exception" or cause.link is None:
-            continue
+    for graph, cause in failures_of_kind(view, "python_exception"):
         first_line = cause.link.message.splitlines()[0] if cause.link.message else ""
         yield Finding(
             ID, NAME, ERROR, FAILED,

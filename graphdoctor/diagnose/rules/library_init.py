@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graphdoctor.diagnose.failures import cause_of
+from graphdoctor.diagnose.failures import failures_of_kind
 from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 
@@ -21,10 +21,7 @@ ID, NAME = "GD110", "library-init-in-capture"
 
 
 def check(view: TraceView) -> Iterator[Finding]:
-    for graph in view.graphs:
-        cause = cause_of(view, graph)
-        if cause is None or cause.kind != "library_init" or cause.link is None:
-            continue
+    for graph, cause in failures_of_kind(view, "library_init"):
         library = cause.link.cuda_error.split("_", 1)[0] or "a CUDA library"
         yield Finding(
             ID, NAME, ERROR, FAILED,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graphdoctor.diagnose.failures import cause_of
+from graphdoctor.diagnose.failures import failures_of_kind
 from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 
@@ -23,10 +23,7 @@ ID, NAME = "GD105", "other-thread-during-capture"
 
 
 def check(view: TraceView) -> Iterator[Finding]:
-    for graph in view.graphs:
-        cause = cause_of(view, graph)
-        if cause is None or cause.kind != "other_thread" or cause.link is None:
-            continue
+    for graph, cause in failures_of_kind(view, "other_thread"):
         thread = view.trace.exceptions[cause.exception].thread
         yield Finding(
             ID, NAME, ERROR, FAILED,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graphdoctor.diagnose.failures import cause_of
+from graphdoctor.diagnose.failures import failures_of_kind
 from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 
@@ -22,10 +22,7 @@ ID, NAME = "GD102", "pageable-copy-in-capture"
 
 
 def check(view: TraceView) -> Iterator[Finding]:
-    for graph in view.graphs:
-        cause = cause_of(view, graph)
-        if cause is None or cause.kind != "pageable_copy" or cause.link is None:
-            continue
+    for graph, cause in failures_of_kind(view, "pageable_copy"):
         yield Finding(
             ID, NAME, ERROR, FAILED,
             title=f"a host-to-GPU copy at {view.where(cause.link.stack)} inside the capture of "
