@@ -91,9 +91,12 @@ class _Flusher(threading.Thread):
 
     def run(self) -> None:
         while not self._done.wait(0.5):
-            if self._recorder is not None:
-                self._recorder.heartbeat()
-            self._spool.flush()
+            try:
+                if self._recorder is not None:
+                    self._recorder.heartbeat()
+                self._spool.flush()
+            except Exception:  # noqa: BLE001 - the next tick tries again; never die silently
+                continue
 
     def stop(self) -> None:
         self._done.set()
