@@ -3,7 +3,8 @@
 The recording child writes raw records; this is where they become the trace: graphs from
 their begin and end records, compile events from log text, phases from intervals, the run's
 end from the parent's ``run_end``. Because it is pure, a spool recorded on a GPU can be
-re-assembled anywhere, by any later graphdoctor.
+re-assembled anywhere, by any later graphdoctor. The handler of each record lives in
+:mod:`graphdoctor.trace.records`.
 """
 
 from __future__ import annotations
@@ -14,36 +15,23 @@ import signal as signals
 from collections.abc import Iterable
 from typing import Any
 
-from graphdoctor.trace import compile_logs, phases
-from graphdoctor.trace.frames import classify_path, trim_runner_frames
+from graphdoctor.trace import phases
+from graphdoctor.trace.builder import Builder
 from graphdoctor.trace.model import (
     EAGER,
     NONE,
     REPLAY,
     WARMUP,
-    Alloc,
-    Call,
-    Collective,
     CompileEvent,
     Device,
-    ErrorLink,
-    ExceptionRecord,
     Frame,
-    Function,
-    GpuSample,
     Graph,
-    InputEvent,
-    MemorySample,
     Meta,
     Note,
-    Replay,
     RunStatus,
-    StreamOp,
-    Sync,
-    TeardownEvent,
     Trace,
-    WarningRecord,
 )
+from graphdoctor.trace.records import HANDLERS
 from graphdoctor.trace.spool import read_records
 
 
@@ -52,82 +40,36 @@ def assemble_file(path: str | os.PathLike[str]) -> Trace:
 
 
 def assemble(records: Iterable[list[Any]]) -> Trace:
-    builder = _Builder()
+    builder = Builder()
     for record in records:
-        handler = _HANDLERS.get(record[0])
+        handler = HANDLERS.get(record[0])
         if handler is not None:
             try:
                 handler(builder, record)
             except (IndexError, KeyError, TypeError, ValueError):
                 builder.bad_records += 1
-    return builder.finish()
+    return _finish(builder)
 
 
-class _Builder:
-    def __init__(self) -> None:
-        self.trace = Trace()
-        self.meta: dict[str, Any] = {}
-        self.notes: list[Note] = []
-        self.frames: dict[int, Frame] = {}
-        self.stacks: dict[int, tuple[int, ...]] = {}
-        self.graphs: dict[int, dict[str, Any]] = {}
-        self.compile_spans: dict[str, tuple[int, str, int]] = {}
-        self.regions: list[tuple[str, int, int]] = []
-        self.end: dict[str, Any] | None = None
-        self.run_end: dict[str, Any] | None = None
-        self.cuda: dict[str, Any] = {}
-        self.last_t = 0
-        self.bad_records = 0
-        self.untimed = 0
-        self.text_stacks: list[tuple[tuple[str, int, str], ...]] = []
-        self.open_collectives: dict[int, int] = {}  # token -> row
-
-    def see(self, t: int) -> int:
-        self.last_t = max(self.last_t, t)
-        return t
-
-    # -- frames from text ----------------------------------------------------------------
-    def text_stack(self, frames: list[tuple[str, int, str]]) -> int:
-        """A placeholder id for a stack read from log text; made real in ``finish``, after
-        every stack id the child handed out is known."""
-        self.text_stacks.append(tuple(trim_runner_frames(frames)))
-        return -2 - (len(self.text_stacks) - 1)
-
-    def _place_text_stacks(self) -> dict[int, int]:
-        real: dict[int, int] = {}
-        next_frame = max(self.frames, default=-1) + 1
-        next_stack = max(self.stacks, default=-1) + 1
-        for index, frames in enumerate(self.text_stacks):
-            ids = []
-            for file, line, func in frames:
-                self.frames[next_frame] = Frame(file, line, func, classify_path(file))
-                ids.append(next_frame)
-                next_frame += 1
-            self.stacks[next_stack] = tuple(ids)
-            real[-2 - index] = next_stack
-            next_stack += 1
-        return real
-
-    # -- result --------------------------------------------------------------------------
-    def finish(self) -> Trace:
-        trace = self.trace
-        real = self._place_text_stacks()
-        trace.compile_events = [dataclasses.replace(e, stack=real.get(e.stack, e.stack))
-                                for e in trace.compile_events]
-        trace.frames = _dense(self.frames, Frame("?", 0, "?", "python"))
-        trace.stacks = _dense(self.stacks, ())
-        trace.graphs = [_graph(g, self.last_t) for _, g in sorted(self.graphs.items())]
-        trace.compile_events += [CompileEvent(t, "compile", cid, reason=trigger, stack=stack,
-                                              dur=0) for cid, (t, trigger, stack)
-                                 in self.compile_spans.items()]
-        trace.compile_events.sort(key=lambda e: e.t)
-        for table in trace.tables.values():
-            _sort_table(table)
-        trace.phases = phases.derive(_intervals(self), self.last_t)
-        _assign_phases(trace)
-        trace.meta = _meta(self)
-        trace.status = _status(self, trace)
-        return trace
+def _finish(b: Builder) -> Trace:
+    trace = b.trace
+    real = b._place_text_stacks()
+    trace.compile_events = [dataclasses.replace(e, stack=real.get(e.stack, e.stack))
+                            for e in trace.compile_events]
+    trace.frames = _dense(b.frames, Frame("?", 0, "?", "python"))
+    trace.stacks = _dense(b.stacks, ())
+    trace.graphs = [_graph(g, b.last_t) for _, g in sorted(b.graphs.items())]
+    trace.compile_events += [CompileEvent(t, "compile", cid, reason=trigger, stack=stack,
+                                          dur=0) for cid, (t, trigger, stack)
+                             in b.compile_spans.items()]
+    trace.compile_events.sort(key=lambda e: e.t)
+    for table in trace.tables.values():
+        _sort_table(table)
+    trace.phases = phases.derive(_intervals(b), b.last_t)
+    _assign_phases(trace)
+    trace.meta = _meta(b)
+    trace.status = _status(b, trace)
+    return trace
 
 
 def _dense(items: dict[int, Any], filler: Any) -> list[Any]:
@@ -158,7 +100,7 @@ def _sort_table(table: Any) -> None:
         table.data[name] = [column[i] for i in order]
 
 
-def _intervals(b: _Builder) -> Iterable[phases.Interval]:
+def _intervals(b: Builder) -> Iterable[phases.Interval]:
     trace = b.trace
     captures = [(g["t"], g.get("end", {}).get("t", b.last_t), g["id"])
                 for g in b.graphs.values() if not g.get("internal")]
@@ -202,7 +144,7 @@ def _assign_phases(trace: Trace) -> None:
         data["phase"] = [index.phase_at(t) for t in data["t"]]
 
 
-def _meta(b: _Builder) -> Meta:
+def _meta(b: Builder) -> Meta:
     m = b.meta
     devices = tuple(Device(d.get("index", i), d.get("name", ""), int(d.get("memory_total", 0)),
                            d.get("compute_capability", ""), d.get("driver", ""))
@@ -227,7 +169,7 @@ def _meta(b: _Builder) -> Meta:
     )
 
 
-def _status(b: _Builder, trace: Trace) -> RunStatus:
+def _status(b: Builder, trace: Trace) -> RunStatus:
     run_end = b.run_end or {}
     reason = run_end.get("reason", "unknown")
     finished = b.end is not None
@@ -259,207 +201,5 @@ def _status_message(reason: str, run_end: dict[str, Any], finished: bool) -> str
         return "the script ended without letting graphdoctor finish (os._exit or a fatal error)"
     return ""
 
-
-# -- record handlers ------------------------------------------------------------------------
-def _hello(b: _Builder, r: list[Any]) -> None:
-    b.meta.update(r[1])
-
-
-def _meta_record(b: _Builder, r: list[Any]) -> None:
-    b.meta.update(r[1])
-
-
-def _devices(b: _Builder, r: list[Any]) -> None:
-    b.meta["devices"] = r[1]
-
-
-def _note(b: _Builder, r: list[Any]) -> None:
-    b.notes.append(Note(str(r[1]), str(r[2])))
-
-
-def _frame(b: _Builder, r: list[Any]) -> None:
-    b.frames[r[1]] = Frame(r[2], int(r[3]), r[4], r[5])
-
-
-def _stack(b: _Builder, r: list[Any]) -> None:
-    b.stacks[r[1]] = tuple(r[2])
-
-
-def _fn(b: _Builder, r: list[Any]) -> None:
-    b.trace.functions.append(Function(r[1], r[2], r[3], r[4], int(r[5]), r[6]))
-
-
-def _graph_begin(b: _Builder, r: list[Any]) -> None:
-    b.graphs[r[1]["id"]] = dict(r[1])
-    b.see(r[1]["t"])
-
-
-def _graph_end(b: _Builder, r: list[Any]) -> None:
-    b.graphs.setdefault(r[1]["id"], {"id": r[1]["id"], "t": r[1]["t"]})["end"] = r[1]
-    b.see(r[1]["t"])
-
-
-def _graph_del(b: _Builder, r: list[Any]) -> None:
-    if r[1] in b.graphs:
-        b.graphs[r[1]]["deleted"] = r[2]
-
-
-def _row(table: str, row_type: Any, width: int) -> Any:
-    def handle(b: _Builder, r: list[Any]) -> None:
-        values = r[1:1 + width]
-        b.trace.tables[table].append(row_type._make(values))
-        b.see(values[0] + (values[1] if table in ("replays", "calls") else 0))
-
-    return handle
-
-
-def _alloc(b: _Builder, r: list[Any]) -> None:
-    t, action, addr, size, stream, pool, graph, stack = r[1:9]
-    device = r[9] if len(r) > 9 else 0
-    b.trace.tables["allocs"].append(Alloc(t, action, addr, size, stream, pool, graph, EAGER,
-                                          stack, device))
-    b.see(t)
-
-
-def _tree_inputs(b: _Builder, r: list[Any]) -> None:
-    t, fn, _, count, size = r[1:6]
-    functions = b.trace.functions
-    for i, function in enumerate(functions):
-        if function.id == fn and size >= function.copied_bytes:
-            functions[i] = dataclasses.replace(function, copied_inputs=int(count),
-                                               copied_bytes=int(size))
-    b.see(t)
-
-
-def _coll(b: _Builder, r: list[Any]) -> None:
-    token, t, op, group, seq, size, _async, graph, thread, stack = r[1:11]
-    b.open_collectives[token] = len(b.trace.tables["collectives"])
-    b.trace.tables["collectives"].append(Collective(t, -1, op, group, seq, size, graph, EAGER,
-                                                    thread, stack))
-    b.see(t)
-
-
-def _coll_end(b: _Builder, r: list[Any]) -> None:
-    token, t = r[1:3]
-    index = b.open_collectives.pop(token, None)
-    if index is not None:
-        durations = b.trace.tables["collectives"].data["dur"]
-        durations[index] = t - b.trace.tables["collectives"].data["t"][index]
-    b.see(t)
-
-
-def _dist(b: _Builder, r: list[Any]) -> None:
-    b.meta.update({k: v for k, v in r[1].items() if k in ("backend", "rank", "world_size")})
-
-
-def _teardown(b: _Builder, r: list[Any]) -> None:
-    t, kind, stack = r[1:4]
-    b.trace.teardown.append(TeardownEvent(b.see(t), kind, stack))
-
-
-def _input(b: _Builder, r: list[Any]) -> None:
-    t, graph, kind, addr, size, stack, replays = r[1:8]
-    b.trace.input_events.append(InputEvent(b.see(t), graph, kind, addr, size, stack, replays))
-
-
-def _sync(b: _Builder, r: list[Any]) -> None:
-    t, kind, stream, graph, thread, stack = r[1:7]
-    b.trace.tables["syncs"].append(Sync(t, kind, stream, graph, EAGER, thread, stack))
-    b.see(t)
-
-
-def _sop(b: _Builder, r: list[Any]) -> None:
-    t, op, stream, other, graph, thread, stack = r[1:8]
-    b.trace.tables["stream_ops"].append(StreamOp(t, op, stream, other, graph, EAGER, thread, stack))
-    b.see(t)
-
-
-def _mem(b: _Builder, r: list[Any]) -> None:
-    t, allocated, reserved, graph = r[1:5]
-    b.trace.tables["memory"].append(MemorySample(t, allocated, reserved, graph, EAGER))
-    b.see(t)
-
-
-def _exc(b: _Builder, r: list[Any]) -> None:
-    e = r[1]
-    chain = tuple(ErrorLink(str(c[0]), str(c[1]), str(c[2]), int(c[3])) for c in e["chain"])
-    b.trace.exceptions.append(ExceptionRecord(e["id"], b.see(e["t"]), e["where"],
-                                              e.get("graph", NONE), e.get("thread", 0), chain))
-
-
-def _log(b: _Builder, r: list[Any]) -> None:
-    t, logger, level, message, compile_id, stack = r[1:7]
-    parsed = compile_logs.parse(logger, message)
-    if parsed is None:
-        return
-    frames = parsed.pop("frames", None)
-    event = CompileEvent(t, parsed["kind"], parsed.get("compile_id") or compile_id,
-                         parsed.get("function", ""), parsed.get("reason", ""),
-                         parsed.get("detail", ""), parsed.get("key", ""),
-                         b.text_stack(frames) if frames else stack)
-    b.trace.compile_events.append(event)
-    b.see(t)
-
-
-def _compile_cb(b: _Builder, r: list[Any]) -> None:
-    t, kind, trigger, compile_id, stack = r[1:6]
-    key = f"{compile_id}:{trigger}"
-    if kind == "compile_start":
-        b.compile_spans[key] = (t, trigger, stack)
-        return
-    start = b.compile_spans.pop(key, None)
-    if start is not None:
-        b.trace.compile_events.append(CompileEvent(start[0], "compile", compile_id, reason=trigger,
-                                                   stack=start[2], dur=t - start[0]))
-    b.see(t)
-
-
-def _warn(b: _Builder, r: list[Any]) -> None:
-    t, category, message, graph, stack = r[1:6]
-    b.trace.warnings.append(WarningRecord(b.see(t), category, message, graph, stack))
-
-
-def _region(b: _Builder, r: list[Any]) -> None:
-    b.regions.append((r[1], r[2], r[3]))
-    b.see(r[3])
-
-
-def _counters(b: _Builder, r: list[Any]) -> None:
-    b.trace.counters = r[1]
-
-
-def _progress(b: _Builder, r: list[Any]) -> None:
-    b.trace.replay_counts = {int(k): int(v) for k, v in r[2].get("replays", {}).items()}
-    b.see(r[1])
-
-
-def _untimed(b: _Builder, r: list[Any]) -> None:
-    b.untimed += int(r[1])
-
-
-def _cuda_state(b: _Builder, r: list[Any]) -> None:
-    b.cuda = r[1]
-
-
-def _end(b: _Builder, r: list[Any]) -> None:
-    b.end = r[1]
-
-
-def _run_end(b: _Builder, r: list[Any]) -> None:
-    b.run_end = r[1]
-
-
-_HANDLERS = {
-    "hello": _hello, "meta": _meta_record, "devices": _devices, "note": _note,
-    "frame": _frame, "stack": _stack, "fn": _fn, "graph": _graph_begin, "graph_end": _graph_end,
-    "graph_del": _graph_del, "replay": _row("replays", Replay, 6), "call": _row("calls", Call, 6),
-    "alloc": _alloc, "sync": _sync, "sop": _sop, "mem": _mem,
-    "nvml": _row("gpu_samples", GpuSample, 6), "exc": _exc, "log": _log,
-    "compile_cb": _compile_cb, "warn": _warn, "region": _region, "counters": _counters,
-    "untimed": _untimed, "progress": _progress, "input": _input, "coll": _coll,
-    "coll_end": _coll_end, "dist": _dist,
-    "teardown": _teardown, "tree_inputs": _tree_inputs, "cuda_state": _cuda_state, "end": _end,
-    "run_end": _run_end,
-}
 
 __all__ = ["assemble", "assemble_file"]

@@ -1,0 +1,54 @@
+"""The state assembly keeps while it reads a spool's records (see :mod:`assemble`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphdoctor.trace.frames import classify_path, trim_runner_frames
+from graphdoctor.trace.model import Frame, Note, Trace
+
+
+class Builder:
+    def __init__(self) -> None:
+        self.trace = Trace()
+        self.meta: dict[str, Any] = {}
+        self.notes: list[Note] = []
+        self.frames: dict[int, Frame] = {}
+        self.stacks: dict[int, tuple[int, ...]] = {}
+        self.graphs: dict[int, dict[str, Any]] = {}
+        self.compile_spans: dict[str, tuple[int, str, int]] = {}
+        self.regions: list[tuple[str, int, int]] = []
+        self.end: dict[str, Any] | None = None
+        self.run_end: dict[str, Any] | None = None
+        self.cuda: dict[str, Any] = {}
+        self.last_t = 0
+        self.bad_records = 0
+        self.untimed = 0
+        self.text_stacks: list[tuple[tuple[str, int, str], ...]] = []
+        self.open_collectives: dict[int, int] = {}  # token -> row
+
+    def see(self, t: int) -> int:
+        self.last_t = max(self.last_t, t)
+        return t
+
+    # -- frames from text ----------------------------------------------------------------
+    def text_stack(self, frames: list[tuple[str, int, str]]) -> int:
+        """A placeholder id for a stack read from log text; made real in ``finish``, after
+        every stack id the child handed out is known."""
+        self.text_stacks.append(tuple(trim_runner_frames(frames)))
+        return -2 - (len(self.text_stacks) - 1)
+
+    def _place_text_stacks(self) -> dict[int, int]:
+        real: dict[int, int] = {}
+        next_frame = max(self.frames, default=-1) + 1
+        next_stack = max(self.stacks, default=-1) + 1
+        for index, frames in enumerate(self.text_stacks):
+            ids = []
+            for file, line, func in frames:
+                self.frames[next_frame] = Frame(file, line, func, classify_path(file))
+                ids.append(next_frame)
+                next_frame += 1
+            self.stacks[next_stack] = tuple(ids)
+            real[-2 - index] = next_stack
+            next_stack += 1
+        return real
