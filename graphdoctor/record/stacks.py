@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
+import threading
 from collections.abc import Callable
 from types import CodeType, FrameType
 from typing import Any
@@ -42,16 +43,26 @@ def classify_file(filename: str) -> str | None:
 _RUNPY_FILES = frozenset({"<frozen runpy>", getattr(__import__("runpy"), "__file__", "runpy.py")})
 
 
+def _describe_code(key: tuple[CodeType, int]) -> tuple[str, int, str]:
+    code, line = key
+    return (code.co_filename, line or 0, getattr(code, "co_qualname", code.co_name))
+
+
+def _describe_named(key: tuple[str, int, str]) -> tuple[str, int, str]:
+    return key
+
+
 class StackTable:
     """Interns frames and stacks and emits their definitions once through ``emit``."""
 
     def __init__(self, emit: Callable[[list[Any]], None], limit: int = 48):
         self._emit = emit
         self._limit = limit
-        self._stacks: dict[tuple[tuple[CodeType, int], ...], int] = {}
-        self._frames: dict[tuple[CodeType, int], int] = {}
-        self._named_stacks: dict[tuple[tuple[str, int, str], ...], int] = {}
+        # keys: (code, line) pairs for live frames, (file, line, function) for named ones
+        self._stacks: dict[tuple[Any, ...], int] = {}
+        self._frames: dict[Any, int] = {}
         self._kinds: dict[str, str | None] = {}
+        self._lock = threading.Lock()
 
     def capture(self, skip: int = 1) -> int:
         """The id of the calling thread's stack, ``skip`` frames above this call."""
@@ -68,7 +79,7 @@ class StackTable:
                 break  # above this lies graphdoctor's runner, not the user's program
             key.append((frame.f_code, frame.f_lineno))
             frame = frame.f_back
-        return self._intern(tuple(key))
+        return self._intern(tuple(key), _describe_code)
 
     def from_traceback(self, tb: Any) -> int:
         """The stack of an exception: its frames up to where it was raised."""
@@ -86,50 +97,38 @@ class StackTable:
             inner.append((tb.tb_frame.f_code, tb.tb_lineno))
             tb = tb.tb_next
         # innermost first, like from_frame
-        return self._intern(tuple(list(reversed(inner))[: self._limit] + outer)[: self._limit * 2])
+        key = tuple(list(reversed(inner))[: self._limit] + outer)[: self._limit * 2]
+        return self._intern(key, _describe_code)
 
     def from_named(self, frames: list[tuple[str, int, str]]) -> int:
         """A stack given as (file, line, function) triples, innermost first."""
-        key = tuple(frames[: self._limit])
-        stack_id = self._named_stacks.get(key)
-        if stack_id is None:
-            ids = [f for f in (self._named_frame_id(*t) for t in reversed(key)) if f is not None]
-            stack_id = len(self._stacks) + len(self._named_stacks)
-            self._named_stacks[key] = stack_id
-            self._emit(["stack", stack_id, ids])
+        return self._intern(tuple(frames[: self._limit]), _describe_named)
+
+    def _intern(self, key: tuple[Any, ...],
+                describe: Callable[[Any], tuple[str, int, str]]) -> int:
+        """The id of a stack given innermost first, as frame keys that ``describe`` turns
+        into (file, line, function). Ids are handed out under a lock: any thread may ask."""
+        stack_id = self._stacks.get(key)
+        if stack_id is not None:
+            return stack_id
+        with self._lock:
+            stack_id = self._stacks.get(key)
+            if stack_id is None:
+                ids = [f for f in (self._frame_id(k, describe) for k in reversed(key))
+                       if f is not None]
+                stack_id = self._stacks[key] = len(self._stacks)
+                self._emit(["stack", stack_id, ids])
         return stack_id
 
-    def _named_frame_id(self, file: str, line: int, name: str) -> int | None:
-        frame_id = self._frames.get((file, line, name))  # type: ignore[arg-type]
+    def _frame_id(self, key: Any, describe: Callable[[Any], tuple[str, int, str]]) -> int | None:
+        frame_id = self._frames.get(key)
         if frame_id is None:
+            file, line, name = describe(key)
             kind = self.kind(file)
             if kind is None:
                 return None
-            frame_id = len(self._frames)
-            self._frames[(file, line, name)] = frame_id  # type: ignore[index]
+            frame_id = self._frames[key] = len(self._frames)
             self._emit(["frame", frame_id, file, line, name, kind])
-        return frame_id
-
-    def _intern(self, key: tuple[tuple[CodeType, int], ...]) -> int:
-        stack_id = self._stacks.get(key)
-        if stack_id is None:
-            frame_ids = [f for f in (self._frame_id(code, line) for code, line in reversed(key))
-                         if f is not None]
-            stack_id = len(self._stacks) + len(self._named_stacks)
-            self._stacks[key] = stack_id
-            self._emit(["stack", stack_id, frame_ids])
-        return stack_id
-
-    def _frame_id(self, code: CodeType, line: int) -> int | None:
-        frame_id = self._frames.get((code, line))
-        if frame_id is None:
-            kind = self.kind(code.co_filename)
-            if kind is None:
-                return None
-            frame_id = len(self._frames)
-            self._frames[(code, line)] = frame_id
-            name = getattr(code, "co_qualname", code.co_name)
-            self._emit(["frame", frame_id, code.co_filename, line or 0, name, kind])
         return frame_id
 
     def kind(self, filename: str) -> str | None:
