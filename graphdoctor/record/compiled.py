@@ -153,7 +153,7 @@ def _wrap_tree_run(recorder: Recorder, original: Any) -> Any:
 def _function_of(recorder: Recorder, compile_id: str) -> int:
     """One function per dynamo frame id (the F of compile id F/N)."""
     frame_key = compile_id.split("/")[0] if compile_id else "?"
-    function = recorder._functions.get(("compiled", frame_key))
+    function = recorder.known_function(("compiled", frame_key))
     if function is not None:
         return function
     name, file, line = _compiled_frame(recorder, sys._getframe(2))

@@ -80,6 +80,9 @@ class Recorder:
             self._next[kind] = value + 1
         return value
 
+    def known_function(self, key: Any) -> int | None:
+        return self._functions.get(key)
+
     def function_id(self, key: Any, name: str, kind: str, file: str = "", line: int = 0,
                     compile_id: str = "") -> int:
         fn = self._functions.get(key)
