@@ -41,6 +41,13 @@ def cause_of(view: TraceView, graph: Graph) -> Cause | None:
     """The cause of a failed capture; None for a graph that did not fail."""
     if graph.status == "captured":
         return None
+    key = ("cause", graph.id)
+    if key not in view.memo:
+        view.memo[key] = _find_cause(view, graph)
+    return view.memo[key]  # type: ignore[no-any-return]
+
+
+def _find_cause(view: TraceView, graph: Graph) -> Cause:
     records = view.exceptions_of(graph) + view.errors_in_window(graph, "thread")
     for kind, pattern in _TEXT_CAUSES:
         for index, record in records:

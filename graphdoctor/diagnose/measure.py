@@ -97,6 +97,13 @@ class Measurement:
 
 def of_graph(view: TraceView, graph: Graph) -> Measurement:
     """A manual graph against the eager calls of the functions its capture ran."""
+    key = ("measurement", graph.id)
+    if key not in view.memo:
+        view.memo[key] = _measure_graph(view, graph)
+    return view.memo[key]  # type: ignore[no-any-return]
+
+
+def _measure_graph(view: TraceView, graph: Graph) -> Measurement:
     replays = [r for r in view.trace.tables["replays"] if r.graph == graph.id]
     calls = [c for c in view.trace.tables["calls"]
              if c.fn in graph.callees and c.mode == "eager"]

@@ -38,6 +38,8 @@ class TraceView:
         self.trace = trace
         self.rank = rank
         self.peers = peers or {}
+        # answers several rules need (a graph's measurement, a failure's cause), kept once
+        self.memo: dict[tuple[str, int], Any] = {}
 
     # -- graphs and functions ------------------------------------------------------------
     @functools.cached_property
