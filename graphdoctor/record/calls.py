@@ -1,57 +1,69 @@
 """Which functions a capture ran, and how long they take when run eagerly.
 
-During a capture a profile hook notes the user functions the capturing frame calls (the
-top-level ones: ``step`` in ``with torch.cuda.graph(g): out = step(x)``, or ``Model.forward``
-behind ``model(x)``). Afterwards, on Python 3.12+, ``sys.monitoring`` watches just those code
-objects, so every eager call of them is timed (host and GPU) at no cost to any other code.
-These eager times are the baseline a replay is compared with; without them graphdoctor
-says it has no baseline rather than guessing one.
+Both use ``sys.monitoring`` (Python 3.12+), which costs nothing for code it does not watch.
+During a manual capture only the capturing frame's own code object is watched, for its CALL
+events: each user function it calls (``step`` in ``with torch.cuda.graph(g): out = step(x)``,
+``Model.forward`` behind ``model(x)``) is a top-level callee of the capture. No per-op or
+per-call hook runs anywhere else, so the capture costs what it costs without graphdoctor.
+Afterwards just those code objects are watched for PY_START and PY_RETURN, so every eager
+call of them is timed (host and GPU). These eager times are the baseline a replay is
+compared with; without them graphdoctor says it has no baseline rather than guessing one.
+A watched function that starts while its thread captures (the forward pass that
+``make_graphed_callables`` captures) is a callee of that capture.
 """
 
 from __future__ import annotations
 
 import sys
-from types import CodeType, FrameType
+from types import CodeType, FrameType, MethodType
 from typing import Any
 
-from graphdoctor.record.recorder import Recorder
-from graphdoctor.trace.model import TORCH
+from graphdoctor.record.recorder import CaptureState, Recorder
 
 _TOOL_NAME = "graphdoctor"
+_TOOL_IDS = (5, 4, 3)  # the ids sys.monitoring leaves to tools other than debuggers/profilers
 
 
-class CalleeFinder:
-    """A profile hook, live only during one capture, that collects top-level user callees."""
+def monitoring_available() -> bool:
+    return hasattr(sys, "monitoring")
 
-    def __init__(self, recorder: Recorder, capture_frame: FrameType | None):
-        self._recorder = recorder
-        self._capture_frame = capture_frame
-        self.codes: list[CodeType] = []
 
-    def start(self) -> bool:
-        if self._capture_frame is None or sys.getprofile() is not None:
-            return False  # another profiler owns the hook; leave it alone
-        sys.setprofile(self._on_event)
+class Monitor:
+    """graphdoctor's one ``sys.monitoring`` tool id, claimed on first use."""
+
+    def __init__(self) -> None:
+        self.tool: int | None = None
+
+    def claim(self, callbacks: dict[int, Any]) -> bool:
+        if self.tool is None:
+            mon = sys.monitoring
+            free = [t for t in _TOOL_IDS if mon.get_tool(t) is None]
+            if not free:
+                return False  # every free id is taken: another tool owns them
+            mon.use_tool_id(free[0], _TOOL_NAME)
+            self.tool = free[0]
+        for event, callback in callbacks.items():
+            sys.monitoring.register_callback(self.tool, event, callback)
         return True
 
-    def stop(self) -> list[CodeType]:
-        if sys.getprofile() == self._on_event:
-            sys.setprofile(None)
-        return self.codes
+    def add_local(self, code: CodeType, events: int) -> None:
+        if self.tool is not None:
+            current = sys.monitoring.get_local_events(self.tool, code)
+            sys.monitoring.set_local_events(self.tool, code, current | events)
 
-    def _on_event(self, frame: FrameType, event: str, arg: Any) -> None:
-        if event != "call" or frame.f_code.co_name == "<module>":
+    def remove_local(self, code: CodeType, events: int) -> None:
+        if self.tool is not None:
+            current = sys.monitoring.get_local_events(self.tool, code)
+            sys.monitoring.set_local_events(self.tool, code, current & ~events)
+
+    def release(self) -> None:
+        if self.tool is None:
             return
-        stacks = self._recorder.stacks
-        if not stacks.is_user_code(frame.f_code):
-            return
-        parent = frame.f_back
-        # only torch's own frames (Module.__call__) may stand between the capturing frame
-        # and a callee; an import or a stdlib helper in between means it is not the step
-        while parent is not None and stacks.kind(parent.f_code.co_filename) == TORCH:
-            parent = parent.f_back
-        if parent is self._capture_frame and frame.f_code not in self.codes:
-            self.codes.append(frame.f_code)
+        for event in (sys.monitoring.events.PY_START, sys.monitoring.events.PY_RETURN,
+                      sys.monitoring.events.CALL):
+            sys.monitoring.register_callback(self.tool, event, None)
+        sys.monitoring.free_tool_id(self.tool)
+        self.tool = None
 
 
 def innermost_user_frame(recorder: Recorder, frame: FrameType | None) -> FrameType | None:
@@ -60,45 +72,94 @@ def innermost_user_frame(recorder: Recorder, frame: FrameType | None) -> FrameTy
     return frame
 
 
+def callee_code(target: Any) -> CodeType | None:
+    """The code object a call of ``target`` runs first in the user's program: a function's
+    own, a bound method's function's, or a module's ``forward`` behind ``module(x)``."""
+    if isinstance(target, MethodType):
+        target = target.__func__
+    code = getattr(target, "__code__", None)
+    if isinstance(code, CodeType):
+        return code
+    forward = getattr(type(target), "forward", None)  # torch.nn.Module.__call__ runs forward
+    code = getattr(forward, "__code__", None)
+    return code if isinstance(code, CodeType) and callable(target) else None
+
+
+class CallSiteWatcher:
+    """Watches the calls the capturing frame makes while one of its captures runs."""
+
+    def __init__(self, recorder: Recorder, monitor: Monitor):
+        self._recorder = recorder
+        self._monitor = monitor
+        self._claimed = False
+
+    def start(self, frame: FrameType | None) -> CodeType | None:
+        """Watch ``frame``'s code; return it (to pass to ``stop``), or None if not watched."""
+        if frame is None or not monitoring_available() or not self._claim():
+            return None
+        self._monitor.add_local(frame.f_code, sys.monitoring.events.CALL)
+        return frame.f_code
+
+    def stop(self, code: CodeType | None) -> None:
+        if code is not None:
+            self._monitor.remove_local(code, sys.monitoring.events.CALL)
+
+    def _claim(self) -> bool:
+        if not self._claimed:
+            self._claimed = self._monitor.claim({sys.monitoring.events.CALL: self._on_call})
+        return self._claimed
+
+    def _on_call(self, code: CodeType, offset: int, target: Any, arg0: Any) -> Any:
+        state = self._recorder.capture_on_this_thread()
+        called = callee_code(target) if state is not None else None
+        if called is not None and self._recorder.stacks.is_user_code(called):
+            note_callee(state, called)  # type: ignore[arg-type]
+        return None
+
+
+def note_callee(state: CaptureState, code: CodeType) -> None:
+    if code not in state.callees:
+        state.callees.append(code)
+
+
 class EagerCallTimer:
     """Times every call of chosen code objects through ``sys.monitoring`` (3.12+)."""
 
-    def __init__(self, recorder: Recorder):
+    def __init__(self, recorder: Recorder, monitor: Monitor):
         self._recorder = recorder
+        self._monitor = monitor
         self._watched: dict[CodeType, tuple[int, int]] = {}  # code -> (function id, graph)
         self._open: dict[int, list[tuple[int, str, Any]]] = {}  # function id -> open calls
-        self._tool: int | None = None
+        self._claimed = False
 
     @property
     def available(self) -> bool:
-        return hasattr(sys, "monitoring")
+        return monitoring_available()
 
     def watch(self, code: CodeType, fn: int, graph: int) -> bool:
-        if not self._recorder.config.eager_calls:
+        if not self._recorder.config.eager_calls or not self.available:
             return False
-        if not self.available or code in self._watched:
-            return code in self._watched
-        if self._tool is None and not self._claim_tool():
-            return False
+        if code in self._watched:
+            return True
+        if not self._claimed:
+            events = sys.monitoring.events
+            self._claimed = self._monitor.claim({events.PY_START: self._on_start,
+                                                 events.PY_RETURN: self._on_return})
+            if not self._claimed:
+                return False
         self._watched[code] = (fn, graph)
         events = sys.monitoring.events
-        sys.monitoring.set_local_events(self._tool, code, events.PY_START | events.PY_RETURN)
+        self._monitor.add_local(code, events.PY_START | events.PY_RETURN)
         return True
-
-    def _claim_tool(self) -> bool:
-        mon = sys.monitoring
-        for tool in (5, 4, 3):
-            if mon.get_tool(tool) is None:
-                mon.use_tool_id(tool, _TOOL_NAME)
-                mon.register_callback(tool, mon.events.PY_START, self._on_start)
-                mon.register_callback(tool, mon.events.PY_RETURN, self._on_return)
-                self._tool = tool
-                return True
-        return False
 
     def _on_start(self, code: CodeType, offset: int) -> None:
         watched = self._watched.get(code)
-        if watched is None or self._recorder.capturing_anywhere or not self._recorder.enabled:
+        if watched is None or not self._recorder.enabled:
+            return
+        if self._recorder.capturing_anywhere:
+            state = self._recorder.capture_on_this_thread()
+            if state is not None:
+                note_callee(state, code)
             return
         timer = self._recorder.timer
         token = timer.start() if timer is not None else None
@@ -111,20 +172,15 @@ class EagerCallTimer:
         if not calls:
             return
         t0, mode, token = calls.pop()
-        fn, graph = watched  # type: ignore[misc]
-        dur = self._recorder.now() - t0
-        row = ["call", t0, dur, -1, fn, mode, -1]
+        fn = watched[0]  # type: ignore[index]
+        row = ["call", t0, self._recorder.now() - t0, -1, fn, mode, -1]
         if token is None:
             self._recorder.emit(row)
         else:
             self._recorder.timer.stop(token, row)
 
     def close(self) -> None:
-        if self._tool is None:
-            return
         for code in self._watched:
-            sys.monitoring.set_local_events(self._tool, code, 0)
-        for event in (sys.monitoring.events.PY_START, sys.monitoring.events.PY_RETURN):
-            sys.monitoring.register_callback(self._tool, event, None)
-        sys.monitoring.free_tool_id(self._tool)
-        self._tool = None
+            events = sys.monitoring.events
+            self._monitor.remove_local(code, events.PY_START | events.PY_RETURN)
+        self._watched.clear()

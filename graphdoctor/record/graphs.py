@@ -14,19 +14,35 @@ import sys
 import threading
 import time
 import weakref
-from types import FrameType
+from dataclasses import dataclass, field
+from types import CodeType, FrameType
 from typing import Any
 
 import torch
 
 from graphdoctor.record import compat, inputs, memory, nvtx_ranges
-from graphdoctor.record.calls import CalleeFinder, EagerCallTimer, innermost_user_frame
+from graphdoctor.record.calls import (
+    CallSiteWatcher,
+    EagerCallTimer,
+    Monitor,
+    innermost_user_frame,
+)
 from graphdoctor.record.errors import already_recorded, mark_recorded, record_exception
 from graphdoctor.record.recorder import CaptureState, Recorder, Uninstall, patch
 
 _ID = "_graphdoctor_id"
 _thread_ident = threading.get_ident
 MEMORY_SAMPLE_NS = 100_000_000
+MANUAL_APIS = ("torch.cuda.graph", "CUDAGraph")  # the user's own code holds the block
+
+
+@dataclass
+class _OpenCapture:
+    """What a capture in progress started and its end must settle."""
+
+    frame: FrameType | None  # the user's frame holding the captured block
+    watched_code: CodeType | None = None
+    candidates: list[Any] = field(default_factory=list)  # possible external inputs
 
 
 def install(recorder: Recorder) -> Uninstall:
@@ -46,6 +62,7 @@ def install(recorder: Recorder) -> Uninstall:
 
     def uninstall() -> None:
         state.eager_timer.close()
+        state.monitor.release()
         for undo in reversed(undos):
             undo()
 
@@ -71,34 +88,41 @@ def classify_api(frame: FrameType | None) -> tuple[str, bool]:
 class _GraphHooks:
     def __init__(self, recorder: Recorder):
         self.rec = recorder
-        self.eager_timer = EagerCallTimer(recorder)
-        self._finders: dict[int, CalleeFinder] = {}
-        self._collectors: dict[int, inputs.InputCollector] = {}
+        monitor = Monitor()
+        self.eager_timer = EagerCallTimer(recorder, monitor)
+        self.call_sites = CallSiteWatcher(recorder, monitor)
+        self.monitor = monitor
+        self._open: dict[int, _OpenCapture] = {}  # graph id -> what its end must settle
         self.watched: dict[int, inputs.GraphInputs] = {}
-        # memory allocated by any capture lives in a graph pool: not an external input
-        self._capture_allocated: set[int] = set()
         self._last_memory_sample = 0
         self._replay_counts: dict[int, int] = {}
         self._reported_counts: dict[int, int] = {}
 
     # -- capture -------------------------------------------------------------------------
+    # Everything a capture costs graphdoctor is bounded and measured: no import, no per-op
+    # hook, one snapshot of the graph's own pool. The spans are recorded with the graph, so
+    # the capture phase shows the user's time and graphdoctor's apart.
     def wrap_capture_begin(self, original: Any) -> Any:
         @functools.wraps(original)
         def capture_begin(graph: Any, *args: Any, **kwargs: Any) -> None:
             if not self.rec.enabled:
                 return original(graph, *args, **kwargs)
-            state = self._begin(graph, sys._getframe(1), args, kwargs)
+            entered = self.rec.now()
+            state = self._begin(graph, sys._getframe(1), args, kwargs, entered)
+            state.own.append((entered, self.rec.now()))
             try:
                 original(graph, *args, **kwargs)
             except BaseException as error:
                 self._fail(graph, state, error, "capture_begin")
                 raise
-            self._start_finder(state)
+            returned = self.rec.now()
+            self._watch_call_sites(state)
+            state.own.append((returned, self.rec.now()))
 
         return capture_begin
 
     def _begin(self, graph: Any, caller: FrameType, args: tuple[Any, ...],
-               kwargs: dict[str, Any]) -> CaptureState:
+               kwargs: dict[str, Any], entered: int) -> CaptureState:
         rec = self.rec
         gid = rec.new_id("graph")
         setattr(graph, _ID, gid)
@@ -109,41 +133,37 @@ class _GraphHooks:
         fn = call.fn if call is not None and api == "torch.compile" else -1
         stream = torch.cuda.current_stream().cuda_stream
         rec.in_warmup = False
-        state = CaptureState(gid, stream, str(tuple(pool_arg)) if pool_arg else "", api, fn)
+        device = torch.cuda.current_device()
+        state = CaptureState(gid, stream, str(tuple(pool_arg)) if pool_arg else "", api, fn,
+                             stack=rec.stacks.from_frame(caller), device=device)
         rec.emit(["graph", {
-            "id": gid, "t": rec.now(), "api": api, "internal": internal, "stream": stream,
+            "id": gid, "t": entered, "api": api, "internal": internal, "stream": stream,
             "shared_pool": pool_arg is not None, "pool": state.pool,
-            "capture_error_mode": str(mode), "stack": rec.stacks.from_frame(caller),
+            "capture_error_mode": str(mode), "stack": state.stack,
             "function": fn, "key": getattr(call, "compile_id", "") if call else "",
-            "device": torch.cuda.current_device(),
+            "device": device,
         }])
-        memory.capture_starting(rec)
-        self._sample_memory(gid)
+        state.memory_before = memory.capture_starting(rec, gid)
         rec.captures[_thread_ident()] = state
         if call is not None:
             call.captured = True
         nvtx_ranges.push(f"capture graph {gid}", "capture")
-        if api in ("torch.cuda.graph", "CUDAGraph", "make_graphed_callables"):
-            self._finders[gid] = CalleeFinder(rec, innermost_user_frame(rec, caller))
+        self._open[gid] = _OpenCapture(self._user_frame(api, caller))
         return state
 
-    def _start_finder(self, state: CaptureState) -> None:
-        finder = self._finders.get(state.graph)
-        if finder is not None and not finder.start():
-            self._finders.pop(state.graph, None)
-        if state.api != "torch.compile" and inputs.available():
-            collector = inputs.InputCollector(self.rec)
-            collector.__enter__()
-            self._collectors[state.graph] = collector
+    def _user_frame(self, api: str, caller: FrameType) -> FrameType | None:
+        """The user's frame that holds a manual capture's block (None for the others)."""
+        if api not in MANUAL_APIS:
+            return None
+        return innermost_user_frame(self.rec, caller)
 
-    def _stop_collector(self, state: CaptureState) -> inputs.InputCollector | None:
-        collector = self._collectors.pop(state.graph, None)
-        if collector is not None:
-            try:
-                collector.__exit__(None, None, None)
-            except Exception:  # noqa: BLE001 - the user's own modes left the stack unbalanced
-                return None
-        return collector
+    def _watch_call_sites(self, state: CaptureState) -> None:
+        opened = self._open.get(state.graph)
+        if opened is None or opened.frame is None:
+            return
+        opened.watched_code = self.call_sites.start(opened.frame)
+        if inputs.available():
+            opened.candidates = inputs.candidates(opened.frame)
 
     def wrap_capture_end(self, original: Any) -> Any:
         @functools.wraps(original)
@@ -151,29 +171,41 @@ class _GraphHooks:
             state = self.rec.captures.get(_thread_ident())
             if state is None or not self.rec.enabled:
                 return original(graph)
-            callees = self._stop_finder(state)
-            collector = self._stop_collector(state)
+            entered = self.rec.now()
+            opened = self._stop_watching(state)
+            handed = self.rec.now()
             try:
                 original(graph)
             except BaseException as error:
+                state.own.append((entered, handed))
                 self._fail(graph, state, error, "capture_end")
                 raise
+            state.own.append((entered, handed))
             # a block that raised is a failed capture, even when capture_end succeeds
             status = "failed" if state.region_error >= 0 else "captured"
-            self._capture_allocated |= self._end(graph, state, status, state.region_error,
-                                                 callees)
-            if collector is not None and status == "captured":
-                self.watched[state.graph] = inputs.external_inputs(collector, state.graph,
-                                                                   self._capture_allocated)
+            self._end(graph, state, status, state.region_error, self.rec.now())
+            if opened is not None and status == "captured":
+                self._watch_inputs(state.graph, opened, sys._getframe(1))
 
         return capture_end
 
-    def _stop_finder(self, state: CaptureState) -> list[int]:
-        finder = self._finders.pop(state.graph, None)
-        if finder is None:
-            return []
+    def _stop_watching(self, state: CaptureState) -> _OpenCapture | None:
+        opened = self._open.pop(state.graph, None)
+        if opened is not None:
+            self.call_sites.stop(opened.watched_code)
+        return opened
+
+    def _watch_inputs(self, graph: int, opened: _OpenCapture, caller: FrameType) -> None:
+        if opened.frame is None or not opened.candidates:
+            return
+        end_frame = innermost_user_frame(self.rec, caller)
+        end_line = end_frame.f_lineno if end_frame is opened.frame else 0
+        site = inputs.site_of(opened.frame, end_line or opened.frame.f_lineno)
+        self.watched[graph] = inputs.GraphInputs(graph, site, opened.candidates)
+
+    def _callee_ids(self, state: CaptureState) -> list[int]:
         callees = []
-        for code in finder.stop():
+        for code in state.callees:
             name = getattr(code, "co_qualname", code.co_name)
             fn = self.rec.function_id(code, name, "captured", code.co_filename,
                                       code.co_firstlineno)
@@ -182,27 +214,30 @@ class _GraphHooks:
         return callees
 
     def _fail(self, graph: Any, state: CaptureState, error: BaseException, where: str) -> None:
+        failed_at = self.rec.now()
         exc_id = -1
         if not already_recorded(error):
             exc_id = record_exception(self.rec, error, where, state.graph)
             mark_recorded(error)
-        self._stop_collector(state)
-        self._end(graph, state, "failed", exc_id, self._stop_finder(state))
+        self._stop_watching(state)
+        self._end(graph, state, "failed", exc_id, failed_at)
 
     def _end(self, graph: Any, state: CaptureState, status: str, exc_id: int,
-             callees: list[int]) -> set[int]:
+             settling_from: int) -> None:
         rec = self.rec
         rec.captures.pop(_thread_ident(), None)
         nvtx_ranges.pop()
-        pool = compat.graph_pool(graph) if status == "captured" else state.pool
-        pool_bytes, allocated = memory.capture_ended(rec, state.graph, pool)
-        rec.emit(["graph_end", {"id": state.graph, "t": rec.now(), "status": status,
-                                "pool": pool, "pool_bytes": pool_bytes, "error": exc_id,
-                                "callees": callees}])
-        self._sample_memory(state.graph)
+        pool = compat.graph_pool(graph) if status == "captured" else None
+        pool_bytes = memory.capture_ended(rec, state.graph, state.device, pool,
+                                          state.memory_before, state.stack)
+        callees = self._callee_ids(state)
+        ended = rec.now()
+        rec.emit(["graph_end", {"id": state.graph, "t": ended, "status": status,
+                                "pool": str(pool) if pool else state.pool,
+                                "pool_bytes": pool_bytes, "error": exc_id, "callees": callees,
+                                "own": [*state.own, (settling_from, ended)]}])
         if status == "captured":
             weakref.finalize(graph, _graph_deleted, rec, state.graph)
-        return allocated
 
     def wrap_region_exit(self, original: Any) -> Any:
         """``torch.cuda.graph.__exit__`` sees the error raised inside the captured block

@@ -1,23 +1,29 @@
 """The memory a captured graph reads, and whether it is still alive when the graph replays.
 
 A graph keeps the addresses of its inputs: if the tensor behind one is freed (``x = new``
-instead of ``x.copy_(new)``), later replays read whatever reuses that memory. During a
-manual capture a dispatch mode notes the storages that captured ops read; those not
-allocated by the capture itself are the graph's external inputs. Weak references to them
-are checked before replays: all of them at each of the first replays, then a few at a time
-every few replays, so the replay path stays cheap. Only a free followed by a replay counts:
-memory released after the last replay harms nothing.
+instead of ``x.copy_(new)``), later replays read whatever reuses that memory. The bug is a
+name rebound in the user's code, so the candidates are the names themselves: when a manual
+capture begins, the CUDA tensors bound to names in the capturing frame (its locals, and its
+module's globals) are noted with a weak reference to their storage. Nothing runs per op, so
+the capture costs what it costs without graphdoctor.
+
+Weak references are checked before replays: all of them at each of the first replays, then
+a few at a time every few replays, so the replay path stays cheap. Only a free followed by a
+replay counts (memory released after the last replay harms nothing), and only for a name the
+captured block reads: that is settled from the block's source (``captured_names``) the first
+time one of its candidates is found freed, which is rare, and never on the replay path of a
+healthy program.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
 
+from graphdoctor.record import captured_names
 from graphdoctor.record.recorder import Recorder
 
 try:
@@ -25,63 +31,74 @@ try:
 except ImportError:  # pragma: no cover - present in every release graphdoctor supports
     StorageWeakRef = None
 
+MAX_CANDIDATES = 256  # a namespace with more CUDA tensors than this is not a capture script
+
 
 @dataclass
 class _Input:
+    name: str
     ref: Any
     addr: int
     size: int
-    stack: int
+
+
+@dataclass
+class CaptureSite:
+    """Where a capture's block is: its file, first and last line, and the frames around it
+    as (file, line, function), innermost first."""
+
+    path: str
+    begin_line: int
+    end_line: int
+    frames: list[tuple[str, int, str]]
 
 
 @dataclass
 class GraphInputs:
     graph: int
+    site: CaptureSite
     inputs: list[_Input] = field(default_factory=list)
     replays: int = 0
     cursor: int = 0
     freed: set[int] = field(default_factory=set)
 
 
-class InputCollector(TorchDispatchMode):
-    """Notes every CUDA storage that an op reads while the capture runs."""
-
-    def __init__(self, recorder: Recorder):
-        super().__init__()
-        self._recorder = recorder
-        self.seen: dict[int, _Input] = {}
-
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        # By default torch wraps __torch_dispatch__ in a dynamo-disable, whose first call
-        # imports torch._dynamo: about 2 s, spent inside the user's first capture.
-        return False
-
-    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        for leaf in tree_leaves((args, kwargs or {})):
-            if isinstance(leaf, torch.Tensor) and leaf.is_cuda:
-                self._note(leaf)
-        return func(*args, **(kwargs or {}))
-
-    def _note(self, tensor: torch.Tensor) -> None:
-        try:
-            storage = tensor.untyped_storage()
-            addr = storage.data_ptr()
-        except (RuntimeError, NotImplementedError):
-            return
-        if addr and addr not in self.seen:
-            self.seen[addr] = _Input(StorageWeakRef(storage), addr, storage.nbytes(),
-                                     self._recorder.stacks.capture(1))
-
-
 def available() -> bool:
     return StorageWeakRef is not None
 
 
-def external_inputs(collector: InputCollector, graph: int,
-                    allocated_in_capture: set[int]) -> GraphInputs:
-    kept = [i for addr, i in collector.seen.items() if addr not in allocated_in_capture]
-    return GraphInputs(graph, kept)
+def candidates(frame: FrameType) -> list[_Input]:
+    """The CUDA tensors bound to names the capturing frame can read, when its capture begins."""
+    found: dict[int, _Input] = {}
+    for name, value in captured_names.bound_values(frame):
+        if len(found) >= MAX_CANDIDATES:
+            break
+        if isinstance(value, torch.Tensor):
+            _note(found, name, value)
+    return list(found.values())
+
+
+def _note(found: dict[int, _Input], name: str, tensor: torch.Tensor) -> None:
+    try:
+        if not tensor.is_cuda:
+            return
+        storage = tensor.untyped_storage()
+        addr, size = storage.data_ptr(), storage.nbytes()
+    except (RuntimeError, NotImplementedError, TypeError):  # a subclass without real storage
+        return
+    if addr and addr not in found:
+        found[addr] = _Input(name, StorageWeakRef(storage), addr, size)
+
+
+def site_of(frame: FrameType, end_line: int) -> CaptureSite:
+    frames = []
+    current: FrameType | None = frame
+    while current is not None and len(frames) < 32:
+        code = current.f_code
+        frames.append((code.co_filename, current.f_lineno or 0,
+                       getattr(code, "co_qualname", code.co_name)))
+        current = current.f_back
+    return CaptureSite(frame.f_code.co_filename, frame.f_lineno or 0, end_line, frames)
 
 
 EVERY_REPLAY_UNTIL = 16
@@ -102,7 +119,21 @@ def before_replay(recorder: Recorder, watched: GraphInputs) -> None:
 
 def _check(recorder: Recorder, watched: GraphInputs, items: list[_Input]) -> None:
     for item in items:
-        if item.addr not in watched.freed and item.ref.expired():
-            watched.freed.add(item.addr)
-            recorder.emit(["input", recorder.now(), watched.graph, "freed", item.addr, item.size,
-                           item.stack, watched.replays])
+        if item.addr in watched.freed or not item.ref.expired():
+            continue
+        watched.freed.add(item.addr)
+        line = _read_at(watched.site, item.name)
+        if line is not None:
+            recorder.emit(["input", recorder.now(), watched.graph, "freed", item.addr,
+                           item.size, _stack_at(recorder, watched.site, line), watched.replays])
+
+
+def _read_at(site: CaptureSite, name: str) -> int | None:
+    """The first line of the captured block that reads ``name``, or None if none does."""
+    reads = captured_names.names_read(site.path, site.begin_line, site.end_line)
+    return reads.get(name)
+
+
+def _stack_at(recorder: Recorder, site: CaptureSite, line: int) -> int:
+    path, _, function = site.frames[0]
+    return recorder.stacks.from_named([(path, line, function), *site.frames[1:]])

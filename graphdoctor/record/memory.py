@@ -1,103 +1,137 @@
-"""Allocations, from the caching allocator's own history, and allocator totals over time.
+"""Allocations, from the caching allocator, and allocator totals over time.
 
-The default mode turns the allocator history on (with Python stacks) only for the span of
-each capture, where every allocation matters and the span is short. The full mode keeps it
-on for the whole run, drained into the spool at each capture boundary and about once a
-second. Each allocation's pool is found by joining its address to the snapshot's segments
-(``segment_pool_id`` is (0, 0) for the default pool, a graph's private pool otherwise); the
-2.11 history entries carry no pool of their own.
+The default mode never turns the allocator's history on: a history entry costs microseconds
+to read back and write, which a capture of a few hundred ops would feel several milliseconds
+of. What a capture allocated is read once it ends instead, from the allocator itself: the
+graph's own pool (its segments, which size it, and its blocks still in use, the capture's
+outputs), in a snapshot of that pool alone, and the allocator's counters on every device (a
+capture that allocated on another device did work it cannot record). A capture that
+allocated nothing takes no snapshot at all. These allocations are placed at the capture's
+own line. ``--full`` keeps the history on for the whole run, with a Python stack per
+allocation, drained into the spool at each capture boundary and about once a second; each
+allocation's pool is found by joining its address to the snapshot's segments
+(``segment_pool_id`` is (0, 0) for the default pool, a graph's private pool otherwise).
 """
 
 from __future__ import annotations
 
 import bisect
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from graphdoctor.record import compat
 from graphdoctor.record.recorder import Recorder
 
 DRAIN_EVERY_NS = 1_000_000_000
-_state: dict[str, Any] = {"full": False, "on": False, "last_drain": 0}
+ACTIONS = frozenset({"alloc", "free_requested", "free_completed", "segment_alloc",
+                     "segment_free"})
+
+
+@dataclass
+class _History:
+    """--full's allocator history: on for the whole run, with stacks."""
+
+    on: bool = False
+    last_drain: int = 0
+
+
+_history = _History()
 
 
 def install(recorder: Recorder) -> None:
     if recorder.config.mode != "full":
         return None
-    _state["full"] = True
     if not compat.lazy_cuda_call(lambda: _turn_on(recorder)):
         recorder.note("allocations outside captures", "torch.cuda._lazy_call is missing")
     return None
 
 
 def _turn_on(recorder: Recorder) -> None:
-    _state["on"] = compat.memory_history(True, stacks=True,
-                                         max_entries=recorder.config.max_memory_entries)
-    if not _state["on"]:
+    _history.on = compat.memory_history(True, stacks=True,
+                                        max_entries=recorder.config.max_memory_entries)
+    if not _history.on:
         recorder.note("allocations", "torch.cuda.memory._record_memory_history is unavailable")
 
 
-def capture_starting(recorder: Recorder) -> None:
-    if _state["on"]:
+def capture_starting(recorder: Recorder, graph: int) -> compat.AllocatorTotals:
+    """Sample the totals (kept, to see what the capture allocated) and drain --full's history."""
+    totals = sample(recorder, graph)
+    if _history.on:
         drain(recorder)
-        return
-    _state["on"] = compat.memory_history(True, stacks=True,
-                                         max_entries=recorder.config.max_memory_entries)
+    return totals
 
 
-def capture_ended(recorder: Recorder, graph: int, pool: str) -> tuple[int, set[int]]:
-    """Drain the history of the capture; return the bytes the graph's pool reserves and the
-    addresses the capture allocated."""
-    snapshot = drain(recorder, capture_graph=graph)
-    if not _state["full"] and _state["on"]:
-        compat.memory_history(False, stacks=False, max_entries=0)
-        _state["on"] = False
-    if snapshot is None:
-        return (0, set())
-    allocated = {int(e.get("addr", 0)) for trace in snapshot.get("device_traces", [])
-                 for e in trace if e.get("action") == "alloc"}
-    pool_bytes = sum(int(s.get("total_size", 0)) for s in snapshot.get("segments", [])
-                     if pool and str(tuple(s.get("segment_pool_id", ()))) == pool)
-    return (pool_bytes, allocated)
+def capture_ended(recorder: Recorder, graph: int, device: int, pool: tuple[int, int] | None,
+                  before: compat.AllocatorTotals, stack: int) -> int:
+    """Record what the capture allocated; return the bytes the graph's pool reserves."""
+    after = compat.allocator_totals()
+    t = recorder.now()
+    recorder.emit(["mem", t, after.allocated, after.reserved, graph])
+    if _history.on:
+        snapshot = drain(recorder, graph)
+    elif not recorder.config.allocations or before.made == after.made:
+        return 0
+    else:
+        snapshot = compat.memory_snapshot(pool, traces=False) if pool else None
+        recorder.emit_many(_capture_allocations(t, graph, device, before, after, snapshot,
+                                                stack))
+    if snapshot is None or pool is None:
+        return 0
+    return sum(int(s.get("total_size", 0)) for s in snapshot.get("segments", [])
+               if tuple(s.get("segment_pool_id", ())) == pool)
+
+
+def _capture_allocations(t: int, graph: int, device: int, before: compat.AllocatorTotals,
+                         after: compat.AllocatorTotals, snapshot: dict[str, Any] | None,
+                         stack: int) -> list[list[Any]]:
+    """The blocks of the graph's pool still in use, and what other devices allocated."""
+    records = [["alloc", t, "alloc", int(block.get("address", 0)), int(block.get("size", 0)),
+                int(segment.get("stream", 0)), _pool_name(segment.get("segment_pool_id")),
+                graph, stack, device]
+               for segment in (snapshot or {}).get("segments", [])
+               for block in segment.get("blocks", []) if block.get("state") == "active_allocated"]
+    for other, (made, was) in enumerate(zip(after.made, before.made)):
+        if other != device and made != was:
+            records.append(["alloc", t, "alloc", 0, made[1] - was[1], 0, "default", graph,
+                            stack, other])
+    return records
 
 
 def maybe_drain(recorder: Recorder) -> None:
     now = time.perf_counter_ns()
-    if _state["full"] and _state["on"] and now - _state["last_drain"] > DRAIN_EVERY_NS:
+    if _history.on and now - _history.last_drain > DRAIN_EVERY_NS:
         drain(recorder)
 
 
 def drain(recorder: Recorder, capture_graph: int = -1) -> dict[str, Any] | None:
-    """Move the allocator history into the spool and clear it; return the snapshot."""
-    if not _state["on"]:
+    """Move --full's allocator history into the spool and clear it; return the snapshot."""
+    if not _history.on:
         return None
-    _state["last_drain"] = time.perf_counter_ns()
+    _history.last_drain = time.perf_counter_ns()
     snapshot = compat.memory_snapshot()
     if snapshot is None:
         return None
     compat.memory_history(True, stacks=True, max_entries=recorder.config.max_memory_entries,
                           clear=True)
     pools = _SegmentPools(snapshot.get("segments", []))
-    for device, trace in enumerate(snapshot.get("device_traces", [])):
-        for entry in trace:
-            _emit_entry(recorder, entry, pools, capture_graph, device)
+    records = [_record(recorder, entry, pools, capture_graph, device)
+               for device, trace in enumerate(snapshot.get("device_traces", []))
+               for entry in trace if entry.get("action", "") in ACTIONS]
+    recorder.emit_many(records)
     return snapshot
 
 
-def _emit_entry(recorder: Recorder, entry: dict[str, Any], pools: _SegmentPools,
-                capture_graph: int, device: int) -> None:
-    action = entry.get("action", "")
-    if action not in ("alloc", "free_requested", "free_completed", "segment_alloc",
-                      "segment_free"):
-        return
+def _record(recorder: Recorder, entry: dict[str, Any], pools: _SegmentPools,
+            capture_graph: int, device: int) -> list[Any]:
     addr = int(entry.get("addr", 0))
-    frames = entry.get("frames") or []
+    frames = entry.get("frames")
     stack = recorder.stacks.from_named(
         [(f.get("filename", "?"), int(f.get("line", 0)), f.get("name", "?")) for f in frames]
     ) if frames else -1
-    recorder.emit(["alloc", recorder.from_unix_us(entry.get("time_us", 0)), action, addr,
-                   int(entry.get("size", 0)), int(entry.get("stream", 0)), pools.pool_of(addr),
-                   capture_graph, stack, device])
+    return ["alloc", recorder.from_unix_us(entry.get("time_us", 0)), entry["action"], addr,
+            int(entry.get("size", 0)), int(entry.get("stream", 0)), pools.pool_of(addr),
+            capture_graph, stack, device]
 
 
 class _SegmentPools:
@@ -121,14 +155,16 @@ def _pool_name(pool_id: Any) -> str:
     return "default" if pool == (0, 0) else str(pool)
 
 
-def sample(recorder: Recorder, graph: int) -> None:
-    allocated, reserved = compat.allocator_totals()
-    recorder.emit(["mem", recorder.now(), allocated, reserved, graph])
+def sample(recorder: Recorder, graph: int) -> compat.AllocatorTotals:
+    """Record the allocator's totals now; return them."""
+    totals = compat.allocator_totals()
+    recorder.emit(["mem", recorder.now(), totals.allocated, totals.reserved, graph])
     maybe_drain(recorder)
+    return totals
 
 
 def finish(recorder: Recorder) -> None:
     drain(recorder)
-    if _state["on"]:
+    if _history.on:
         compat.memory_history(False, stacks=False, max_entries=0)
-        _state["on"] = False
+        _history.on = False

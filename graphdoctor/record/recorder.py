@@ -11,7 +11,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from graphdoctor.record.stacks import StackTable
@@ -24,6 +24,7 @@ Uninstall = Callable[[], None]
 class RecordConfig:
     mode: str = "default"  # default | full (allocation stacks for the whole run)
     eager_calls: bool = True  # time eager calls of captured functions
+    allocations: bool = True  # record the allocations of captures
     nvml_interval_s: float = 0.1
     max_memory_entries: int = 1_000_000
 
@@ -36,6 +37,11 @@ class CaptureState:
     api: str
     function: int
     region_error: int = -1  # an exception raised inside the captured block
+    stack: int = -1  # where the capture began
+    device: int = 0
+    memory_before: Any = None  # the allocator's totals when it began
+    callees: list[Any] = field(default_factory=list)  # code objects the capture ran
+    own: list[tuple[int, int]] = field(default_factory=list)  # graphdoctor's own time in it
 
 
 class Recorder:

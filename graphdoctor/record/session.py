@@ -31,13 +31,14 @@ SOURCES = (graphs.install, syncs.install, streams.install, memory.install, compi
 
 
 # Parts that can be switched off, to measure what each costs (bench/overhead.py --ablate):
-# GRAPHDOCTOR_OFF="devices,syncs,streams,timing,eager_calls"
+# GRAPHDOCTOR_OFF="devices,syncs,streams,memory,timing,eager_calls"
 OFF_ENV = "GRAPHDOCTOR_OFF"
 
 
 def start(spool: SpoolWriter, mode: str) -> Recorder:
     off = {part.strip() for part in os.environ.get(OFF_ENV, "").split(",") if part.strip()}
-    recorder = Recorder(spool, RecordConfig(mode=mode, eager_calls="eager_calls" not in off))
+    recorder = Recorder(spool, RecordConfig(mode=mode, eager_calls="eager_calls" not in off,
+                                            allocations="memory" not in off))
     recorder.emit(["meta", devices.environment()])
     recorder.install([s for s in SOURCES if s.__module__.rsplit(".", 1)[-1] not in off])
     for part in sorted(off):

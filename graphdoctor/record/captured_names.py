@@ -1,0 +1,102 @@
+"""Names around a captured block: the values bound to names in the capturing frame, and the
+names the block's source reads, with the first line that reads each.
+
+A ``with torch.cuda.graph(g):`` block is the body of the ``with`` statement on the line where
+the capture began; a raw ``g.capture_begin() ... g.capture_end()`` block is the lines from
+the one to the other. The source is read with ``ast``, once per file, and only when a
+candidate input turns out freed: this is off every hot path. Imports no torch.
+"""
+
+from __future__ import annotations
+
+import ast
+import ctypes
+import functools
+import inspect
+import linecache
+from collections.abc import Iterator
+from types import FrameType
+from typing import Any
+
+
+def _frame_var() -> Any:
+    """CPython's ``PyFrame_GetVar`` (3.12+): one local of a running function, read without
+    ``frame.f_locals``, whose snapshot dict (3.12 and older) would keep every local alive
+    until the frame ends, and so keep alive the very tensor whose freeing is looked for."""
+    get_var = getattr(ctypes.pythonapi, "PyFrame_GetVar", None)
+    if get_var is not None:
+        get_var.argtypes, get_var.restype = (ctypes.py_object, ctypes.py_object), ctypes.py_object
+    return get_var
+
+
+_GET_VAR = _frame_var()
+
+
+def bound_values(frame: FrameType) -> Iterator[tuple[str, Any]]:
+    """(name, value) for the names ``frame`` can read: its locals (for a function, only where
+    they can be read without keeping them alive: Python 3.12+), then its globals."""
+    code = frame.f_code
+    if not code.co_flags & inspect.CO_OPTIMIZED:  # a module or class body: its own namespace
+        namespace = frame.f_locals
+        yield from list(namespace.items())
+        if namespace is frame.f_globals:
+            return
+    elif _GET_VAR is not None:  # never frame.f_locals here: see _frame_var
+        for name in (*code.co_varnames, *code.co_cellvars, *code.co_freevars):
+            try:
+                yield name, _GET_VAR(frame, name)
+            except (NameError, ValueError):  # not bound yet
+                continue
+    yield from list(frame.f_globals.items())
+
+_WITH = (ast.With, ast.AsyncWith)
+
+
+def names_read(path: str, begin_line: int, end_line: int) -> dict[str, int]:
+    """{name: first line reading it} for the captured block; empty if the source is gone."""
+    tree = _parse(path)
+    if tree is None:
+        return {}
+    block = _with_body(tree, begin_line)
+    if block is None:
+        block = _statements_between(tree, begin_line, max(end_line, begin_line))
+    reads: dict[str, int] = {}
+    for statement in block:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                reads[node.id] = min(reads.get(node.id, node.lineno), node.lineno)
+    return reads
+
+
+@functools.lru_cache(maxsize=64)
+def _parse(path: str) -> ast.Module | None:
+    source = "".join(linecache.getlines(path))
+    if not source:
+        return None
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _with_body(tree: ast.Module, line: int) -> list[ast.stmt] | None:
+    """The body of the innermost ``with`` whose header holds ``line``."""
+    for node in ast.walk(tree):
+        if isinstance(node, _WITH) and node.lineno <= line <= _header_end(node):
+            return node.body
+    return None
+
+
+def _header_end(node: ast.With | ast.AsyncWith) -> int:
+    return max((item.context_expr.end_lineno or node.lineno) for item in node.items)
+
+
+def _statements_between(tree: ast.Module, first: int, last: int) -> list[ast.stmt]:
+    """The statements that start within [first, last], definitions left out (their bodies
+    do not run there)."""
+    return [node for node in ast.walk(tree)
+            if isinstance(node, ast.stmt) and not isinstance(node, _DEFINITIONS)
+            and first <= node.lineno <= last]
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

@@ -1,0 +1,97 @@
+"""Which functions a capture ran: the code a call reaches, and the capturing frame's calls
+seen through sys.monitoring (Python 3.12+)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphdoctor.record.calls import callee_code
+
+
+def step(x: int) -> int:
+    return x
+
+
+class Model:
+    def forward(self, x: int) -> int:
+        return x
+
+    def __call__(self, x: int) -> int:
+        return self.forward(x)
+
+
+def test_a_call_reaches_a_functions_own_code() -> None:
+    assert callee_code(step) is step.__code__
+
+
+def test_a_bound_method_reaches_its_functions_code() -> None:
+    assert callee_code(Model().forward) is Model.forward.__code__
+
+
+def test_calling_a_module_reaches_its_forward() -> None:
+    torch = pytest.importorskip("torch")
+    linear = torch.nn.Linear(2, 2)
+    assert callee_code(linear) is torch.nn.Linear.forward.__code__
+    assert callee_code(Model()) is Model.forward.__code__
+
+
+def test_a_builtin_or_a_plain_value_reaches_no_python_code() -> None:
+    assert callee_code(len) is None and callee_code(3) is None
+
+
+WATCH = '''
+import sys, threading, tempfile, os
+from graphdoctor.record.calls import CallSiteWatcher, Monitor
+from graphdoctor.record.recorder import CaptureState, Recorder
+from graphdoctor.trace.spool import SpoolWriter
+
+def step(x):
+    return x
+
+class Model:
+    def forward(self, x):
+        return x
+    def __call__(self, x):
+        return self.forward(x)
+
+def capture(recorder, watcher, model):
+    state = CaptureState(0, 0, "", "CUDAGraph", -1)
+    recorder.captures[threading.get_ident()] = state
+    code = watcher.start(sys._getframe())
+    step(1)
+    model(2)
+    len([1])
+    step(3)
+    watcher.stop(code)
+    recorder.captures.clear()
+    step(4)  # after the capture: not a callee of anything
+    return [c.co_name for c in state.callees]
+
+recorder = Recorder(SpoolWriter(os.path.join(tempfile.mkdtemp(), "s.spool")))
+monitor = Monitor()
+print(capture(recorder, CallSiteWatcher(recorder, monitor), Model()))
+monitor.release()
+'''
+
+PYTHON_312 = Path("/root/.pyenv/versions/3.12.1/bin/python")
+
+
+def _python_with_monitoring() -> str | None:
+    if sys.version_info >= (3, 12):
+        return sys.executable
+    return str(PYTHON_312) if PYTHON_312.exists() else None
+
+
+@pytest.mark.skipif(_python_with_monitoring() is None, reason="needs Python 3.12+")
+def test_the_capturing_frames_own_calls_are_its_callees(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+    script = tmp_path / "watch.py"
+    script.write_text(WATCH)
+    done = subprocess.run([str(_python_with_monitoring()), str(script)], capture_output=True,
+                          text=True, cwd=tmp_path, env={"PYTHONPATH": str(root)}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['step', 'forward']"
