@@ -25,7 +25,7 @@ from graphdoctor.trace import codec
 from graphdoctor.trace.model import Trace
 
 FORMAT = "graphdoctor-report"
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 CONTEXT_LINES = 4
 
 

@@ -18,8 +18,10 @@ from typing import Any
 from graphdoctor.trace import phases
 from graphdoctor.trace.builder import Builder
 from graphdoctor.trace.model import (
+    CAPTURE,
     EAGER,
     NONE,
+    OWN,
     REPLAY,
     WARMUP,
     CompileEvent,
@@ -88,7 +90,14 @@ def _graph(g: dict[str, Any], last_t: int) -> Graph:
         error=end.get("error", NONE), internal=bool(g.get("internal")),
         pool_bytes=int(end.get("pool_bytes", 0)), key=g.get("key", ""),
         deleted_at=g.get("deleted", NONE), device=int(g.get("device", 0)),
+        own_ns=sum(max(0, int(e) - int(s)) for s, e in _own_spans(g)),
     )
+
+
+def _own_spans(g: dict[str, Any]) -> list[tuple[int, int]]:
+    """graphdoctor's own time inside a capture, as (start, end) spans."""
+    spans = g.get("end", {}).get("own", ())
+    return [(int(s[0]), int(s[1])) for s in spans if isinstance(s, (list, tuple)) and len(s) == 2]
 
 
 def _sort_table(table: Any) -> None:
@@ -105,7 +114,10 @@ def _intervals(b: Builder) -> Iterable[phases.Interval]:
     captures = [(g["t"], g.get("end", {}).get("t", b.last_t), g["id"])
                 for g in b.graphs.values() if not g.get("internal")]
     for start, end, gid in captures:
-        yield phases.Interval(start, end, "capture", gid)
+        yield phases.Interval(start, end, CAPTURE, gid)
+    for g in b.graphs.values():
+        for start, end in _own_spans(g):
+            yield phases.Interval(start, end, OWN, g["id"])
     replays = trace.tables["replays"].data
     for t, dur, graph in zip(replays["t"], replays["dur"], replays["graph"]):
         yield phases.Interval(t, t + dur, REPLAY, graph)

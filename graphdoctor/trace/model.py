@@ -20,7 +20,9 @@ EAGER = "eager"
 WARMUP = "warmup"
 CAPTURE = "capture"
 REPLAY = "replay"
-PHASES = (EAGER, WARMUP, CAPTURE, REPLAY)
+# graphdoctor's own work inside a capture (its hooks), shown apart from the user's time
+OWN = "graphdoctor"
+PHASES = (EAGER, WARMUP, CAPTURE, REPLAY, OWN)
 
 # Where a frame's code lives; the culprit of a finding is the innermost USER frame.
 USER = "user"
@@ -226,6 +228,14 @@ class Graph:
     key: str = ""
     deleted_at: int = NONE
     device: int = 0
+    own_ns: int = 0  # time graphdoctor's hooks took inside this capture
+
+    @property
+    def capture_ns(self) -> int:
+        """The capture's own time, without graphdoctor's."""
+        if self.capture_end == NONE:
+            return 0
+        return max(0, self.capture_end - self.capture_start - self.own_ns)
 
 
 @dataclass(frozen=True)

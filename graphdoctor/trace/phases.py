@@ -1,4 +1,5 @@
-"""Which phase the run was in at each moment: eager, warmup, capture or replay.
+"""Which phase the run was in at each moment: eager, warmup, capture or replay, or
+graphdoctor's own work inside a capture.
 
 Phases are derived, not recorded: captures, replays, timed calls and warmup regions are
 intervals, each with a priority (a capture outranks a replay inside it, a replay outranks
@@ -13,9 +14,9 @@ import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from graphdoctor.trace.model import CAPTURE, EAGER, NONE, REPLAY, WARMUP, PhaseSpan
+from graphdoctor.trace.model import CAPTURE, EAGER, NONE, OWN, REPLAY, WARMUP, PhaseSpan
 
-PRIORITY = {CAPTURE: 3, REPLAY: 2, WARMUP: 1, EAGER: 0}
+PRIORITY = {OWN: 4, CAPTURE: 3, REPLAY: 2, WARMUP: 1, EAGER: 0}
 
 
 @dataclass(frozen=True)

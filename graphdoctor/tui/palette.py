@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from graphdoctor.diagnose.model import ERROR, INFO, WARNING
-from graphdoctor.trace.model import CAPTURE, EAGER, REPLAY, WARMUP
+from graphdoctor.trace.model import CAPTURE, EAGER, OWN, REPLAY, WARMUP
 
 
 class Mark(NamedTuple):
@@ -26,6 +26,7 @@ PHASE_MARKS = {
     WARMUP: Mark(" ", "black on yellow", 1),
     REPLAY: Mark(" ", "black on green", 2),
     CAPTURE: Mark(" ", "black on magenta", 3),
+    OWN: Mark(" ", "black on white", 4),
 }
 
 CALL_MARKS = {
