@@ -25,6 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 WORKLOADS = ROOT / "bench" / "workloads"
 LOOPS = ("eager_loop", "replay_loop", "compile_decode", "alloc_churn")
+# capture cost: per measure, the target is plain x 1.1 + this many ms
+CAPTURES = {"first_capture_ms": 5.0, "later_capture_ms": 1.0, "deep_capture_ms": 1.0}
 VARIANTS = ("plain", "default", "full")
 sys.path.insert(0, str(ROOT))
 
@@ -96,9 +98,15 @@ def measure(names: list[str], repeats: int,
                 runs = {v: run_once(v, name, Path(tmp)) for v in rotate(variants, repeat)}
                 results[name].append(runs)
                 print(f"repeat {repeat + 1}/{repeats} {name}: " + ", ".join(
-                    f"{v} {r.get('gpu_us_per_step', r['wall_s']):.1f}" for v, r in runs.items()),
-                    flush=True)
+                    f"{v} {_headline(r):.1f}" for v, r in runs.items()), flush=True)
     return results
+
+
+def _headline(result: dict) -> float:
+    for key in ("gpu_us_per_step", "first_capture_ms"):
+        if key in result:
+            return float(result[key])
+    return float(result["wall_s"])
 
 
 def spread(values: list[float]) -> str:
@@ -110,7 +118,7 @@ def summarize(results: dict[str, list[dict[str, dict]]], variants: list[str]) ->
     rows = ["| workload | plain µs/step | " + " | ".join(f"{v} ratio" for v in shown)
             + " | fidelity (default) |", "|---" * (len(shown) + 3) + "|"]
     for name, repeats in results.items():
-        if name == "startup":
+        if name in ("startup", "capture"):
             continue
         plain = [r["plain"]["gpu_us_per_step"] for r in repeats]
         ratios = [spread([r[v]["gpu_us_per_step"] / r["plain"]["gpu_us_per_step"]
@@ -128,6 +136,26 @@ def fidelity(repeats: list[dict[str, dict]]) -> str:
     return f"{statistics.median(diffs) * 100:+.1f}% (max {max(map(abs, diffs)) * 100:.1f}%)"
 
 
+def capture_rows(repeats: list[dict[str, dict]], variants: list[str]) -> list[str]:
+    """Capture times: plain, and per variant the median of (variant - plain) and of
+    variant / plain over the repeats, against the target plain x 1.1 + N ms."""
+    rows = ["| capture | plain ms | " + " | ".join(f"{v}: +ms, ratio" for v in variants
+                                                   if v != "plain") + " | target |",
+            "|---" * (len(variants) + 2) + "|"]
+    for key, allowance in CAPTURES.items():
+        plain = [r["plain"][key] for r in repeats]
+        cells = []
+        for variant in (v for v in variants if v != "plain"):
+            extra = [r[variant][key] - r["plain"][key] for r in repeats]
+            ratio = [r[variant][key] / r["plain"][key] for r in repeats]
+            within = all(r[variant][key] <= r["plain"][key] * 1.1 + allowance for r in repeats)
+            cells.append(f"{spread(extra)}, {spread(ratio)}{'' if within else ' (over)'}")
+        rows.append(f"| {key.removesuffix('_ms').replace('_', ' ')} | "
+                    f"{statistics.median(plain):.2f} | " + " | ".join(cells)
+                    + f" | x1.1 + {allowance:g} ms |")
+    return rows
+
+
 def startup_rows(repeats: list[dict[str, dict]]) -> list[str]:
     extra = [r["default"]["wall_s"] - r["plain"]["wall_s"] for r in repeats]
     plain = [r["plain"]["wall_s"] for r in repeats]
@@ -138,7 +166,7 @@ def startup_rows(repeats: list[dict[str, dict]]) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--workloads", nargs="*", default=[*LOOPS, "startup"])
+    parser.add_argument("--workloads", nargs="*", default=[*LOOPS, "capture", "startup"])
     parser.add_argument("--variants", nargs="*", default=list(VARIANTS),
                         help="plain, default, full, or off:PART[+PART] (see GRAPHDOCTOR_OFF)")
     parser.add_argument("--cpus", default="", help="pin runs to these cores, e.g. 4,5")
@@ -151,6 +179,8 @@ def main() -> int:
     print(f"\n{torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"{time.strftime('%Y-%m-%d')}, {options.repeats} repeats, ratios of per-step time")
     print("\n".join(summarize(results, options.variants)))
+    if "capture" in results:
+        print("\n".join(capture_rows(results["capture"], options.variants)))
     if "startup" in results:
         print("\n".join(startup_rows(results["startup"])))
     if options.out:
