@@ -1,8 +1,8 @@
 """Capture cost: the first capture of a process, later captures, and a capture of a deep step.
 
 A one-matmul step is warmed up on a side stream (the documented pattern), then captured once
-(the first capture of the process, where one-time costs would show) and 10 more times; a
-100-layer Linear+tanh step (about 300 ops) is then captured 10 times, where a per-op cost
+(the first capture of the process, where one-time costs would show) and 20 more times; a
+100-layer Linear+tanh step (about 300 ops) is then captured 30 times, where a per-op cost
 would show. Each capture is timed on the host, synchronized before and after, as a user
 timing ``with torch.cuda.graph(g): ...`` would.
 """
@@ -47,7 +47,7 @@ def capture_ms(step) -> float:
 warm(tiny)
 warm(deep)
 first = capture_ms(tiny)
-later = [capture_ms(tiny) for _ in range(10)]
-deep_ms = [capture_ms(deep) for _ in range(10)]
+later = [capture_ms(tiny) for _ in range(20)]
+deep_ms = [capture_ms(deep) for _ in range(30)]
 emit({"first_capture_ms": first, "later_capture_ms": statistics.median(later),
       "deep_capture_ms": statistics.median(deep_ms)})
