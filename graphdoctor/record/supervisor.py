@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphdoctor.record.child import CHILD_ENV
+from graphdoctor.trace.endings import EXITED, SIGNALLED, TIMED_OUT
 from graphdoctor.trace.spool import append_record, read_records
 
 TIMEOUT_EXIT = 124
@@ -52,7 +53,7 @@ class RunRequest:
 @dataclass(frozen=True)
 class RunEnd:
     exit_code: int
-    reason: str  # exited | signal | timeout
+    reason: str  # one of graphdoctor.trace.endings
     signal: int | None
     wall_ns: int
     spools: tuple[Path, ...] = ()
@@ -100,10 +101,10 @@ def _spawn(request: RunRequest) -> subprocess.Popen[bytes]:
 def _wait(child: subprocess.Popen[bytes], request: RunRequest) -> tuple[str, int]:
     forward = _forward_signals(child)
     try:
-        return ("exited", child.wait(timeout=request.timeout_s))
+        return (EXITED, child.wait(timeout=request.timeout_s))
     except subprocess.TimeoutExpired:
         _end_hung_run(child, request.spools())
-        return ("timeout", child.wait())
+        return (TIMED_OUT, child.wait())
     finally:
         forward()
 
@@ -156,8 +157,8 @@ def _forward_signals(child: subprocess.Popen[bytes]) -> Callable[[], object]:
 
 
 def _run_end(reason: str, returncode: int, wall_ns: int, spools: list[Path]) -> RunEnd:
-    if reason == "timeout":
-        return RunEnd(TIMEOUT_EXIT, "timeout", signal.SIGKILL, wall_ns, tuple(spools))
+    if reason == TIMED_OUT:
+        return RunEnd(TIMEOUT_EXIT, TIMED_OUT, signal.SIGKILL, wall_ns, tuple(spools))
     if returncode < 0:
-        return RunEnd(128 - returncode, "signal", -returncode, wall_ns, tuple(spools))
-    return RunEnd(returncode, "exited", None, wall_ns, tuple(spools))
+        return RunEnd(128 - returncode, SIGNALLED, -returncode, wall_ns, tuple(spools))
+    return RunEnd(returncode, EXITED, None, wall_ns, tuple(spools))
