@@ -17,7 +17,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from graphdoctor.diagnose.model import SEVERITY_RANK, Finding, Verdict
-from graphdoctor.trace.endings import SIGNALLED, TIMED_OUT, UNKNOWN, signal_name
+from graphdoctor.trace.endings import INTERRUPTED, SIGNALLED, TIMED_OUT, UNKNOWN, signal_name
 from graphdoctor.trace.model import PHASES, USER, ExceptionRecord, Frame, Graph, Trace
 
 if TYPE_CHECKING:
@@ -198,6 +198,9 @@ def outcome(trace: Trace, timed: bool = True) -> str:
         return f"timed out and was stopped{after}"
     if status.reason == SIGNALLED:
         return f"was killed by {signal_name(status.signal)} (exit {status.exit_code}){after}"
+    if status.reason == INTERRUPTED:
+        return (f"was stopped by {signal_name(status.signal)} sent to graphdoctor "
+                f"(exit {status.exit_code}){after}")
     if status.reason == UNKNOWN or status.exit_code is None:
         return f"ended without an exit record ({clean(status.reason)}){after}"
     return f"exited with code {status.exit_code}{after}"

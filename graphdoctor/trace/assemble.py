@@ -16,7 +16,14 @@ from typing import Any
 
 from graphdoctor.trace import phases
 from graphdoctor.trace.builder import Builder
-from graphdoctor.trace.endings import EXITED, SIGNALLED, TIMED_OUT, UNKNOWN, signal_name
+from graphdoctor.trace.endings import (
+    EXITED,
+    INTERRUPTED,
+    SIGNALLED,
+    TIMED_OUT,
+    UNKNOWN,
+    signal_name,
+)
 from graphdoctor.trace.model import (
     EAGER,
     NONE,
@@ -190,6 +197,9 @@ def _status_message(reason: str, run_end: dict[str, Any], finished: bool) -> str
         return f"the script ran past the {run_end.get('timeout_s')} s time-out and was killed"
     if reason == SIGNALLED:
         return f"the script was killed by {signal_name(run_end.get('signal'))}"
+    if reason == INTERRUPTED:
+        return (f"graphdoctor was sent {signal_name(run_end.get('signal'))} and passed it on "
+                "to the script")
     if reason == UNKNOWN:
         return "the recording has no end record: graphdoctor itself was interrupted"
     if not finished:

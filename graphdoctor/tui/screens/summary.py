@@ -13,7 +13,7 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from graphdoctor.diagnose.model import Verdict
-from graphdoctor.trace.endings import EXITED, SIGNALLED, TIMED_OUT, signal_name
+from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT, signal_name
 from graphdoctor.trace.model import NONE, RunStatus, Trace
 from graphdoctor.tui.palette import (
     GRAPH_STATUS_STYLES,
@@ -176,6 +176,8 @@ def _rank_rows(view: ReportView) -> Rows:
 def ending(reason: str, exit_code: int | None, signal_number: int | None) -> str:
     if reason == SIGNALLED and signal_number:
         return f"was killed by signal {signal_number} ({signal_name(signal_number)})"
+    if reason == INTERRUPTED:
+        return f"was stopped by {signal_name(signal_number)} sent to graphdoctor"
     return {EXITED: f"exited with code {exit_code}", "exception": "raised an uncaught exception",
             TIMED_OUT: "ran past its time-out", "killed": "was killed",
             "not-started": "never started"}.get(reason, f"ended ({reason})")
