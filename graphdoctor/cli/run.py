@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,6 +12,7 @@ import click
 
 from graphdoctor.cli.common import handle_errors, say
 from graphdoctor.cli.reporting import fail_on_option, gate_exit
+from graphdoctor.cli.run_output import report_path
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, check, describe_conditions
 
@@ -68,7 +68,7 @@ def run(module: bool, output: Path | None, full: bool, timeout: float | None, np
         keep_spool: Path | None, quiet: bool, tui: bool, fail_on: tuple[str, ...],
         redact: bool, target: str, args: tuple[str, ...]) -> None:
     _check_target(target, module)
-    options = RunOptions(target, args, module, _output_path(output, target, nproc),
+    options = RunOptions(target, args, module, report_path(output, target, nproc),
                          "full" if full else "default", timeout, nproc, keep_spool, quiet,
                          redact)
     exit_code, report = _record_and_report(options)
@@ -124,27 +124,12 @@ def _check_target(target: str, module: bool) -> None:
         raise GraphDoctorError(f"{target} is a folder without a __main__.py")
 
 
-def _default_output(target: str) -> Path:
-    stem = Path(target.rstrip("/")).stem.split(".")[-1] or "run"
-    return Path(f"graphdoctor-{stem}-{time.strftime('%Y%m%d-%H%M%S')}.json")
-
-
-def _output_path(output: Path | None, target: str, nproc: int) -> Path:
-    """The report's path. Inside a job a launcher started (RANK and WORLD_SIZE set), every
-    rank runs graphdoctor: each writes its own report, named with its rank."""
-    path = output or _default_output(target)
-    rank, world = os.environ.get("RANK"), int(os.environ.get("WORLD_SIZE", "1") or 1)
-    if nproc > 1 or rank is None or world <= 1 or "rank" in path.name:
-        return path
-    suffixes = "".join(path.suffixes)
-    return path.with_name(f"{path.name[: -len(suffixes) or None]}.rank{rank}{suffixes}")
-
-
 def _record_and_report(options: RunOptions) -> tuple[int, Report | None]:
     from graphdoctor.record.supervisor import RANK, RunRequest, record
 
+    # graphdoctor's pid: runs told to write the same report still record apart
     template = ".rank" + RANK if options.nproc > 1 else ""
-    spool = options.output.with_name(options.output.name + template + ".spool")
+    spool = options.output.with_name(f"{options.output.name}.{os.getpid()}{template}.spool")
     request = RunRequest(options.target, options.args, options.module, spool, options.mode,
                          options.timeout, argv=tuple(sys.argv[1:]), nproc=options.nproc)
     end = record(request)

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from graphdoctor.errors import GraphDoctorError
 from graphdoctor.record.child import CHILD_ENV
 from graphdoctor.record.lifeline import PARENT_ENV
 from graphdoctor.record.relay import SignalRelay, send
@@ -65,8 +66,8 @@ class RunEnd:
 def record(request: RunRequest) -> RunEnd:
     """Run the child (or the ranks) to the end and append ``run_end`` to each spool."""
     for spool in request.spools():
-        spool.write_bytes(b"")
-        _fault_file(spool).write_bytes(b"")
+        _create(spool)
+        _create(_fault_file(spool))
     started = time.perf_counter_ns()
     child = _spawn(request)
     ending = _wait(child, request)
@@ -81,6 +82,14 @@ def record(request: RunRequest) -> RunEnd:
             "stacks": fault.read_text(errors="replace")[-200_000:]}])
         fault.unlink(missing_ok=True)
     return end
+
+
+def _create(path: Path) -> None:
+    """Create the file empty, or fail: another run's file is never written into."""
+    try:
+        path.open("xb").close()
+    except OSError as error:
+        raise GraphDoctorError(f"cannot create {path} ({error.strerror or error})") from None
 
 
 def _fault_file(spool: Path) -> Path:
