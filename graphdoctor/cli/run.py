@@ -17,6 +17,7 @@ from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, check, describe_conditions
 
 if TYPE_CHECKING:
+    from graphdoctor.record.supervisor import RunRequest
     from graphdoctor.report.document import Report
 
 RUN_HELP = f"""Run TARGET under graphdoctor and write a report.
@@ -125,29 +126,54 @@ def _check_target(target: str, module: bool) -> None:
 
 
 def _record_and_report(options: RunOptions) -> tuple[int, Report | None]:
-    from graphdoctor.record.supervisor import RANK, RunRequest, record
+    from graphdoctor.record.supervisor import record
+
+    end = record(_request(options))
+    spools = list(end.spools)
+    report = _built(spools)
+    if report is None or not _saved(report, options, spools):
+        return end.exit_code, None
+    for rank, kept in enumerate(spools):
+        _finish_spool(kept, _kept_name(options.keep_spool, rank, options.nproc))
+    if not options.quiet:
+        _print_outcome(report, options.output)
+    return end.exit_code, report
+
+
+def _request(options: RunOptions) -> RunRequest:
+    from graphdoctor.record.supervisor import RANK, RunRequest
 
     # graphdoctor's pid: runs told to write the same report still record apart
     template = ".rank" + RANK if options.nproc > 1 else ""
     spool = options.output.with_name(f"{options.output.name}.{os.getpid()}{template}.spool")
-    request = RunRequest(options.target, options.args, options.module, spool, options.mode,
-                         options.timeout, argv=tuple(sys.argv[1:]), nproc=options.nproc)
-    end = record(request)
+    return RunRequest(options.target, options.args, options.module, spool, options.mode,
+                      options.timeout, argv=tuple(sys.argv[1:]), nproc=options.nproc)
+
+
+def _built(spools: list[Path]) -> Report | None:
     try:
-        report = _report_from(list(end.spools))
+        return _report_from(spools)
     except Exception as error:  # noqa: BLE001 - keep the user's exit code and the raw data
         say(f"graphdoctor: internal error while building the report: {error!r}; "
-            f"the raw recording is kept at {', '.join(map(str, end.spools))}")
-        return end.exit_code, None
-    for rank, kept in enumerate(end.spools):
-        _finish_spool(kept, _kept_name(options.keep_spool, rank, options.nproc))
+            f"{_kept(spools)}")
+        return None
+
+
+def _saved(report: Report, options: RunOptions, spools: list[Path]) -> bool:
     from graphdoctor.report.io import save
     from graphdoctor.report.redact import redact as redacted
 
-    save(redacted(report) if options.redact else report, options.output)
-    if not options.quiet:
-        _print_outcome(report, options.output)
-    return end.exit_code, report
+    try:
+        save(redacted(report) if options.redact else report, options.output)
+    except OSError as error:
+        say(f"graphdoctor: the report cannot be written to {options.output} "
+            f"({error.strerror or error}); {_kept(spools)}")
+        return False
+    return True
+
+
+def _kept(spools: list[Path]) -> str:
+    return f"the raw recording is kept at {', '.join(map(str, spools))}"
 
 
 def _report_from(spools: list[Path]) -> Report:

@@ -2,7 +2,8 @@
 
 The default name carries the script's name and the second the run started. Runs started in
 the same second (a sweep, a CI matrix) each get a name of their own: the name is created,
-empty and exclusively, at once, and ``-2``, ``-3``... are added while it is taken.
+empty and exclusively, at once, and ``-2``, ``-3``... are added while it is taken. A folder
+that does not exist is an error, as it is for every command that writes a file.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import os
 import time
 from pathlib import Path
 
-from graphdoctor.errors import GraphDoctorError
+from graphdoctor.errors import GraphDoctorError, UnwritableFolderError
 
 MOST_NAMES_TRIED = 1000
 
@@ -20,11 +21,9 @@ def report_path(output: Path | None, target: str, nproc: int) -> Path:
     """``-o`` (with the rank inside a launcher's job), or a new default name."""
     if output is None:
         return _claim_default(target, nproc)
+    if not output.parent.is_dir():
+        raise GraphDoctorError(f"no such folder for the report: {output.parent}")
     return _with_rank(output, nproc)
-
-
-def cannot_write(folder: Path, error: OSError) -> GraphDoctorError:
-    return GraphDoctorError(f"cannot write in {folder} ({error.strerror or error})")
 
 
 def _claim_default(target: str, nproc: int) -> Path:
@@ -37,7 +36,7 @@ def _claim_default(target: str, nproc: int) -> Path:
         except FileExistsError:
             continue
         except OSError as error:
-            raise cannot_write(path.parent, error) from None
+            raise UnwritableFolderError(path.parent, error) from None
         return path
     raise GraphDoctorError(f"{MOST_NAMES_TRIED} reports named {name}*.json exist already; "
                            "name this one with -o")

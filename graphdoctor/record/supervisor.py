@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphdoctor.errors import GraphDoctorError
+from graphdoctor.errors import UnwritableFolderError
 from graphdoctor.record.child import CHILD_ENV
 from graphdoctor.record.lifeline import PARENT_ENV
 from graphdoctor.record.relay import SignalRelay, send
@@ -80,16 +80,24 @@ def record(request: RunRequest) -> RunEnd:
             "exit_code": end.exit_code, "reason": end.reason, "signal": end.signal,
             "wall_ns": end.wall_ns, "timeout_s": request.timeout_s, "nproc": request.nproc,
             "stacks": fault.read_text(errors="replace")[-200_000:]}])
-        fault.unlink(missing_ok=True)
+        _remove(fault)
     return end
 
 
 def _create(path: Path) -> None:
-    """Create the file empty, or fail: another run's file is never written into."""
+    """Create the file empty, or fail before the script starts; another run's file is never
+    written into."""
     try:
         path.open("xb").close()
     except OSError as error:
-        raise GraphDoctorError(f"cannot create {path} ({error.strerror or error})") from None
+        raise UnwritableFolderError(path.parent, error) from None
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:  # the folder became read-only: the file stays, the report is still made
+        pass
 
 
 def _fault_file(spool: Path) -> Path:

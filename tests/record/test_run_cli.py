@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -181,37 +180,3 @@ def test_keep_spool(tmp_path: Path) -> None:
     done, report = run(tmp_path, "pass\n", "--keep-spool", str(tmp_path / "raw.spool.jsonl.gz"))
     assert done.returncode == 0 and (tmp_path / "raw.spool.jsonl.gz").exists()
 
-
-def start_runs(tmp_path: Path, *options: str) -> list[subprocess.CompletedProcess[str]]:
-    """Two runs of train.py, started together; each exits with the code it is given."""
-    (tmp_path / "train.py").write_text("import sys, time\ntime.sleep(1)\n"
-                                       "sys.exit(int(sys.argv[1]))\n")
-    time.sleep(1 - time.time() % 1)  # at the start of a second: both name it alike
-    runs = [subprocess.Popen([sys.executable, "-m", "graphdoctor", "run", "-q", *options,
-                              "train.py", str(code)], cwd=tmp_path, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE) for code in (3, 4)]
-    outputs = [run.communicate(timeout=120) for run in runs]
-    return [subprocess.CompletedProcess(run.args, run.returncode, *output)
-            for run, output in zip(runs, outputs)]
-
-
-def assert_one_run(report: Path) -> None:
-    """The report's exit code is that of the run whose arguments it holds."""
-    trace = load(report).trace
-    assert trace.status.exit_code == int(trace.meta.argv[-1]), trace.meta.argv
-
-
-def test_runs_started_together_each_get_a_report_of_their_own(tmp_path: Path) -> None:
-    done = start_runs(tmp_path)
-    assert [run.returncode for run in done] == [3, 4], [run.stderr for run in done]
-    reports = list(tmp_path.glob("graphdoctor-train-*.json"))
-    assert len(reports) == 2
-    for report in reports:
-        assert_one_run(report)
-    assert not list(tmp_path.glob("*.spool")) and not list(tmp_path.glob("*.fault"))
-
-
-def test_runs_given_the_same_report_name_do_not_mix_their_recordings(tmp_path: Path) -> None:
-    done = start_runs(tmp_path, "-o", "same.json")
-    assert [run.returncode for run in done] == [3, 4], [run.stderr for run in done]
-    assert_one_run(tmp_path / "same.json")
