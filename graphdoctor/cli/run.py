@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import os
 import sys
 from dataclasses import dataclass
@@ -32,7 +34,8 @@ Exit codes:
   the script's own   0, sys.exit(n), 1 for an uncaught exception
   128+N              the script was killed by signal N (139 for a segfault)
   124                the script ran past --timeout
-  2                  graphdoctor usage error (bad option, missing script)
+  2                  graphdoctor usage error (bad option, missing script or
+                     module, a report folder that is missing or read-only)
   {GATE_EXIT}                  a --fail-on condition holds (the report is still written)
 
 \b
@@ -117,12 +120,28 @@ def _gated(exit_code: int, report: Report | None, fail_on: tuple[str, ...]) -> i
 
 def _check_target(target: str, module: bool) -> None:
     if module:
+        _check_module(target)
         return
     path = Path(target)
     if not path.exists():
         raise GraphDoctorError(f"no such script: {target}")
     if path.is_dir() and not (path / "__main__.py").exists():
         raise GraphDoctorError(f"{target} is a folder without a __main__.py")
+
+
+def _check_module(name: str) -> None:
+    """Look for the module's top-level package as ``python -m`` run here would, the current
+    folder first. Only the top level: finding a submodule imports its package, which would
+    run the user's code in graphdoctor's own process; Python itself reports a missing
+    submodule once the script's process starts."""
+    top = name.partition(".")[0]
+    try:
+        found = (importlib.machinery.PathFinder.find_spec(top, [os.getcwd()])
+                 or importlib.util.find_spec(top))
+    except (ImportError, ValueError):  # an empty or relative name
+        found = None
+    if found is None:
+        raise GraphDoctorError(f"no module named {top or name}")
 
 
 def _record_and_report(options: RunOptions) -> tuple[int, Report | None]:
