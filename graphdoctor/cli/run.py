@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import os
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,7 +91,7 @@ def _open_tui(report: Report, output: Path) -> None:
             say(f"graphdoctor: the viewer crashed ({crash}); the report is at {output}")
     else:
         say("graphdoctor: --tui needs a terminal; the report is written (graphdoctor view "
-            f"{output})")
+            f"{shlex.quote(str(output))})")
 
 
 @dataclass(frozen=True)
@@ -227,5 +228,6 @@ def _print_outcome(report: Report, output: Path) -> None:
     for line in outcome_lines(report):
         say(line)
     say(f"graphdoctor: report written to {output}")
-    say(f"  explore it:  graphdoctor view {output}")
-    say(f"  summary:     graphdoctor report {output} --format markdown")
+    pasteable = shlex.quote(str(output))  # commands a person copies into a shell
+    say(f"  explore it:  graphdoctor view {pasteable}")
+    say(f"  summary:     graphdoctor report {pasteable} --format markdown")

@@ -206,3 +206,11 @@ def test_a_module_is_found_in_the_current_folder_without_running_its_package(
                            "pkg.tool"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "tool ran" in done.stdout and (tmp_path / "inits").read_text() == "."
+
+
+def test_the_next_commands_can_be_pasted_for_a_path_with_spaces(tmp_path: Path) -> None:
+    (tmp_path / "my runs").mkdir()
+    done, _ = run(tmp_path, "pass\n", "-o", "my runs/first run.json")
+    assert done.returncode == 0, done.stderr
+    assert "explore it:  graphdoctor view 'my runs/first run.json'\n" in done.stderr
+    assert "summary:     graphdoctor report 'my runs/first run.json' --format" in done.stderr
