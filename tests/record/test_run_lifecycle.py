@@ -17,7 +17,7 @@ import sys
 import termios
 import textwrap
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -25,12 +25,10 @@ import pytest
 from graphdoctor.report.io import load
 from graphdoctor.trace.endings import INTERRUPTED
 from graphdoctor.trace.spool import read_records
+from tests.record.processes import HAS_PROC, assert_gone, state, wait_for
 
 pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not Path("/proc/self/stat").exists(),
-                                 reason="reads process states from /proc")]
-
-ENDED_WITHIN_S = 2.0
+              pytest.mark.skipif(not HAS_PROC, reason="reads process states from /proc")]
 
 # The script starts a helper process of its own, says both pids, then works until stopped.
 WORKER = """
@@ -65,14 +63,6 @@ def start(tmp_path: Path, source: str, *options: str) -> subprocess.Popen[str]:
                             preexec_fn=no_core_dumps)
 
 
-def wait_for(condition: Callable[[], bool], within: float, what: str) -> None:
-    deadline = time.monotonic() + within
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} within {within} s")
-        time.sleep(0.05)
-
-
 def pids_of(path: Path, parent: subprocess.Popen[str]) -> list[int]:
     def written() -> bool:
         assert parent.poll() is None, parent.communicate()
@@ -80,23 +70,6 @@ def pids_of(path: Path, parent: subprocess.Popen[str]) -> list[int]:
 
     wait_for(written, 90, "the script did not start")
     return [int(pid) for pid in path.read_text().split()]
-
-
-def state(pid: int) -> str:
-    """The process's state letter (R, S, T for stopped...), or "" once it is gone or a
-    zombie nobody has reaped yet."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return ""
-    letter = stat.rpartition(")")[2].split()[0]
-    return "" if letter in "ZX" else letter
-
-
-def assert_gone(pids: Iterable[int]) -> None:
-    pids = list(pids)
-    wait_for(lambda: not any(state(pid) for pid in pids), ENDED_WITHIN_S,
-             f"processes {[p for p in pids if state(p)]} were still running")
 
 
 def end_leftovers(pids: Iterable[int]) -> None:
@@ -208,10 +181,9 @@ def start_ranks(tmp_path: Path) -> tuple[subprocess.Popen[str], list[int]]:
     return parent, sorted({pid for pair in ranks for pid in pair})
 
 
+@pytest.mark.usefixtures("contained_tmp")
 @pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGKILL], ids=signal_id)
-def test_no_rank_outlives_graphdoctor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                      signum: int) -> None:
-    monkeypatch.setenv("TMPDIR", str(tmp_path))  # where the launcher writes its logs
+def test_no_rank_outlives_graphdoctor(tmp_path: Path, signum: int) -> None:
     parent, pids = start_ranks(tmp_path)
     try:
         os.kill(parent.pid, signum)
