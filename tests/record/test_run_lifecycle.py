@@ -197,3 +197,35 @@ def test_no_rank_outlives_graphdoctor(tmp_path: Path, signum: int) -> None:
     for rank in (0, 1):
         status = report.trace_of(rank).status
         assert not status.complete and status.reason == INTERRUPTED and status.signal == signum
+
+
+def test_kill_9_of_graphdoctor_stopped_by_ctrl_z_ends_the_stopped_script(
+        tmp_path: Path) -> None:
+    """A stopped process runs no thread: the kernel must wake it to let it see it is alone."""
+    parent = start(tmp_path, WORKER)
+    pids = pids_of(tmp_path / "pids", parent)
+    try:
+        os.kill(parent.pid, signal.SIGTSTP)
+        wait_for(lambda: state(parent.pid) == state(pids[0]) == "T", 5, "not both stopped")
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait(timeout=10)
+        assert_gone(pids)
+    finally:
+        end_leftovers(pids)
+
+
+@pytest.mark.usefixtures("contained_tmp")
+def test_ctrl_z_stops_every_rank_and_fg_resumes_them(tmp_path: Path) -> None:
+    parent, pids = start_ranks(tmp_path)
+    try:
+        os.kill(parent.pid, signal.SIGTSTP)
+        wait_for(lambda: {state(pid) for pid in [parent.pid, *pids]} == {"T"}, 5,
+                 "not all stopped")
+        os.kill(parent.pid, signal.SIGCONT)
+        wait_for(lambda: "T" not in {state(pid) for pid in [parent.pid, *pids]}, 5,
+                 "not all resumed")
+        os.kill(parent.pid, signal.SIGTERM)
+        parent.communicate(timeout=60)
+        assert_gone(pids)
+    finally:
+        end_leftovers(pids)
