@@ -29,6 +29,9 @@ RUN_HELP = f"""Run TARGET under graphdoctor and write a report.
 Options come before TARGET; everything after it goes to the script unchanged
 (a `--` before TARGET also works). The script runs in a child process, so a
 crash, a hang (see --timeout) or a kill still leaves a report, marked incomplete.
+Ctrl-C, SIGTERM, SIGHUP (a closed terminal) and SIGQUIT sent to graphdoctor are
+passed on to the script; Ctrl-Z stops both and fg resumes both; if graphdoctor
+is killed outright, the script ends with it.
 
 \b
 Exit codes:
