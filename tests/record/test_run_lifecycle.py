@@ -38,9 +38,7 @@ warnings.warn("the last record before the pids")
 with open("pids.tmp", "w") as out:
     out.write(f"{os.getpid()} {helper.pid}")
 os.replace("pids.tmp", "pids")
-for tick in range(1200):
-    with open("ticks", "w") as out:
-        out.write(str(tick))
+for _ in range(1200):
     time.sleep(0.1)
 """
 
@@ -49,18 +47,19 @@ def signal_id(signum: int) -> str:
     return signal.Signals(signum).name
 
 
-def no_core_dumps() -> None:
+def as_a_job() -> None:
+    """In graphdoctor's process: a process group of its own within this session, as a shell
+    starts a job, so that SIGTSTP stops it the way Ctrl-Z does; and no core file from
+    SIGQUIT."""
+    os.setpgid(0, 0)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
 def start(tmp_path: Path, source: str, *options: str) -> subprocess.Popen[str]:
-    """``graphdoctor run`` in a process group of its own within this session, as a shell
-    starts a job, so that SIGTSTP stops it the way Ctrl-Z does."""
     (tmp_path / "script.py").write_text(textwrap.dedent(source))
     return subprocess.Popen([sys.executable, "-m", "graphdoctor", "run", "-o", "report.json",
                              *options, "script.py"], cwd=tmp_path, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, process_group=0,
-                            preexec_fn=no_core_dumps)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=as_a_job)
 
 
 def pids_of(path: Path, parent: subprocess.Popen[str]) -> list[int]:
