@@ -13,3 +13,10 @@ class GraphDoctorError(Exception):
 
 class ReportError(GraphDoctorError):
     """A report that cannot be read: missing, truncated, foreign, or from a newer schema."""
+
+
+class UnwritableFolderError(GraphDoctorError):
+    """A folder graphdoctor must write a file in, but cannot."""
+
+    def __init__(self, folder: object, error: OSError):
+        super().__init__(f"cannot write in {folder} ({error.strerror or error})")

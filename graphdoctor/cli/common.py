@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -30,4 +31,15 @@ def handle_errors(command: F) -> F:
 
 def say(message: str) -> None:
     """graphdoctor's own messages go to stderr, so the script's stdout stays its own."""
-    click.echo(message, err=True)
+    try:
+        click.echo(message, err=True)
+    except OSError:  # the terminal is gone (closed, hung up): nobody is left to read it
+        _discard_stderr()
+
+
+def _discard_stderr() -> None:
+    """Send stderr to the null device, so that what is still buffered, and what comes
+    later, cannot fail again and change the exit code."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stderr.fileno())
+    os.close(devnull)

@@ -38,8 +38,8 @@ Exit codes: 0 written; 2 the report cannot be read or the file cannot be written
 @click.option("-f", "--format", "output_format", default="chrome-trace", show_default=True,
               type=click.Choice(["chrome-trace"]), help="The format to write.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
-              help="The file to write (.gz compresses; - for stdout). "
-                   "Default: REPORT's name with .trace.json.")
+              help="The file to write (.gz compresses; - for stdout). Default: REPORT's "
+                   "name with .trace.json, in the current folder.")
 @click.option("--phase", "phases", multiple=True, type=click.Choice(PHASES),
               help="Only the moments in this phase (repeat for several); keeps big runs small.")
 @click.option("--redact", is_flag=True, help="Leave out private paths and arguments.")
@@ -58,8 +58,10 @@ def export(report_file: Path, output_format: str, output: Path | None, phases: t
 
 
 def default_output(report_file: Path) -> Path:
+    """In the current folder, where the user is: the report's own folder may be one they
+    cannot or should not write in (a bundled demo's is inside the installed package)."""
     name = report_file.name.removesuffix(".gz").removesuffix(".json")
-    return report_file.with_name(f"{name}.trace.json")
+    return Path(f"{name}.trace.json")
 
 
 def _tell(output: Path, events: int, size: int) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import os
+import shlex
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,10 +15,12 @@ import click
 
 from graphdoctor.cli.common import handle_errors, say
 from graphdoctor.cli.reporting import fail_on_option, gate_exit
+from graphdoctor.cli.run_output import report_path
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, check, describe_conditions
 
 if TYPE_CHECKING:
+    from graphdoctor.record.supervisor import RunRequest
     from graphdoctor.report.document import Report
 
 RUN_HELP = f"""Run TARGET under graphdoctor and write a report.
@@ -25,13 +29,17 @@ RUN_HELP = f"""Run TARGET under graphdoctor and write a report.
 Options come before TARGET; everything after it goes to the script unchanged
 (a `--` before TARGET also works). The script runs in a child process, so a
 crash, a hang (see --timeout) or a kill still leaves a report, marked incomplete.
+Ctrl-C, SIGTERM, SIGHUP (a closed terminal) and SIGQUIT sent to graphdoctor are
+passed on to the script; Ctrl-Z stops both and fg resumes both; if graphdoctor
+is killed outright, the script ends with it.
 
 \b
 Exit codes:
   the script's own   0, sys.exit(n), 1 for an uncaught exception
   128+N              the script was killed by signal N (139 for a segfault)
   124                the script ran past --timeout
-  2                  graphdoctor usage error (bad option, missing script)
+  2                  graphdoctor usage error (bad option, missing script or
+                     module, a report folder that is missing or read-only)
   {GATE_EXIT}                  a --fail-on condition holds (the report is still written)
 
 \b
@@ -68,7 +76,7 @@ def run(module: bool, output: Path | None, full: bool, timeout: float | None, np
         keep_spool: Path | None, quiet: bool, tui: bool, fail_on: tuple[str, ...],
         redact: bool, target: str, args: tuple[str, ...]) -> None:
     _check_target(target, module)
-    options = RunOptions(target, args, module, _output_path(output, target, nproc),
+    options = RunOptions(target, args, module, report_path(output, target, nproc),
                          "full" if full else "default", timeout, nproc, keep_spool, quiet,
                          redact)
     exit_code, report = _record_and_report(options)
@@ -86,7 +94,7 @@ def _open_tui(report: Report, output: Path) -> None:
             say(f"graphdoctor: the viewer crashed ({crash}); the report is at {output}")
     else:
         say("graphdoctor: --tui needs a terminal; the report is written (graphdoctor view "
-            f"{output})")
+            f"{shlex.quote(str(output))})")
 
 
 @dataclass(frozen=True)
@@ -116,6 +124,7 @@ def _gated(exit_code: int, report: Report | None, fail_on: tuple[str, ...]) -> i
 
 def _check_target(target: str, module: bool) -> None:
     if module:
+        _check_module(target)
         return
     path = Path(target)
     if not path.exists():
@@ -124,45 +133,70 @@ def _check_target(target: str, module: bool) -> None:
         raise GraphDoctorError(f"{target} is a folder without a __main__.py")
 
 
-def _default_output(target: str) -> Path:
-    stem = Path(target.rstrip("/")).stem.split(".")[-1] or "run"
-    return Path(f"graphdoctor-{stem}-{time.strftime('%Y%m%d-%H%M%S')}.json")
-
-
-def _output_path(output: Path | None, target: str, nproc: int) -> Path:
-    """The report's path. Inside a job a launcher started (RANK and WORLD_SIZE set), every
-    rank runs graphdoctor: each writes its own report, named with its rank."""
-    path = output or _default_output(target)
-    rank, world = os.environ.get("RANK"), int(os.environ.get("WORLD_SIZE", "1") or 1)
-    if nproc > 1 or rank is None or world <= 1 or "rank" in path.name:
-        return path
-    suffixes = "".join(path.suffixes)
-    return path.with_name(f"{path.name[: -len(suffixes) or None]}.rank{rank}{suffixes}")
+def _check_module(name: str) -> None:
+    """Look for the module's top-level package as ``python -m`` run here would, the current
+    folder first. Only the top level: finding a submodule imports its package, which would
+    run the user's code in graphdoctor's own process; Python itself reports a missing
+    submodule once the script's process starts."""
+    top = name.partition(".")[0]
+    try:
+        found = (importlib.machinery.PathFinder.find_spec(top, [os.getcwd()])
+                 or importlib.util.find_spec(top))
+    except (ImportError, ValueError):  # an empty or relative name
+        found = None
+    if found is None:
+        raise GraphDoctorError(f"no module named {top or name}")
 
 
 def _record_and_report(options: RunOptions) -> tuple[int, Report | None]:
-    from graphdoctor.record.supervisor import RANK, RunRequest, record
+    from graphdoctor.record.supervisor import record
 
-    template = ".rank" + RANK if options.nproc > 1 else ""
-    spool = options.output.with_name(options.output.name + template + ".spool")
-    request = RunRequest(options.target, options.args, options.module, spool, options.mode,
-                         options.timeout, argv=tuple(sys.argv[1:]), nproc=options.nproc)
-    end = record(request)
-    try:
-        report = _report_from(list(end.spools))
-    except Exception as error:  # noqa: BLE001 - keep the user's exit code and the raw data
-        say(f"graphdoctor: internal error while building the report: {error!r}; "
-            f"the raw recording is kept at {', '.join(map(str, end.spools))}")
+    end = record(_request(options))
+    spools = list(end.spools)
+    report = _built(spools)
+    if report is None or not _saved(report, options, spools):
         return end.exit_code, None
-    for rank, kept in enumerate(end.spools):
+    for rank, kept in enumerate(spools):
         _finish_spool(kept, _kept_name(options.keep_spool, rank, options.nproc))
-    from graphdoctor.report.io import save
-    from graphdoctor.report.redact import redact as redacted
-
-    save(redacted(report) if options.redact else report, options.output)
     if not options.quiet:
         _print_outcome(report, options.output)
     return end.exit_code, report
+
+
+def _request(options: RunOptions) -> RunRequest:
+    from graphdoctor.record.supervisor import RANK, RunRequest
+
+    # graphdoctor's pid: runs told to write the same report still record apart
+    template = ".rank" + RANK if options.nproc > 1 else ""
+    spool = options.output.with_name(f"{options.output.name}.{os.getpid()}{template}.spool")
+    return RunRequest(options.target, options.args, options.module, spool, options.mode,
+                      options.timeout, argv=tuple(sys.argv[1:]), nproc=options.nproc)
+
+
+def _built(spools: list[Path]) -> Report | None:
+    try:
+        return _report_from(spools)
+    except Exception as error:  # noqa: BLE001 - keep the user's exit code and the raw data
+        say(f"graphdoctor: internal error while building the report: {error!r}; "
+            f"{_kept(spools)}")
+        return None
+
+
+def _saved(report: Report, options: RunOptions, spools: list[Path]) -> bool:
+    from graphdoctor.report.io import save
+    from graphdoctor.report.redact import redact as redacted
+
+    try:
+        save(redacted(report) if options.redact else report, options.output)
+    except OSError as error:
+        say(f"graphdoctor: the report cannot be written to {options.output} "
+            f"({error.strerror or error}); {_kept(spools)}")
+        return False
+    return True
+
+
+def _kept(spools: list[Path]) -> str:
+    return f"the raw recording is kept at {', '.join(map(str, spools))}"
 
 
 def _report_from(spools: list[Path]) -> Report:
@@ -197,5 +231,6 @@ def _print_outcome(report: Report, output: Path) -> None:
     for line in outcome_lines(report):
         say(line)
     say(f"graphdoctor: report written to {output}")
-    say(f"  explore it:  graphdoctor view {output}")
-    say(f"  summary:     graphdoctor report {output} --format markdown")
+    pasteable = shlex.quote(str(output))  # commands a person copies into a shell
+    say(f"  explore it:  graphdoctor view {pasteable}")
+    say(f"  summary:     graphdoctor report {pasteable} --format markdown")

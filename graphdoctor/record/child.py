@@ -3,7 +3,8 @@
 The parent passes its settings in the ``GRAPHDOCTOR_CHILD`` environment variable. The child
 opens the spool, arms faulthandler (a crash writes every thread's stack to the fault file;
 SIGUSR2 does the same on a time-out), installs the recorder, runs the script as ``python``
-would, and exits with the script's own exit code.
+would, and exits with the script's own exit code. Should graphdoctor die first, the child
+writes out its records and ends itself and all it started.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import time
 from typing import Any
 
 from graphdoctor import __version__
+from graphdoctor.record.lifeline import end_with_parent
 from graphdoctor.record.runner import Target, run_target
 from graphdoctor.trace.spool import SpoolWriter
 
@@ -44,6 +46,7 @@ def main() -> int:
     recorder = _start_recorder(spool, config)
     flusher = _Flusher(spool, recorder)
     flusher.start()
+    end_with_parent(lambda: _orphaned(spool, recorder))
     outcome = run_target(target, recorder)
     _stop_recorder(recorder)
     flusher.stop()
@@ -80,6 +83,20 @@ def _stop_recorder(recorder: Any) -> None:
         recorder.spool.write(["note", "end of recording", f"failed: {error!r}"])
 
 
+def _flush(spool: SpoolWriter, recorder: Any) -> None:
+    if recorder is not None:
+        recorder.heartbeat()
+    spool.flush()
+
+
+def _orphaned(spool: SpoolWriter, recorder: Any) -> None:
+    try:
+        _flush(spool, recorder)
+    finally:
+        spool.write(["note", "the end of the run", "graphdoctor was killed before the script "
+                     "ended, so the script was stopped"])
+
+
 class _Flusher(threading.Thread):
     """Writes buffered records out twice a second, so a hang loses at most that much."""
 
@@ -92,9 +109,7 @@ class _Flusher(threading.Thread):
     def run(self) -> None:
         while not self._done.wait(0.5):
             try:
-                if self._recorder is not None:
-                    self._recorder.heartbeat()
-                self._spool.flush()
+                _flush(self._spool, self._recorder)
             except Exception:  # noqa: BLE001 - the next tick tries again; never die silently
                 continue
 

@@ -1,13 +1,15 @@
 """The parent side of ``graphdoctor run``: start the child (or one per rank), watch it, close
 the spools.
 
-The child runs in its own process group so that a time-out can end it and everything it
-started (ranks, DataLoader workers, compile workers). Ctrl-C and SIGTERM given to graphdoctor
-are passed on, and the child then writes its last records and exits as the script would.
-With ``nproc > 1`` the ranks start through torch.distributed's own launcher (``python -m
-torch.distributed.run``), each recording to its own spool. Whatever way the run ends, the
-parent appends one ``run_end`` record to every spool: the exit code, the signal, whether it
-timed out, and the stacks faulthandler wrote for that process.
+The child runs in its own session and process group so that a time-out can end it and
+everything it started (ranks, DataLoader workers, compile workers). The signals sent to
+graphdoctor are passed on (:mod:`graphdoctor.record.relay`); when one ends the run, whatever
+the run left is ended too, and the run is marked interrupted. Were graphdoctor killed
+outright, the child notices and ends itself (:mod:`graphdoctor.record.lifeline`). With
+``nproc > 1`` the ranks start through torch.distributed's own launcher (by way of
+:mod:`graphdoctor.record.launcher`), each recording to its own spool. Whatever way the run
+ends, the parent appends one ``run_end`` record to every spool: the exit code, the signal,
+whether it timed out or was interrupted, and the stacks faulthandler wrote for that process.
 """
 
 from __future__ import annotations
@@ -18,11 +20,14 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from graphdoctor.errors import UnwritableFolderError
 from graphdoctor.record.child import CHILD_ENV
+from graphdoctor.record.lifeline import PARENT_ENV
+from graphdoctor.record.relay import SignalRelay, send
+from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT
 from graphdoctor.trace.spool import append_record, read_records
 
 TIMEOUT_EXIT = 124
@@ -52,7 +57,7 @@ class RunRequest:
 @dataclass(frozen=True)
 class RunEnd:
     exit_code: int
-    reason: str  # exited | signal | timeout
+    reason: str  # one of graphdoctor.trace.endings
     signal: int | None
     wall_ns: int
     spools: tuple[Path, ...] = ()
@@ -61,20 +66,38 @@ class RunEnd:
 def record(request: RunRequest) -> RunEnd:
     """Run the child (or the ranks) to the end and append ``run_end`` to each spool."""
     for spool in request.spools():
-        spool.write_bytes(b"")
-        _fault_file(spool).write_bytes(b"")
+        _create(spool)
+        _create(_fault_file(spool))
     started = time.perf_counter_ns()
     child = _spawn(request)
-    reason, returncode = _wait(child, request)
-    end = _run_end(reason, returncode, time.perf_counter_ns() - started, request.spools())
+    ending = _wait(child, request)
+    end = _run_end(ending, time.perf_counter_ns() - started, request.spools())
+    if end.reason == INTERRUPTED:  # graphdoctor was told to stop: leave nothing running
+        send(signal.SIGKILL, _groups(child, request.spools()))
     for spool in request.spools():
         fault = _fault_file(spool)
         append_record(spool, ["run_end", {
             "exit_code": end.exit_code, "reason": end.reason, "signal": end.signal,
             "wall_ns": end.wall_ns, "timeout_s": request.timeout_s, "nproc": request.nproc,
             "stacks": fault.read_text(errors="replace")[-200_000:]}])
-        fault.unlink(missing_ok=True)
+        _remove(fault)
     return end
+
+
+def _create(path: Path) -> None:
+    """Create the file empty, or fail before the script starts; another run's file is never
+    written into."""
+    try:
+        path.open("xb").close()
+    except OSError as error:
+        raise UnwritableFolderError(path.parent, error) from None
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:  # the folder became read-only: the file stays, the report is still made
+        pass
 
 
 def _fault_file(spool: Path) -> Path:
@@ -83,6 +106,7 @@ def _fault_file(spool: Path) -> Path:
 
 def _spawn(request: RunRequest) -> subprocess.Popen[bytes]:
     env = dict(os.environ)
+    env[PARENT_ENV] = str(os.getpid())
     env[CHILD_ENV] = json.dumps({
         "spool": str(request.spool), "fault": str(_fault_file(request.spool)),
         "mode": request.mode, "target": request.target, "args": list(request.args),
@@ -92,39 +116,46 @@ def _spawn(request: RunRequest) -> subprocess.Popen[bytes]:
     if request.nproc > 1:
         for key, value in DISTRIBUTED_DEFAULTS.items():
             env.setdefault(key, value)
-        command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+        command = [sys.executable, "-m", "graphdoctor.record.launcher", "--standalone",
                    f"--nproc-per-node={request.nproc}", "-m", "graphdoctor.record.child"]
     return subprocess.Popen(command, env=env, start_new_session=True)
 
 
-def _wait(child: subprocess.Popen[bytes], request: RunRequest) -> tuple[str, int]:
-    forward = _forward_signals(child)
-    try:
-        return ("exited", child.wait(timeout=request.timeout_s))
-    except subprocess.TimeoutExpired:
-        _end_hung_run(child, request.spools())
-        return ("timeout", child.wait())
-    finally:
-        forward()
+@dataclass(frozen=True)
+class _Ending:
+    reason: str  # EXITED, TIMED_OUT or INTERRUPTED; the return code tells a signal's death
+    returncode: int
+    received: int | None  # the signal graphdoctor was sent, when that ended the run
+
+
+def _wait(child: subprocess.Popen[bytes], request: RunRequest) -> _Ending:
+    with SignalRelay(child.pid, lambda: _groups(child, request.spools())) as relay:
+        try:
+            returncode = child.wait(timeout=request.timeout_s)
+        except subprocess.TimeoutExpired:
+            _end_hung_run(child, request.spools())
+            return _Ending(TIMED_OUT, child.wait(), None)
+    if relay.received is not None:
+        return _Ending(INTERRUPTED, returncode, relay.received)
+    return _Ending(EXITED, returncode, None)
 
 
 def _end_hung_run(child: subprocess.Popen[bytes], spools: list[Path]) -> None:
     """Ask faulthandler in every recording process for all its threads' stacks, then end
-    the whole process group: the launcher, the ranks and whatever they started."""
-    pids = [pid for pid in (_child_pid(s) for s in spools) if pid is not None] or [child.pid]
-    for pid in pids:
+    every process group of the run: the launcher, the ranks and whatever they started."""
+    for pid in _recording_pids(spools) or [child.pid]:
         try:
             os.kill(pid, signal.SIGUSR2)
         except ProcessLookupError:
             pass
     time.sleep(DUMP_GRACE_S)
-    # torch.distributed's launcher starts each rank in a session of its own: end each
-    # rank's group as well as the launcher's
-    for group in {child.pid, *(_group_of(pid) for pid in pids)}:
-        try:
-            os.killpg(group, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+    send(signal.SIGKILL, _groups(child, spools))
+
+
+def _groups(child: subprocess.Popen[bytes], spools: list[Path]) -> set[int]:
+    """The child's process group, and each rank's: torch.distributed's launcher starts each
+    rank in a session of its own."""
+    return {child.pid, *(_group_of(pid) for pid in _recording_pids(spools))}
 
 
 def _group_of(pid: int) -> int:
@@ -132,6 +163,11 @@ def _group_of(pid: int) -> int:
         return os.getpgid(pid)
     except ProcessLookupError:
         return pid
+
+
+def _recording_pids(spools: list[Path]) -> list[int]:
+    """The pid of each process that has started recording, from its spool's hello."""
+    return [pid for pid in (_child_pid(s) for s in spools) if pid is not None]
 
 
 def _child_pid(spool: Path) -> int | None:
@@ -144,20 +180,12 @@ def _child_pid(spool: Path) -> int | None:
     return None
 
 
-def _forward_signals(child: subprocess.Popen[bytes]) -> Callable[[], object]:
-    def forward(signum: int, frame: object) -> None:
-        try:
-            os.killpg(child.pid, signum)
-        except ProcessLookupError:
-            pass
-
-    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
-    return lambda: [signal.signal(s, h) for s, h in previous.items()]
-
-
-def _run_end(reason: str, returncode: int, wall_ns: int, spools: list[Path]) -> RunEnd:
-    if reason == "timeout":
-        return RunEnd(TIMEOUT_EXIT, "timeout", signal.SIGKILL, wall_ns, tuple(spools))
-    if returncode < 0:
-        return RunEnd(128 - returncode, "signal", -returncode, wall_ns, tuple(spools))
-    return RunEnd(returncode, "exited", None, wall_ns, tuple(spools))
+def _run_end(ending: _Ending, wall_ns: int, spools: list[Path]) -> RunEnd:
+    code = 128 - ending.returncode if ending.returncode < 0 else ending.returncode
+    if ending.reason == TIMED_OUT:
+        return RunEnd(TIMEOUT_EXIT, TIMED_OUT, signal.SIGKILL, wall_ns, tuple(spools))
+    if ending.reason == INTERRUPTED:
+        return RunEnd(code, INTERRUPTED, ending.received, wall_ns, tuple(spools))
+    if ending.returncode < 0:
+        return RunEnd(code, SIGNALLED, -ending.returncode, wall_ns, tuple(spools))
+    return RunEnd(code, EXITED, None, wall_ns, tuple(spools))

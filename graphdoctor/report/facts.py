@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import signal as signals
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -18,6 +17,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from graphdoctor.diagnose.model import SEVERITY_RANK, Finding, Verdict
+from graphdoctor.trace.endings import INTERRUPTED, SIGNALLED, TIMED_OUT, UNKNOWN, signal_name
 from graphdoctor.trace.model import PHASES, USER, ExceptionRecord, Frame, Graph, Trace
 
 if TYPE_CHECKING:
@@ -194,20 +194,16 @@ def outcome(trace: Trace, timed: bool = True) -> str:
     """How the run ended, as a predicate: "exited with code 1 after 5.33 s"."""
     status = trace.status
     after = f" after {format_ns(status.wall_ns)}" if status.wall_ns > 0 and timed else ""
-    if status.reason == "timeout":
+    if status.reason == TIMED_OUT:
         return f"timed out and was stopped{after}"
-    if status.reason == "signal":
+    if status.reason == SIGNALLED:
         return f"was killed by {signal_name(status.signal)} (exit {status.exit_code}){after}"
-    if status.reason == "unknown" or status.exit_code is None:
+    if status.reason == INTERRUPTED:
+        return (f"was stopped by {signal_name(status.signal)} sent to graphdoctor "
+                f"(exit {status.exit_code}){after}")
+    if status.reason == UNKNOWN or status.exit_code is None:
         return f"ended without an exit record ({clean(status.reason)}){after}"
     return f"exited with code {status.exit_code}{after}"
-
-
-def signal_name(number: int | None) -> str:
-    try:
-        return signals.Signals(number or 0).name
-    except ValueError:
-        return f"signal {number}"
 
 
 def environment(trace: Trace) -> list[tuple[str, str]]:

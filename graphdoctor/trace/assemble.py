@@ -11,12 +11,19 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import signal as signals
 from collections.abc import Iterable
 from typing import Any
 
 from graphdoctor.trace import phases
 from graphdoctor.trace.builder import Builder
+from graphdoctor.trace.endings import (
+    EXITED,
+    INTERRUPTED,
+    SIGNALLED,
+    TIMED_OUT,
+    UNKNOWN,
+    signal_name,
+)
 from graphdoctor.trace.model import (
     CAPTURE,
     EAGER,
@@ -183,31 +190,29 @@ def _meta(b: Builder) -> Meta:
 
 def _status(b: Builder, trace: Trace) -> RunStatus:
     run_end = b.run_end or {}
-    reason = run_end.get("reason", "unknown")
+    reason = run_end.get("reason", UNKNOWN)
     finished = b.end is not None
     # a rank's own exit code when it finished; the launcher's (or the signal's) otherwise
     exit_code = (b.end or {}).get("exit_code", run_end.get("exit_code")) \
-        if reason == "exited" else run_end.get("exit_code")
+        if reason == EXITED else run_end.get("exit_code")
     last_phase = phases.PhaseIndex(trace.phases).phase_at(b.last_t)
     return RunStatus(
-        complete=finished and reason == "exited", reason=reason, exit_code=exit_code,
+        complete=finished and reason == EXITED, reason=reason, exit_code=exit_code,
         signal=run_end.get("signal"), last_phase=last_phase,
         message=_status_message(reason, run_end, finished), wall_ns=run_end.get("wall_ns", 0),
-        stacks_at_end=run_end.get("stacks", "") if not finished or reason != "exited" else "",
+        stacks_at_end=run_end.get("stacks", "") if not finished or reason != EXITED else "",
     )
 
 
 def _status_message(reason: str, run_end: dict[str, Any], finished: bool) -> str:
-    if reason == "timeout":
+    if reason == TIMED_OUT:
         return f"the script ran past the {run_end.get('timeout_s')} s time-out and was killed"
-    if reason == "signal":
-        number = run_end.get("signal") or 0
-        try:
-            name = signals.Signals(number).name
-        except ValueError:
-            name = f"signal {number}"
-        return f"the script was killed by {name}"
-    if reason == "unknown":
+    if reason == SIGNALLED:
+        return f"the script was killed by {signal_name(run_end.get('signal'))}"
+    if reason == INTERRUPTED:
+        return (f"graphdoctor was sent {signal_name(run_end.get('signal'))} and passed it on "
+                "to the script")
+    if reason == UNKNOWN:
         return "the recording has no end record: graphdoctor itself was interrupted"
     if not finished:
         return "the script ended without letting graphdoctor finish (os._exit or a fatal error)"

@@ -366,7 +366,7 @@ class Meta:
 @dataclass(frozen=True)
 class RunStatus:
     complete: bool = False
-    reason: str = "unknown"  # exited | exception | signal | timeout | killed | not-started
+    reason: str = "unknown"  # one of graphdoctor.trace.endings
     exit_code: int | None = None
     signal: int | None = None
     last_phase: str = EAGER

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from graphdoctor.report.io import load
+from tests.record.processes import HAS_PROC, assert_gone
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("contained_tmp")]
 
-SCRIPT = """
+SCRIPT = """import os; open(f"pid{os.environ['RANK']}", "w").write(str(os.getpid()))
 import sys, torch, torch.distributed as dist
 dist.init_process_group("gloo")
 rank = dist.get_rank()
@@ -54,6 +55,7 @@ def test_every_rank_is_in_one_report(tmp_path: Path) -> None:
                                                                         ("barrier", 1)]
         assert [e.kind for e in trace.teardown] == ["begin", "end"] and trace.status.complete
     assert not names(path) & {"ranks-diverged", "distributed-hang", "teardown-hang"}
+    assert list(tmp_path.glob("torchelastic_*")), "the launcher's log folder is the test's"
 
 
 def test_an_extra_collective_is_named_and_the_hang_ended(tmp_path: Path) -> None:
@@ -67,9 +69,8 @@ def test_an_extra_collective_is_named_and_the_hang_ended(tmp_path: Path) -> None
     assert hang and "rank 0 waits in barrier" in hang[0].title
     assert all(report.trace_of(r).status.stacks_at_end for r in (0, 1))
     assert {e.rank for e in diverged[0].evidence} == {0, 1}
-    leftover = subprocess.run(["pgrep", "-f", f"graphdoctor.record.child.*{tmp_path}"],
-                              capture_output=True, text=True)
-    assert not leftover.stdout.strip(), "a rank outlived the time-out"
+    if HAS_PROC:  # no rank outlived the time-out
+        assert_gone(int((tmp_path / f"pid{rank}").read_text()) for rank in (0, 1))
 
 
 def test_a_rank_that_fails_is_named_where_the_ranks_part(tmp_path: Path) -> None:
@@ -94,3 +95,4 @@ def test_inside_a_job_each_rank_writes_its_own_report(tmp_path: Path) -> None:
     for rank in (0, 1):
         trace = load(tmp_path / f"job.rank{rank}.json").trace
         assert trace.meta.rank == rank and trace.meta.world_size == 2
+    assert list(tmp_path.glob("torchelastic_*")), "the launcher's log folder is the test's"

@@ -179,3 +179,38 @@ def test_a_script_that_is_killed_by_ctrl_c_exits_130(tmp_path: Path) -> None:
 def test_keep_spool(tmp_path: Path) -> None:
     done, report = run(tmp_path, "pass\n", "--keep-spool", str(tmp_path / "raw.spool.jsonl.gz"))
     assert done.returncode == 0 and (tmp_path / "raw.spool.jsonl.gz").exists()
+
+
+
+def test_a_missing_module_is_a_usage_error(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "graphdoctor", "run", "-o",
+                           str(tmp_path / "r.json"), "-m", "nosuchmodule.tool"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == ["graphdoctor: error: no module named nosuchmodule"]
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_module_is_found_in_the_current_folder_without_running_its_package(
+        tmp_path: Path) -> None:
+    """Started as the ``graphdoctor`` command, whose own folder is first on sys.path, not
+    the current one; the package's __init__ runs once, in the script's process."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("open('inits', 'a').write('.')\n")
+    (package / "tool.py").write_text("print('tool ran')\n")
+    command = tmp_path / "bin" / "graphdoctor"
+    command.parent.mkdir()
+    command.write_text("import sys\nfrom graphdoctor.cli import main\nsys.exit(main())\n")
+    done = subprocess.run([sys.executable, str(command), "run", "-q", "-o", "r.json", "-m",
+                           "pkg.tool"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "tool ran" in done.stdout and (tmp_path / "inits").read_text() == "."
+
+
+def test_the_next_commands_can_be_pasted_for_a_path_with_spaces(tmp_path: Path) -> None:
+    (tmp_path / "my runs").mkdir()
+    done, _ = run(tmp_path, "pass\n", "-o", "my runs/first run.json")
+    assert done.returncode == 0, done.stderr
+    assert "explore it:  graphdoctor view 'my runs/first run.json'\n" in done.stderr
+    assert "summary:     graphdoctor report 'my runs/first run.json' --format" in done.stderr

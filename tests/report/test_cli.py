@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from graphdoctor.cli import main
+from graphdoctor.demo import demo_path
 from graphdoctor.report import io
 from graphdoctor.report.markdown import render_markdown
 from graphdoctor.report.text import render_text
@@ -53,12 +54,25 @@ def test_report_redact_shares_a_redacted_copy(saved: Path, tmp_path: Path) -> No
     assert "/work/main" not in gzip.decompress(out.read_bytes()).decode()
 
 
-def test_export_writes_a_chrome_trace_next_to_the_report(saved: Path) -> None:
+def test_export_writes_a_chrome_trace_in_the_current_folder(
+        saved: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
     result = invoke("export", saved)
-    out = saved.with_name("run.trace.json")
-    trace = json.loads(out.read_text())
+    trace = json.loads((tmp_path / "here" / "run.trace.json").read_text())
     assert trace["traceEvents"] and trace["otherData"]["generator"].startswith("graphdoctor")
-    assert f"to {out}" in result.stderr
+    assert "to run.trace.json;" in result.stderr
+    assert not saved.with_name("run.trace.json").exists()
+
+
+def test_export_of_a_bundled_demo_writes_nothing_into_the_package(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    demo = demo_path("launch_bound")
+    before = sorted(demo.parent.iterdir())
+    invoke("export", demo)
+    assert (tmp_path / "launch_bound.trace.json").exists()
+    assert sorted(demo.parent.iterdir()) == before
 
 
 def test_export_options(saved: Path, tmp_path: Path) -> None:

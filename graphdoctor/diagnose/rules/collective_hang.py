@@ -19,6 +19,7 @@ from typing import Any
 from graphdoctor.diagnose import stacks_at_end
 from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace.endings import TIMED_OUT
 
 ID, NAME = "GD404", "distributed-hang"
 
@@ -28,7 +29,7 @@ def check(view: TraceView) -> Iterator[Finding]:
         return
     views = {r: view.peer_view(r) for r in sorted(view.peers)}
     waiting = {r: item for r, item in ((r, _pending(v)) for r, v in views.items()) if item}
-    timed_out = any(v.trace.status.reason == "timeout" for v in views.values())
+    timed_out = any(v.trace.status.reason == TIMED_OUT for v in views.values())
     unfinished = not all(v.trace.status.complete for v in views.values())
     if timed_out or (waiting and unfinished):
         yield _finding(view, views, waiting)

@@ -4,8 +4,6 @@ failed on it; its verdicts and findings each name their rank."""
 
 from __future__ import annotations
 
-import signal
-
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -15,6 +13,7 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from graphdoctor.diagnose.model import Verdict
+from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT, signal_name
 from graphdoctor.trace.model import NONE, RunStatus, Trace
 from graphdoctor.tui.palette import (
     GRAPH_STATUS_STYLES,
@@ -136,7 +135,7 @@ Rows = list[tuple[str, RenderableType]]
 
 
 def _ended_well(status: RunStatus) -> bool:
-    return status.reason == "exited" and status.exit_code == 0
+    return status.reason == EXITED and status.exit_code == 0
 
 
 def _run_rows(view: ReportView) -> Rows:
@@ -175,12 +174,12 @@ def _rank_rows(view: ReportView) -> Rows:
 
 
 def ending(reason: str, exit_code: int | None, signal_number: int | None) -> str:
-    if reason == "signal" and signal_number:
-        name = signal.Signals(signal_number).name if signal_number in signal.valid_signals() \
-            else str(signal_number)
-        return f"was killed by signal {signal_number} ({name})"
-    return {"exited": f"exited with code {exit_code}", "exception": "raised an uncaught exception",
-            "timeout": "ran past its time-out", "killed": "was killed",
+    if reason == SIGNALLED and signal_number:
+        return f"was killed by signal {signal_number} ({signal_name(signal_number)})"
+    if reason == INTERRUPTED:
+        return f"was stopped by {signal_name(signal_number)} sent to graphdoctor"
+    return {EXITED: f"exited with code {exit_code}", "exception": "raised an uncaught exception",
+            TIMED_OUT: "ran past its time-out", "killed": "was killed",
             "not-started": "never started"}.get(reason, f"ended ({reason})")
 
 

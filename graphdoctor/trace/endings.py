@@ -1,0 +1,25 @@
+"""How a run ended: the ``reason`` the parent writes in ``run_end``, kept in the report's status.
+
+The parent of ``graphdoctor run`` writes one of these; a spool without ``run_end`` reads as
+:data:`UNKNOWN`. A run is complete only when the script ended by itself (:data:`EXITED`) and
+the child wrote its own end record.
+"""
+
+from __future__ import annotations
+
+import signal
+
+EXITED = "exited"  # the script returned or called sys.exit; its exit code stands
+SIGNALLED = "signal"  # a signal ended the script: a crash, the OOM killer, kill -9 of the script
+TIMED_OUT = "timeout"  # the script ran past --timeout and graphdoctor ended it
+# graphdoctor itself was sent a signal (Ctrl-C, a closed terminal, kill) and passed it on
+INTERRUPTED = "interrupted"
+UNKNOWN = "unknown"  # no run_end: graphdoctor itself ended before the script
+
+
+def signal_name(number: int | None) -> str:
+    """``SIGSEGV`` for 11; ``signal 99`` for a number no signal has."""
+    try:
+        return signal.Signals(number or 0).name
+    except ValueError:
+        return f"signal {number}"

@@ -1,0 +1,16 @@
+"""Fixtures for tests that start recording runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def contained_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point the temporary folder of every process the test starts at its own tmp_path,
+    which pytest removes: torch.distributed's launcher leaves a torchelastic_* log folder
+    behind after every run."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    return tmp_path

@@ -1,0 +1,129 @@
+"""Where ``graphdoctor run`` writes: a report of its own for every run, even when runs start
+together, and a folder that cannot take the report is said before the script starts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from graphdoctor.report.io import load
+
+pytestmark = pytest.mark.slow
+
+
+def start_runs(tmp_path: Path, *options: str) -> list[subprocess.CompletedProcess[str]]:
+    """Two runs of train.py, started together; each exits with the code it is given."""
+    (tmp_path / "train.py").write_text("import sys, time\ntime.sleep(1)\n"
+                                       "sys.exit(int(sys.argv[1]))\n")
+    time.sleep(1 - time.time() % 1)  # at the start of a second: both name it alike
+    runs = [subprocess.Popen([sys.executable, "-m", "graphdoctor", "run", "-q", *options,
+                              "train.py", str(code)], cwd=tmp_path, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE) for code in (3, 4)]
+    outputs = [run.communicate(timeout=120) for run in runs]
+    return [subprocess.CompletedProcess(run.args, run.returncode, *output)
+            for run, output in zip(runs, outputs)]
+
+
+def assert_one_run(report: Path) -> None:
+    """The report's exit code is that of the run whose arguments it holds."""
+    trace = load(report).trace
+    assert trace.status.exit_code == int(trace.meta.argv[-1]), trace.meta.argv
+
+
+def test_runs_started_together_each_get_a_report_of_their_own(tmp_path: Path) -> None:
+    done = start_runs(tmp_path)
+    assert [run.returncode for run in done] == [3, 4], [run.stderr for run in done]
+    reports = list(tmp_path.glob("graphdoctor-train-*.json"))
+    assert len(reports) == 2
+    for report in reports:
+        assert_one_run(report)
+    assert not list(tmp_path.glob("*.spool")) and not list(tmp_path.glob("*.fault"))
+
+
+def test_runs_given_the_same_report_name_do_not_mix_their_recordings(tmp_path: Path) -> None:
+    done = start_runs(tmp_path, "-o", "same.json")
+    assert [run.returncode for run in done] == [3, 4], [run.stderr for run in done]
+    assert_one_run(tmp_path / "same.json")
+
+
+def run_script(folder: Path, *options: str, source: str = "open('ran', 'w').close()\n",
+               cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    (folder / "script.py").write_text(source)
+    return subprocess.run([sys.executable, "-m", "graphdoctor", "run", *options,
+                           str(folder / "script.py")], cwd=cwd or folder, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_a_missing_report_folder_is_one_line_before_the_script_runs(tmp_path: Path) -> None:
+    done = run_script(tmp_path, "-o", str(tmp_path / "no" / "such" / "report.json"))
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"graphdoctor: error: no such folder for the report: {tmp_path / 'no' / 'such'}"]
+    assert not (tmp_path / "ran").exists()
+
+
+LOCK = """
+import os, subprocess
+os.chmod({folder!r}, 0o555)
+if os.geteuid() == 0:  # root writes through permissions, not into an immutable folder
+    subprocess.run(["chattr", "+i", {folder!r}], check=False, capture_output=True)
+"""
+
+
+def lock_code(folder: Path) -> str:
+    """Code that makes FOLDER read-only, for the test or a script to run."""
+    return LOCK.format(folder=str(folder))
+
+
+@pytest.fixture
+def locked() -> Iterator[list[Path]]:
+    """The folders a test makes read-only, made writable again after it."""
+    folders: list[Path] = []
+    yield folders
+    for folder in folders:
+        subprocess.run(["chattr", "-i", str(folder)], check=False, capture_output=True)
+        folder.chmod(0o755)
+
+
+def lock(folder: Path, locked: list[Path]) -> None:
+    """Make FOLDER read-only, or skip the test where that cannot be done."""
+    folder.mkdir(exist_ok=True)
+    locked.append(folder)
+    subprocess.run([sys.executable, "-c", lock_code(folder)], check=True)
+    try:
+        (folder / "probe").touch()
+    except OSError:
+        return
+    pytest.skip("cannot make a folder read-only here")
+
+
+@pytest.mark.parametrize("default_name", [False, True], ids=["-o", "default name"])
+def test_a_read_only_report_folder_is_one_line_before_the_script_runs(
+        tmp_path: Path, locked: list[Path], default_name: bool) -> None:
+    shut = tmp_path / "shut"
+    lock(shut, locked)
+    options = () if default_name else ("-o", str(shut / "report.json"))
+    done = run_script(tmp_path, *options, cwd=shut)
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"graphdoctor: error: cannot write in {'.' if default_name else shut}")
+    assert not (tmp_path / "ran").exists()
+
+
+def test_a_report_that_cannot_be_written_keeps_the_exit_code_and_the_recording(
+        tmp_path: Path, locked: list[Path]) -> None:
+    lock(tmp_path / "probe", locked)
+    out = tmp_path / "out"
+    out.mkdir()
+    locked.append(out)
+    done = run_script(tmp_path, "-o", str(out / "report.json"),
+                      source=lock_code(out) + "raise SystemExit(3)\n")
+    assert done.returncode == 3
+    [spool] = out.glob("report.json.*.spool")
+    assert f"the raw recording is kept at {spool}" in done.stderr
+    assert "Traceback" not in done.stderr and not (out / "report.json").exists()
