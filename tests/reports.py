@@ -57,5 +57,5 @@ def report_for(name: str) -> Report:
     traces = traces_for(name)
     if len(traces) == 1:
         trace = next(iter(traces.values()))
-        return build(trace, diagnose(trace), read_line=local_line)
-    return build_ranks(traces, diagnose_ranks(traces), read_line=local_line)
+        return build(trace, diagnose(trace, read_line=local_line), read_line=local_line)
+    return build_ranks(traces, diagnose_ranks(traces, read_line=local_line), read_line=local_line)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import linecache
 import os
 import sys
 import time
@@ -166,15 +167,16 @@ def _record_and_report(options: RunOptions) -> tuple[int, Report | None]:
 
 
 def _report_from(spools: list[Path]) -> Report:
+    """The report, diagnosed here, where the script's files can still be read."""
     from graphdoctor.diagnose import diagnose, diagnose_ranks
     from graphdoctor.report.document import build, build_ranks
     from graphdoctor.trace.assemble import assemble_file
 
     if len(spools) == 1:
         trace = assemble_file(spools[0])
-        return build(trace, diagnose(trace))
+        return build(trace, diagnose(trace, read_line=linecache.getline))
     traces = {rank: assemble_file(spool) for rank, spool in enumerate(spools)}
-    return build_ranks(traces, diagnose_ranks(traces))
+    return build_ranks(traces, diagnose_ranks(traces, read_line=linecache.getline))
 
 
 def _kept_name(keep: Path | None, rank: int, nproc: int) -> Path | None:

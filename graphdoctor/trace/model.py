@@ -353,6 +353,9 @@ class Meta:
     backend: str = ""
 
 
+TIMEOUT = "timeout"  # RunStatus.reason of a run that graphdoctor's --timeout ended
+
+
 @dataclass(frozen=True)
 class RunStatus:
     complete: bool = False
