@@ -16,6 +16,7 @@ from graphdoctor.cli.common import handle_errors, say
 from graphdoctor.cli.reporting import fail_on_option, gate_exit
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, check, describe_conditions
+from graphdoctor.report.redact import WHAT_GOES
 
 if TYPE_CHECKING:
     from graphdoctor.report.document import Report
@@ -60,8 +61,7 @@ Exit codes:
               help="Open the report in the terminal UI when the run ends (on a terminal only).")
 @fail_on_option(CONDITIONS, "listed above")
 @click.option("--redact", is_flag=True,
-              help="Write the report without paths outside the project, environment values, "
-                   "the script's arguments or the host name, so it can be shared.")
+              help=f"Write a report to share: it leaves out {WHAT_GOES}.")
 @click.argument("target")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @handle_errors
