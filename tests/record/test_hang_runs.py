@@ -1,6 +1,7 @@
 """A run that hangs is explained: real CPU runs under ``--timeout`` that wait in a lock, a
 queue, a sleep, a socket, a subprocess and a thread join each get a finding naming the
-user's line and what it waited on, in ``run``'s last lines, ``report`` and its markdown."""
+user's line and what it waited on, in ``run``'s last lines, ``report``, its markdown and
+``view``."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from textual.widgets import OptionList
 
 from graphdoctor.diagnose import waits
 from graphdoctor.diagnose.model import Finding
 from graphdoctor.diagnose.rules import process_hang
 from graphdoctor.report.io import load
 from graphdoctor.report.markdown import escape
+from tests.tui.helpers import app_for, plain
 
 pytestmark = pytest.mark.slow
 
@@ -155,3 +158,11 @@ def test_the_text_report_shows_the_stacks_with_the_users_frames_first(
     assert lines[0].startswith(f"the main thread: {script('queue')}:4 in <module>")
     assert "queue.py:" in lines[1] and "in get" in lines[1]  # what it called, below it
     assert "graphdoctor" not in lines[0] + lines[1]
+
+
+async def test_view_lists_the_hang_among_its_findings(outputs: dict[str, Outputs]) -> None:
+    app = app_for(load(outputs["lock"].report))
+    async with app.run_test(size=(160, 40)):
+        findings = app.screen.query_one("#top-findings", OptionList)
+        first = plain(findings.get_option_at_index(0).prompt, width=160)  # type: ignore[arg-type]
+        assert "No findings" not in first and process_hang.ID in first, first
