@@ -27,6 +27,8 @@ RUN_NAME = "gd-planted-run-name"
 GPU_UUID = "GPU-8f2c1e7a-5b3d-planted"  # CUDA_VISIBLE_DEVICES, which graphdoctor records
 ARGS = (f"--token={TOKEN}", "--run-name", RUN_NAME, "--device", "cuda", "--steps", "1")
 PLAIN = "step 1 on cuda of 1"  # ordinary text that holds the short arguments "1" and "cuda"
+# torch.compile's first call imports dynamo: the script reaches its hang after about 4 s
+TIMEOUT_S = "15"
 SLEEP_LINE = "time.sleep(600)  # the hang the finding cites"
 
 SCRIPT = f"""\
@@ -68,8 +70,8 @@ def graphdoctor(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def record(folder: Path, *options: str) -> Path:
     folder.mkdir()
     (folder / "train.py").write_text(textwrap.dedent(SCRIPT))
-    done = graphdoctor(folder, "run", "--timeout", "8", *options, "-o", "r.json", "train.py",
-                       *ARGS)
+    done = graphdoctor(folder, "run", "--timeout", TIMEOUT_S, *options, "-o", "r.json",
+                       "train.py", *ARGS)
     assert done.returncode == 124 and "waiting now" in done.stdout, done.stderr
     return folder / "r.json"
 
