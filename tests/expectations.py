@@ -206,6 +206,16 @@ def _segfault(trace: Trace, note: dict[str, Any]) -> None:
     assert [g.status for g in graphs(trace)] == ["captured"]
 
 
+@expect("hang_in_gpu_sync")
+def _hang_in_gpu_sync(trace: Trace, note: dict[str, Any]) -> None:
+    assert note["exit_code"] == 124
+    status = trace.status
+    assert status.reason == "timeout" and "in synchronize" in status.stacks_at_end
+    syncs = list(trace.tables["syncs"])
+    assert syncs and syncs[-1].kind == "device_synchronize"
+    assert user_line(trace, syncs[-1].stack) == ("hang_in_gpu_sync.py", 11)
+
+
 # -- torch.compile -------------------------------------------------------------------------
 def compile_events(trace: Trace, kind: str) -> list[Any]:
     return [e for e in trace.compile_events if e.kind == kind]

@@ -8,6 +8,8 @@ import linecache
 import re
 from pathlib import Path
 
+import pytest
+
 from graphdoctor.diagnose import diagnose, diagnose_ranks
 from graphdoctor.report.document import Report, build, build_ranks
 from graphdoctor.trace.assemble import assemble_file
@@ -28,8 +30,24 @@ def spools(directory: Path = RECORDINGS) -> dict[str, dict[int, Path]]:
     return found
 
 
+# Scenarios whose script is written but whose GPU recording is not made yet: their checks
+# skip until fixtures/record.py has recorded them (then they leave this set).
+AWAITING_RECORDING = frozenset({"hang_in_gpu_sync"})
+
+
 def scenario_names() -> list[str]:
     return sorted(spools())
+
+
+def unrecorded(name: str) -> bool:
+    """Whether a scenario is still awaiting its first recording."""
+    return name in AWAITING_RECORDING and name not in spools()
+
+
+def scenario_params(names: list[str]) -> list[object]:
+    """Scenario names for parametrize; one still awaiting its recording is skipped."""
+    skip = pytest.mark.skip(reason="not recorded yet: run fixtures/record.py on a GPU")
+    return [pytest.param(name, marks=skip) if unrecorded(name) else name for name in names]
 
 
 def is_distributed(name: str) -> bool:
@@ -57,5 +75,5 @@ def report_for(name: str) -> Report:
     traces = traces_for(name)
     if len(traces) == 1:
         trace = next(iter(traces.values()))
-        return build(trace, diagnose(trace), read_line=local_line)
-    return build_ranks(traces, diagnose_ranks(traces), read_line=local_line)
+        return build(trace, diagnose(trace, read_line=local_line), read_line=local_line)
+    return build_ranks(traces, diagnose_ranks(traces, read_line=local_line), read_line=local_line)

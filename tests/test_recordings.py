@@ -6,10 +6,11 @@ import pytest
 
 from tests.conftest import RECORDINGS, load_note
 from tests.expectations import EXPECTATIONS, RANK_EXPECTATIONS
-from tests.reports import scenario_names, traces_for
+from tests.reports import AWAITING_RECORDING, scenario_names, scenario_params, traces_for
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTATIONS) + sorted(RANK_EXPECTATIONS))
+@pytest.mark.parametrize("name",
+                         scenario_params(sorted(EXPECTATIONS) + sorted(RANK_EXPECTATIONS)))
 def test_recording_shows_its_scenario(name: str) -> None:
     assert name in scenario_names(), f"no recording for {name}: run fixtures/record.py on a GPU"
     traces, note = traces_for(name), load_note(RECORDINGS, name)
@@ -24,3 +25,9 @@ def test_every_scenario_has_expectations() -> None:
     scripts = {p.stem for p in (RECORDINGS.parent / "scripts").glob("*.py")
                if not p.name.startswith("_")}
     assert scripts == set(EXPECTATIONS) | set(RANK_EXPECTATIONS)
+
+
+def test_only_unrecorded_scenarios_await_a_recording() -> None:
+    """Once a scenario is recorded it leaves AWAITING_RECORDING, and its checks count."""
+    assert not AWAITING_RECORDING & set(scenario_names())
+    assert AWAITING_RECORDING <= set(EXPECTATIONS) | set(RANK_EXPECTATIONS)

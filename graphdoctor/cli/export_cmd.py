@@ -42,7 +42,7 @@ Exit codes: 0 written; 2 the report cannot be read or the file cannot be written
                    "name with .trace.json, in the current folder.")
 @click.option("--phase", "phases", multiple=True, type=click.Choice(PHASES),
               help="Only the moments in this phase (repeat for several); keeps big runs small.")
-@click.option("--redact", is_flag=True, help="Leave out private paths and arguments.")
+@click.option("--redact", is_flag=True, help=f"Leave out {redaction.WHAT_GOES}.")
 @handle_errors
 def export(report_file: Path, output_format: str, output: Path | None, phases: tuple[str, ...],
            redact: bool) -> None:

@@ -15,6 +15,7 @@ from graphdoctor.report.document import Report
 from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, describe_conditions
 from graphdoctor.report.io import dumps, load
 from graphdoctor.report.markdown import render_markdown
+from graphdoctor.report.redact import WHAT_GOES
 from graphdoctor.report.text import render_text
 
 REPORT_HELP = f"""Print a summary of REPORT (a file written by graphdoctor run; .gz is fine).
@@ -27,9 +28,7 @@ REPORT_HELP = f"""Print a summary of REPORT (a file written by graphdoctor run; 
   graphdoctor report run.json --fail-on capture-failed,neutral
                                    gate a saved report in CI
 
-\b
---redact leaves out paths outside the project (the folder the run started
-in), environment variable values, the script's arguments and the host name.
+--redact leaves out {WHAT_GOES}.
 
 \b
 --fail-on conditions:
@@ -50,8 +49,8 @@ Exit codes:
               type=click.Choice(["text", "markdown", "json"]), help="What to print.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write to this file instead of stdout (.gz compresses).")
-@click.option("--redact", is_flag=True, help="Leave out private paths, environment values "
-                                              "and arguments (see above).")
+@click.option("--redact", is_flag=True, help="Leave out private paths, names, environment "
+                                              "values and arguments (see above).")
 @click.option("--width", "columns", type=click.IntRange(40, 1000), metavar="COLUMNS",
               help="Width of the text summary (default: the terminal's, or 100).")
 @fail_on_option(CONDITIONS, "listed above")

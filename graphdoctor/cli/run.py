@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import linecache
 import os
 import shlex
 import sys
@@ -18,6 +19,7 @@ from graphdoctor.cli.reporting import fail_on_option, gate_exit
 from graphdoctor.cli.run_output import report_path
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, check, describe_conditions
+from graphdoctor.report.redact import WHAT_GOES
 
 if TYPE_CHECKING:
     from graphdoctor.record.supervisor import RunRequest
@@ -67,8 +69,7 @@ Exit codes:
               help="Open the report in the terminal UI when the run ends (on a terminal only).")
 @fail_on_option(CONDITIONS, "listed above")
 @click.option("--redact", is_flag=True,
-              help="Write the report without paths outside the project, environment values, "
-                   "the script's arguments or the host name, so it can be shared.")
+              help=f"Write a report to share: it leaves out {WHAT_GOES}.")
 @click.argument("target")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @handle_errors
@@ -200,15 +201,16 @@ def _kept(spools: list[Path]) -> str:
 
 
 def _report_from(spools: list[Path]) -> Report:
+    """The report, diagnosed here, where the script's files can still be read."""
     from graphdoctor.diagnose import diagnose, diagnose_ranks
     from graphdoctor.report.document import build, build_ranks
     from graphdoctor.trace.assemble import assemble_file
 
     if len(spools) == 1:
         trace = assemble_file(spools[0])
-        return build(trace, diagnose(trace))
+        return build(trace, diagnose(trace, read_line=linecache.getline))
     traces = {rank: assemble_file(spool) for rank, spool in enumerate(spools)}
-    return build_ranks(traces, diagnose_ranks(traces))
+    return build_ranks(traces, diagnose_ranks(traces, read_line=linecache.getline))
 
 
 def _kept_name(keep: Path | None, rank: int, nproc: int) -> Path | None:

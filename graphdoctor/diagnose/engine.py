@@ -10,25 +10,35 @@ import dataclasses
 import traceback
 from collections.abc import Sequence
 
-from graphdoctor.diagnose.model import ERROR, INTERNAL, Diagnosis, Finding, Rule
+from graphdoctor.diagnose.model import (
+    ERROR,
+    INTERNAL,
+    Diagnosis,
+    Finding,
+    LineReader,
+    Rule,
+    no_source,
+)
 from graphdoctor.diagnose.rules import ALL_RULES
 from graphdoctor.diagnose.verdicts import verdicts
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Trace
 
 
-def diagnose(trace: Trace, rules: Sequence[Rule] = ALL_RULES, strict: bool = False) -> Diagnosis:
-    """Findings and verdicts for one trace."""
-    view = TraceView(trace)
+def diagnose(trace: Trace, rules: Sequence[Rule] = ALL_RULES, strict: bool = False,
+             read_line: LineReader = no_source) -> Diagnosis:
+    """Findings and verdicts for one trace; ``read_line`` reads the recorded files' lines
+    where they are at hand (a stuck thread's line says what it waited on)."""
+    view = TraceView(trace, read_line=read_line)
     findings = _run_rules(view, rules, strict)
     return Diagnosis(verdicts=tuple(verdicts(view, findings)), findings=tuple(findings))
 
 
 def diagnose_ranks(traces: dict[int, Trace], rules: Sequence[Rule] = ALL_RULES,
-                   strict: bool = False) -> Diagnosis:
+                   strict: bool = False, read_line: LineReader = no_source) -> Diagnosis:
     """One diagnosis for every rank of a distributed run: each rank's own findings and
     verdicts, tagged with its rank, and the rules that compare ranks, run once."""
-    views = {rank: TraceView(traces[rank], rank, traces) for rank in sorted(traces)}
+    views = {rank: TraceView(traces[rank], rank, traces, read_line) for rank in sorted(traces)}
     findings = [f if f.rank >= 0 else dataclasses.replace(f, rank=rank)  # a rule comparing
                 for rank, view in views.items()                           # ranks names its own
                 for f in _run_rules(view, rules, strict)]

@@ -87,6 +87,13 @@ class Diagnosis:
 
 
 CheckFn = Callable[["TraceView"], Iterable[Finding]]
+# A line of a source file, with its newline, or "" (linecache.getline's contract).
+LineReader = Callable[[str, int], str]
+
+
+def no_source(file: str, line: int) -> str:
+    """The reader for a trace whose files are not at hand."""
+    return ""
 
 
 @dataclass(frozen=True)

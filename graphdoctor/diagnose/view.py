@@ -11,7 +11,7 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
-from graphdoctor.diagnose.model import Evidence, Location
+from graphdoctor.diagnose.model import Evidence, LineReader, Location, no_source
 from graphdoctor.trace.model import (
     LIBRARY,
     NONE,
@@ -32,12 +32,15 @@ INTERNAL_SYNC = "torch internal"
 
 class TraceView:
     """One trace's queries; in a multi-rank run, ``rank`` is this trace's rank and ``peers``
-    maps every rank (this one included) to its trace, for the rules that compare ranks."""
+    maps every rank (this one included) to its trace, for the rules that compare ranks;
+    ``read_line`` reads the recorded files' lines where they are at hand (during the run)."""
 
-    def __init__(self, trace: Trace, rank: int = NONE, peers: dict[int, Trace] | None = None):
+    def __init__(self, trace: Trace, rank: int = NONE, peers: dict[int, Trace] | None = None,
+                 read_line: LineReader = no_source):
         self.trace = trace
         self.rank = rank
         self.peers = peers or {}
+        self.read_line = read_line
         # answers several rules need (a graph's measurement, a failure's cause), kept once
         self.memo: dict[tuple[str, int], Any] = {}
 
@@ -165,7 +168,7 @@ class TraceView:
         return by_group
 
     def peer_view(self, rank: int) -> TraceView:
-        return TraceView(self.peers[rank], rank, self.peers)
+        return TraceView(self.peers[rank], rank, self.peers, self.read_line)
 
 
 def _basename(path: str) -> str:

@@ -14,12 +14,18 @@ import dataclasses
 import linecache
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from graphdoctor import __version__
-from graphdoctor.diagnose.model import Diagnosis, Evidence, Finding, Location, Verdict
+from graphdoctor.diagnose.model import (
+    Diagnosis,
+    Evidence,
+    Finding,
+    LineReader,
+    Location,
+    Verdict,
+)
 from graphdoctor.report import facts
 from graphdoctor.trace import codec
 from graphdoctor.trace.model import Trace
@@ -55,9 +61,6 @@ class Report:
     def trace_of(self, rank: int) -> Trace:
         """The trace a finding, verdict or evidence of ``rank`` (-1: the main one) refers to."""
         return self.other_ranks.get(rank, self.trace)
-
-
-LineReader = Callable[[str, int], str]
 
 
 def build(trace: Trace, diagnosis: Diagnosis, read_line: LineReader = linecache.getline) -> Report:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
+from graphdoctor.diagnose import stacks_at_end
 from graphdoctor.diagnose.model import SEVERITY_RANK, Finding, Verdict
 from graphdoctor.trace.endings import INTERRUPTED, SIGNALLED, TIMED_OUT, UNKNOWN, signal_name
 from graphdoctor.trace.model import PHASES, USER, ExceptionRecord, Frame, Graph, Trace
@@ -32,6 +33,8 @@ EVENT_LABELS = {
 # How bad a verdict is, worst highest; a kind this version does not know ranks as unmeasured.
 VERDICT_RANK = {"faster": 0, "unmeasured": 1, "neutral": 2, "rerecorded": 3, "skipped": 3,
                 "slower": 4, "unsafe": 5, "failed": 6}
+MAX_THREADS = 8  # threads, and frames of each, in a compact stack dump
+MAX_FRAMES = 4
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -316,3 +319,36 @@ def headline(report: Report) -> str:
         return f"the run did not complete ({outcome(report.trace)})"
     graphs = user_graphs(report.trace)
     return f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''} captured, no verdict"
+
+
+def stack_lines(dump: str) -> list[str]:
+    """A faulthandler dump, compactly: a line per thread with the user's frames (innermost
+    first), then what they called; threads with no frame of the user's are counted."""
+    threads = stacks_at_end.parse(dump)
+    shown = [t for t in threads if t.user_frame][:MAX_THREADS]
+    lines = [line for thread in shown for line in _thread_lines(thread)]
+    hidden = len(threads) - len(shown)
+    if hidden:
+        lines.append(f"{plural(hidden, 'other thread')} (graphdoctor's, Python's or torch's "
+                     "own) left out")
+    return [clean(line) for line in lines]
+
+
+def _thread_lines(thread: stacks_at_end.ThreadStack) -> list[str]:
+    start = thread.user_index or 0
+    users = [f for f in thread.frames[start:] if stacks_at_end.is_users(f)][:MAX_FRAMES]
+    called = [_frame_text(f) for f in reversed(thread.called) if not _is_graphdoctors(f)]
+    lines = [f"{thread.label}: " + " < ".join(stacks_at_end.spot(f) for f in users)]
+    return lines + ([f"  called: {' > '.join(called[:MAX_FRAMES])}"] if called else [])
+
+
+def _frame_text(frame: stacks_at_end.DumpFrame) -> str:
+    """``torch/cuda/__init__.py:1162 in synchronize``: a package's file by its place in the
+    package, any other by its name."""
+    path = frame[0].replace("\\", "/")
+    inside = path.split("-packages/", 1)[1] if "-packages/" in path else short_path(path)
+    return f"{inside}:{frame[1]} in {frame[2]}"
+
+
+def _is_graphdoctors(frame: stacks_at_end.DumpFrame) -> bool:
+    return "/graphdoctor/" in frame[0].replace("\\", "/")

@@ -3,30 +3,56 @@
 What goes:
 - paths outside the project (the folder the run started in): a package's file keeps its
   place inside the package (``<site-packages>/torch/cuda/graphs.py``), the standard
-  library's keeps its name under ``<python>/``, anything else becomes
-  ``<redacted>/name.py``; paths inside the project become relative to it;
-- the same paths wherever they appear in text (messages, tracebacks, compile logs);
+  library's keeps its name under ``<python>/``, a home folder itself becomes ``~``, anything
+  else becomes ``<redacted>/name.py``; paths inside the project become relative to it;
+- the same paths wherever they appear in text (messages, warnings, tracebacks, compile logs,
+  stacks, findings);
 - the source lines of files outside the project;
 - the values of environment variables (their names stay: they explain behaviour);
-- the script's arguments and the host name.
+- the script's arguments and the host name;
+- in that text too, as whole words: the host name, the user's name (read from home folders,
+  ``/home/NAME`` and ``/Users/NAME``, and ``torchinductor_NAME`` folders anywhere in the
+  report), and the values of the script's arguments and of the environment variables that
+  are MIN_VALUE_LENGTH characters or longer (a shorter one, like ``1`` or ``cuda``, is too
+  common a word to tell from ordinary text; it still goes from the command line).
 
-What stays: the project's own code lines that the findings cite, versions, devices, and
-every event and figure, so the redacted report diagnoses the same way.
+What stays: the project's own code lines that the findings cite, as written, versions,
+devices, and every event and figure, so the redacted report diagnoses the same way.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol
 
 from graphdoctor.diagnose.model import Diagnosis, Finding, Verdict
 from graphdoctor.report.document import Report
 from graphdoctor.trace.model import ErrorLink, ExceptionRecord, Frame, Meta, Note, Trace
 
 REDACTED = "<redacted>"
+HOME = "~"
+HOST = "<host>"
+USER = "<user>"
+ARGUMENT = "<argument>"
+ENV_VALUE = "<env value>"
+PLACEHOLDERS = (REDACTED, HOME, HOST, USER, ARGUMENT, ENV_VALUE, "<site-packages>", "<python>")
+MIN_VALUE_LENGTH = 6  # arguments and environment values shorter than this stay in free text
+MIN_NAME_LENGTH = 2  # host and user names: one letter names nothing
+# What --redact takes out, for the commands' help.
+WHAT_GOES = ("paths outside the project (the folder the run started in), environment "
+             "values, the script's arguments and the host name; from messages, warnings, logs "
+             "and stacks also the host and user names, the home folder (shown as ~) and the "
+             "values of arguments and environment variables that are "
+             f"{MIN_VALUE_LENGTH} characters or more, as whole words (shorter ones, like 1 or "
+             "cuda, are ordinary words and stay there)")
 _PACKAGES = re.compile(r"/(?:site|dist)-packages/(.+)$")
 _STDLIB = re.compile(r"/lib(?:64)?/python3\.\d+/(.+)$")
+_HOME_FOLDER = re.compile(r"^(?:/home/[^/]+|/Users/[^/]+|/root)/?$")
+# A user's name in a path: a home folder's (not one in a URL) or torch's cache folder's.
+_USER_IN_TEXT = re.compile(
+    r"(?:(?<![\w.:/>~-])/(?:home|Users)/|torchinductor_)(?P<user>[\w.-]+)")
 # An absolute path inside free text: it starts after a space, quote or bracket, not inside
 # a URL (``https://host/...``) or a path already redacted (``<site-packages>/...``).
 _PATH_IN_TEXT = re.compile(r"(?<![\w.:/>~-])(?:~|/)[\w.@+~-]*(?:/[\w.@+~-]+)+")
@@ -45,6 +71,8 @@ class PathRedactor:
             return path if not path.startswith("..") else f"{REDACTED}/{_name(path)}"
         if self.project and (path == self.project or path.startswith(self.project + "/")):
             return path[len(self.project) + 1:] or "."
+        if _HOME_FOLDER.match(path):
+            return HOME  # never <redacted>/NAME: the folder's name is the user's
         for pattern, label in ((_PACKAGES, "<site-packages>"), (_STDLIB, "<python>")):
             match = pattern.search(path)
             if match:
@@ -59,49 +87,150 @@ def _name(path: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[-1]
 
 
+class Words:
+    """Whole words to replace in free text (a word: not next to a letter or a digit)."""
+
+    def __init__(self, replacements: dict[str, str]):
+        self.replacements = replacements
+        longest_first = sorted(replacements, key=len, reverse=True)
+        self.pattern = re.compile(
+            r"(?<![A-Za-z0-9])(?:" + "|".join(map(re.escape, longest_first)) + r")(?![A-Za-z0-9])"
+        ) if replacements else None
+
+    def sub(self, text: str) -> str:
+        if self.pattern is None:
+            return text
+        return self.pattern.sub(lambda m: self.replacements[m.group(0)], text)
+
+
+class Redactor(PathRedactor):
+    """Paths, then the host, user and run's words (see the module doc), in every string."""
+
+    def __init__(self, project: str, words: Words):
+        super().__init__(project)
+        self.words = words
+
+    def path(self, path: str) -> str:
+        return self.words.sub(super().path(path))
+
+    def text(self, text: str) -> str:
+        return self.words.sub(super().text(text))
+
+
+class _Rewriter(Protocol):
+    def path(self, path: str) -> str: ...
+
+    def text(self, text: str) -> str: ...
+
+
+class _Reader:
+    """A rewriter that changes nothing and keeps every path and text it is shown."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def path(self, path: str) -> str:
+        self.seen.append(path)
+        return path
+
+    text = path
+
+
 def redact(report: Report) -> Report:
-    """The report without private paths, environment values or arguments (see module doc)."""
+    """The report without private paths, names, environment values or arguments (see the
+    module doc)."""
+    reader = _Reader()
+    _rewrite(report, reader)
+    words = Words(secret_words(_metas(report), reader.seen))
+    return dataclasses.replace(_rewrite(report, Redactor(report.trace.meta.cwd, words)),
+                               redacted=True)
+
+
+def secret_words(metas: Iterable[Meta], texts: Iterable[str]) -> dict[str, str]:
+    """Each word that names the machine, the user or the run, with what replaces it."""
+    found: dict[str, str] = {}
+    texts = list(texts)
+    for meta in metas:
+        found.update(dict.fromkeys(_host_names(meta.hostname), HOST))
+        found.update(dict.fromkeys(_long(_script_values(meta)), ARGUMENT))
+        found.update(dict.fromkeys(_long(value for _, value in meta.env), ENV_VALUE))
+        texts += [meta.cwd, meta.target, *meta.argv]
+    users = {m["user"] for text in texts for m in _USER_IN_TEXT.finditer(text)}
+    found.update(dict.fromkeys((u for u in users if len(u) >= MIN_NAME_LENGTH), USER))
+    return {word: label for word, label in found.items()
+            if not any(word in placeholder for placeholder in PLACEHOLDERS)}
+
+
+def _metas(report: Report) -> list[Meta]:
+    return [report.trace.meta, *(trace.meta for trace in report.other_ranks.values())]
+
+
+def _host_names(hostname: str) -> list[str]:
+    """The host's name and, for a dotted one, its first part (how logs often say it)."""
+    names = {hostname, hostname.split(".", 1)[0]}
+    return [name for name in names if len(name) >= MIN_NAME_LENGTH]
+
+
+def _script_values(meta: Meta) -> Iterator[str]:
+    """The values among the script's arguments: ``--token=VALUE`` gives VALUE, ``--name``
+    nothing (an option's name explains, it does not identify)."""
+    cut = meta.argv.index(meta.target) + 1 if meta.target in meta.argv else 0
+    for argument in meta.argv[cut:]:
+        if not argument.startswith("-"):
+            yield argument
+        elif "=" in argument:
+            yield argument.partition("=")[2]
+
+
+def _long(values: Iterable[str]) -> list[str]:
+    return [value for value in values if len(value) >= MIN_VALUE_LENGTH]
+
+
+def _rewrite(report: Report, rewriter: _Rewriter) -> Report:
+    """The report with every path and free text passed through ``rewriter``."""
     paths = PathRedactor(report.trace.meta.cwd)
-    sources = {paths.path(file): dict(lines) for file, lines in report.sources.items()
+    sources = {rewriter.path(file): dict(lines) for file, lines in report.sources.items()
                if _inside_project(paths, file)}
     return dataclasses.replace(
-        report, trace=_trace(report.trace, paths), diagnosis=_diagnosis(report.diagnosis, paths),
-        sources=sources, redacted=True,
-        other_ranks={rank: _trace(trace, paths) for rank, trace in report.other_ranks.items()})
+        report, trace=_trace(report.trace, rewriter),
+        diagnosis=_diagnosis(report.diagnosis, rewriter, paths), sources=sources,
+        other_ranks={rank: _trace(trace, rewriter) for rank, trace in report.other_ranks.items()})
 
 
 def _inside_project(paths: PathRedactor, file: str) -> bool:
     shown = paths.path(file)
-    return not shown.startswith("<") and not shown.startswith("/")
+    return not shown.startswith(("<", "/", HOME))
 
 
-def _trace(trace: Trace, paths: PathRedactor) -> Trace:
-    text = paths.text
+def _trace(trace: Trace, rewriter: _Rewriter) -> Trace:
+    text = rewriter.text
     return dataclasses.replace(
         trace,
-        meta=_meta(trace.meta, paths),
-        status=_replace_text(trace.status, paths, ("message", "stacks_at_end")),
-        frames=[Frame(paths.path(f.file), f.line, f.func, f.kind) for f in trace.frames],
-        functions=[dataclasses.replace(f, file=paths.path(f.file), name=text(f.name))
+        meta=_meta(trace.meta, rewriter),
+        status=_replace_text(trace.status, rewriter, ("message", "stacks_at_end")),
+        frames=[Frame(rewriter.path(f.file), f.line, f.func, f.kind) for f in trace.frames],
+        functions=[dataclasses.replace(f, file=rewriter.path(f.file), name=text(f.name))
                    for f in trace.functions],
-        exceptions=[_exception(e, paths) for e in trace.exceptions],
-        compile_events=[_replace_text(e, paths, ("function", "reason", "detail"))
+        exceptions=[_exception(e, rewriter) for e in trace.exceptions],
+        compile_events=[_replace_text(e, rewriter, ("function", "reason", "detail"))
                         for e in trace.compile_events],
-        warnings=[_replace_text(w, paths, ("message",)) for w in trace.warnings],
+        warnings=[_replace_text(w, rewriter, ("message",)) for w in trace.warnings],
         counters={group: {text(key): value for key, value in counts.items()}
                   for group, counts in trace.counters.items()},
     )
 
 
-def _meta(meta: Meta, paths: PathRedactor) -> Meta:
+def _meta(meta: Meta, rewriter: _Rewriter) -> Meta:
     return dataclasses.replace(
-        meta, cwd="." if meta.cwd else "", target=paths.path(meta.target),
-        argv=redact_argv(meta.argv, meta.target, paths), hostname=REDACTED if meta.hostname else "",
+        meta, cwd="." if meta.cwd else "", target=rewriter.path(meta.target),
+        argv=redact_argv(meta.argv, meta.target, rewriter),
+        hostname=REDACTED if meta.hostname else "",
         env=tuple((name, REDACTED) for name, _ in meta.env),
-        not_recorded=tuple(Note(paths.text(n.what), paths.text(n.why)) for n in meta.not_recorded))
+        not_recorded=tuple(Note(rewriter.text(n.what), rewriter.text(n.why))
+                           for n in meta.not_recorded))
 
 
-def redact_argv(argv: tuple[str, ...], target: str, paths: PathRedactor) -> tuple[str, ...]:
+def redact_argv(argv: tuple[str, ...], target: str, paths: _Rewriter) -> tuple[str, ...]:
     """graphdoctor's own options and the target stay (paths redacted); every argument after
     the target, which belongs to the script, becomes <redacted>."""
     if target not in argv:
@@ -110,45 +239,46 @@ def redact_argv(argv: tuple[str, ...], target: str, paths: PathRedactor) -> tupl
     return (*(paths.path(a) for a in argv[:cut]), *(REDACTED for _ in argv[cut:]))
 
 
-def _exception(exception: ExceptionRecord, paths: PathRedactor) -> ExceptionRecord:
-    chain = tuple(ErrorLink(link.type, paths.text(link.message), link.cuda_error, link.stack)
+def _exception(exception: ExceptionRecord, rewriter: _Rewriter) -> ExceptionRecord:
+    chain = tuple(ErrorLink(link.type, rewriter.text(link.message), link.cuda_error, link.stack)
                   for link in exception.chain)
     return dataclasses.replace(exception, chain=chain)
 
 
-def _replace_text(record: Any, paths: PathRedactor, names: tuple[str, ...]) -> Any:
-    return dataclasses.replace(record, **{n: paths.text(getattr(record, n)) for n in names})
+def _replace_text(record: Any, rewriter: _Rewriter, names: tuple[str, ...]) -> Any:
+    return dataclasses.replace(record, **{n: rewriter.text(getattr(record, n)) for n in names})
 
 
-def _diagnosis(diagnosis: Diagnosis, paths: PathRedactor) -> Diagnosis:
-    return Diagnosis(verdicts=tuple(_verdict(v, paths) for v in diagnosis.verdicts),
-                     findings=tuple(_finding(f, paths) for f in diagnosis.findings))
+def _diagnosis(diagnosis: Diagnosis, rewriter: _Rewriter, paths: PathRedactor) -> Diagnosis:
+    return Diagnosis(verdicts=tuple(_verdict(v, rewriter) for v in diagnosis.verdicts),
+                     findings=tuple(_finding(f, rewriter, paths) for f in diagnosis.findings))
 
 
-def _verdict(verdict: Verdict, paths: PathRedactor) -> Verdict:
-    return dataclasses.replace(verdict, subject=paths.text(verdict.subject),
-                               summary=paths.text(verdict.summary),
-                               measurements=_measurements(verdict.measurements, paths))
+def _verdict(verdict: Verdict, rewriter: _Rewriter) -> Verdict:
+    return dataclasses.replace(verdict, subject=rewriter.text(verdict.subject),
+                               summary=rewriter.text(verdict.summary),
+                               measurements=_measurements(verdict.measurements, rewriter))
 
 
-def _finding(finding: Finding, paths: PathRedactor) -> Finding:
+def _finding(finding: Finding, rewriter: _Rewriter, paths: PathRedactor) -> Finding:
     location = finding.location
     if location is not None:
         inside = _inside_project(paths, location.file)
-        location = dataclasses.replace(location, file=paths.path(location.file),
+        location = dataclasses.replace(location, file=rewriter.path(location.file),
                                        code=location.code if inside else "")
     return dataclasses.replace(
-        finding, title=paths.text(finding.title), explanation=paths.text(finding.explanation),
-        fix=paths.text(finding.fix), location=location,
-        evidence=tuple(dataclasses.replace(e, note=paths.text(e.note)) for e in finding.evidence),
-        measurements=_measurements(finding.measurements, paths))
+        finding, title=rewriter.text(finding.title),
+        explanation=rewriter.text(finding.explanation), fix=rewriter.text(finding.fix),
+        location=location, measurements=_measurements(finding.measurements, rewriter),
+        evidence=tuple(dataclasses.replace(e, note=rewriter.text(e.note))
+                       for e in finding.evidence))
 
 
-def _measurements(values: Any, paths: PathRedactor) -> Any:
+def _measurements(values: Any, rewriter: _Rewriter) -> Any:
     if isinstance(values, str):
-        return paths.text(values)
+        return rewriter.text(values)
     if isinstance(values, dict):
-        return {paths.text(str(k)): _measurements(v, paths) for k, v in values.items()}
+        return {rewriter.text(str(k)): _measurements(v, rewriter) for k, v in values.items()}
     if isinstance(values, (list, tuple)):
-        return [_measurements(v, paths) for v in values]
+        return [_measurements(v, rewriter) for v in values]
     return values

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from graphdoctor.diagnose.model import ERROR, Finding
+from graphdoctor.report import facts
 from graphdoctor.report.document import Report
+from graphdoctor.trace.endings import TIMED_OUT
 
 
 def outcome_lines(report: Report) -> list[str]:
@@ -13,4 +16,15 @@ def outcome_lines(report: Report) -> list[str]:
     if not report.trace.meta.cuda_available:
         lines.append("graphdoctor: no CUDA device was found; only compile events were recorded")
     lines += [f"graphdoctor: {v.subject}: {v.summary}" for v in report.diagnosis.verdicts]
+    if status.reason == TIMED_OUT:  # a hung run: say where it was stuck, not just that it was
+        lines += [line for finding in report.diagnosis.findings if finding.severity == ERROR
+                  for line in _finding_lines(finding)]
+    return lines
+
+
+def _finding_lines(finding: Finding) -> list[str]:
+    rank = f" (rank {finding.rank})" if finding.rank >= 0 else ""
+    lines = [f"graphdoctor: {finding.id} {finding.name}{rank}: {facts.clean(finding.title)}"]
+    if finding.location is not None and finding.location.code:
+        lines.append(f"  {finding.location.line:>5} | {facts.clean(finding.location.code)}")
     return lines

@@ -44,7 +44,8 @@ def render_text(report: Report, *, width: int = 100, color: bool = False) -> str
 
 def _parts(report: Report) -> list[RenderableType]:
     parts = [_header(report), _verdicts(report), _findings(report), _graphs(report),
-             _exceptions(report), _compile(report), _phases(report), _notes(report)]
+             _exceptions(report), _stacks(report), _compile(report), _phases(report),
+             _notes(report)]
     return [p for p in parts if p is not None]
 
 
@@ -177,6 +178,21 @@ def _exception(trace: Trace, exception: ExceptionRecord) -> Text:
     if where:
         text.append_text(_t(f"\nraised at {where}"))
     return text
+
+
+def _stacks(report: Report) -> RenderableType | None:
+    """Where each thread was when a crash or a time-out ended the run, each rank's."""
+    lines: list[RenderableType] = []
+    for rank, trace in facts.rank_traces(report):
+        shown = facts.stack_lines(trace.status.stacks_at_end)
+        if shown and rank >= 0:
+            lines.append(_t(f"  rank {rank}:"))
+        indent = "    " if rank >= 0 else "  "
+        lines += [_t(f"{indent}{line}") for line in shown]
+    if not lines:
+        return None
+    return Group(_title("Stacks when the run ended"), *lines,
+                 _t("  (in full: graphdoctor report --format markdown)", "dim"))
 
 
 def _compile(report: Report) -> RenderableType | None:

@@ -96,3 +96,12 @@ def test_the_group_help_lists_the_commands() -> None:
     help_text = CliRunner().invoke(main, ["--help"]).output
     for command in ("report", "export", "diff"):
         assert f"graphdoctor {command} " in help_text
+
+
+@pytest.mark.parametrize("command", ["run", "report", "export"])
+def test_redact_help_says_which_words_leave_free_text(command: str) -> None:
+    from graphdoctor.report.redact import MIN_VALUE_LENGTH
+
+    help_text = " ".join(CliRunner().invoke(main, [command, "--help"]).output.split())
+    assert "host and user names" in help_text and "home folder" in help_text
+    assert f"{MIN_VALUE_LENGTH} characters or more" in help_text and "cuda" in help_text

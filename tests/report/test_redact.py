@@ -10,7 +10,16 @@ import pytest
 
 from graphdoctor.diagnose import diagnose
 from graphdoctor.report.document import to_json
-from graphdoctor.report.redact import REDACTED, PathRedactor, redact
+from graphdoctor.report.redact import (
+    ARGUMENT,
+    ENV_VALUE,
+    HOST,
+    REDACTED,
+    USER,
+    PathRedactor,
+    redact,
+)
+from graphdoctor.trace.model import WarningRecord
 from tests.report.helpers import NAMES, hand_made, real
 
 PROJECT = "/work/main"
@@ -26,6 +35,7 @@ ABSOLUTE_PATH = re.compile(r"(?<![\w.:/>~-])/(?:[\w.@+-]+/)+[\w.@+-]+")
     ("/work/mainline/x.py", f"{REDACTED}/x.py"),
     ("~/notes/x.py", f"{REDACTED}/x.py"),
     ("<frozen runpy>", "<frozen runpy>"), ("relative/x.py", "relative/x.py"),
+    ("/home/bob", "~"), ("/home/bob/", "~"), ("/Users/alice", "~"), ("/root", "~"),
     ("../up/x.py", f"{REDACTED}/x.py"), ("", ""),
 ])
 def test_paths(path: str, shown: str) -> None:
@@ -89,3 +99,44 @@ def test_a_redacted_trace_diagnoses_the_same(name: str) -> None:
     assert [(f.id, f.severity) for f in again.findings] == \
         [(f.id, f.severity) for f in report.diagnosis.findings]
     assert [v.kind for v in again.verdicts] == [v.kind for v in report.diagnosis.verdicts]
+
+
+def warned(message: str, hostname: str = "gpu-17.cluster.example.com",
+           script_args: tuple[str, ...] = (), env: tuple[tuple[str, str], ...] = ()) -> str:
+    """The message of a warning in a report of this machine and run, once redacted."""
+    report = hand_made()
+    meta = dataclasses.replace(report.trace.meta, hostname=hostname, env=env,
+                               argv=(*report.trace.meta.argv, *script_args))
+    trace = dataclasses.replace(report.trace, meta=meta,
+                                warnings=[WarningRecord(0, "UserWarning", message)])
+    return redact(dataclasses.replace(report, trace=trace)).trace.warnings[0].message
+
+
+def test_the_host_is_taken_out_of_text_by_its_whole_name_and_its_first_part() -> None:
+    assert warned("on gpu-17.cluster.example.com (gpu-17): gpu-170 is another") == \
+        f"on {HOST} ({HOST}): gpu-170 is another"
+
+
+def test_argument_and_environment_values_are_taken_out_of_text() -> None:
+    shown = warned("token s3cr3t-value, run my-run-42, conf expandable_segments:True",
+                   script_args=("--token=s3cr3t-value", "--run", "my-run-42"),
+                   env=(("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"),))
+    assert shown == f"token {ARGUMENT}, run {ARGUMENT}, conf {ENV_VALUE}"
+
+
+def test_short_values_blank_out_nothing() -> None:
+    message = "torch.cuda failed at step 1 of 10 on cuda:0"
+    assert warned(message, script_args=("--device", "cuda", "--steps", "1", "--lr=1e-4"),
+                  env=(("CUDA_VISIBLE_DEVICES", "0,1"),)) == message
+
+
+def test_a_value_inside_a_longer_word_stays() -> None:
+    assert warned("xs3cr3t-value2 and s3cr3t-value_1", script_args=("s3cr3t-value",)) == \
+        f"xs3cr3t-value2 and {ARGUMENT}_1"
+
+
+def test_the_users_name_read_from_a_home_folder_goes_everywhere() -> None:
+    shown = warned("cannot open /home/bob/data/x.bin as bob: see /home/bob and ~bob's notes; "
+                   "bobcat stays, and so does page of https://example.com/home/page")
+    assert shown == (f"cannot open {REDACTED}/x.bin as {USER}: see ~ and ~{USER}'s notes; "
+                     "bobcat stays, and so does page of https://example.com/home/page")

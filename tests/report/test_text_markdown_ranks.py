@@ -69,3 +69,23 @@ def test_markdown_covers_every_rank() -> None:
     hung = render_markdown(real(HUNG))
     for rank in (0, 1):  # both were stopped at the time-out: each left its stacks
         assert f"Stacks when the run ended (faulthandler, rank {rank})" in hung
+
+
+def test_text_shows_where_each_ranks_threads_were() -> None:
+    text = render_text(real(HUNG), width=200)
+    stacks = [line.strip() for line in
+              text.split("Stacks when the run ended\n", 1)[1].split("\n\n")[0].splitlines()]
+    assert stacks == [
+        "rank 0:",
+        "the main thread: dist_extra_allreduce_in_capture.py:29 in <module>",
+        "called: torch/distributed/distributed_c10d.py:2319 in destroy_process_group",
+        "2 other threads (graphdoctor's, Python's or torch's own) left out",
+        "rank 1:",
+        "the main thread: dist_extra_allreduce_in_capture.py:28 in <module>",
+        "called: torch/cuda/__init__.py:1162 in synchronize",
+        "2 other threads (graphdoctor's, Python's or torch's own) left out",
+        "(in full: graphdoctor report --format markdown)"]
+
+
+def test_text_leaves_the_stacks_out_of_a_run_that_ended_well() -> None:
+    assert "Stacks when the run ended" not in render_text(real("dist_healthy_capture"))

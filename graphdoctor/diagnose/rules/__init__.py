@@ -2,7 +2,7 @@
 
 Ids group the rules: GD1xx explain a failed capture, GD2xx a graph that gives no speedup,
 GD3xx a graph that is unsafe or wastes memory, GD4xx what goes wrong between the ranks of a
-distributed run.
+distributed run, and where a run that hung was waiting.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from graphdoctor.diagnose.rules import (
     output_overwritten,
     pageable_copy,
     pool_per_graph,
+    process_hang,
     rank_capture_failed,
     ranks_diverged,
     rerecord_per_shape,
@@ -66,6 +67,7 @@ ALL_RULES: tuple[Rule, ...] = (
     rank_capture_failed.RULE,
     collective_hang.RULE,
     teardown_hang.RULE,
+    process_hang.RULE,
 )
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from graphdoctor.diagnose import stacks_at_end
+from graphdoctor.diagnose import stacks_at_end, waits
 from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.endings import TIMED_OUT
@@ -41,6 +41,13 @@ def _pending(view: TraceView) -> tuple[int, Any] | None:
     return pending[-1] if pending else None
 
 
+def _where(view: TraceView) -> str:
+    """Where a rank's main thread was and what it waited on, from its dump."""
+    threads = stacks_at_end.parse(view.trace.status.stacks_at_end)
+    return next((found for found in (waits.describe(t, view.read_line) for t in threads)
+                 if found), "")
+
+
 def _finding(view: TraceView, views: dict[int, TraceView],
              waiting: dict[int, tuple[int, Any]]) -> Finding:
     parts = []
@@ -50,8 +57,7 @@ def _finding(view: TraceView, views: dict[int, TraceView],
             parts.append(f"rank {rank} waits in {row.op} #{row.seq} of {row.group} at "
                          f"{peer.where(row.stack)}")
         else:
-            spot = stacks_at_end.where_it_was(peer.trace.status.stacks_at_end)
-            parts.append(f"rank {rank} was at {spot or 'an unknown place'}")
+            parts.append(f"rank {rank} was at {_where(peer) or 'an unknown place'}")
     status = views[min(views)].trace.status
     located = min(waiting) if waiting else None
     return Finding(

@@ -16,16 +16,25 @@ from collections.abc import Iterator
 
 from graphdoctor.diagnose.model import ERROR, UNSAFE, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace.model import TeardownEvent
 
 ID, NAME = "GD405", "teardown-hang"
 
 
-def check(view: TraceView) -> Iterator[Finding]:
+def unfinished_teardown(view: TraceView) -> tuple[int, TeardownEvent] | None:
+    """(index, begin) of the ``destroy_process_group()`` the run ended inside, if any."""
     begins = [(i, e) for i, e in enumerate(view.trace.teardown) if e.kind == "begin"]
     ended = any(e.kind == "end" for e in view.trace.teardown)
     if not begins or ended or view.trace.status.complete:
+        return None
+    return begins[-1]
+
+
+def check(view: TraceView) -> Iterator[Finding]:
+    unfinished = unfinished_teardown(view)
+    if unfinished is None:
         return
-    index, begin = begins[-1]
+    index, begin = unfinished
     alive = [g for g in view.graphs if g.status == "captured" and g.deleted_at < 0
              and any(c.graph == g.id for c in view.trace.tables["collectives"])]
     yield Finding(
