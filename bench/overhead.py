@@ -89,14 +89,19 @@ def rotate(variants: list[str], repeat: int) -> list[str]:
     return variants[shift:] + variants[:shift]
 
 
-def measure(names: list[str], repeats: int,
-            variants: list[str]) -> dict[str, list[dict[str, dict]]]:
+def measure(names: list[str], repeats: int, variants: list[str],
+            out: Path | None = None) -> dict[str, list[dict[str, dict]]]:
+    """Every workload under every variant, ``repeats`` times; written to ``out`` after each
+    run, so a benchmark cut short still leaves what it measured."""
     results: dict[str, list[dict[str, dict]]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory() as tmp:
         for repeat in range(repeats):
             for name in names:
                 runs = {v: run_once(v, name, Path(tmp)) for v in rotate(variants, repeat)}
                 results[name].append(runs)
+                if out is not None:
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    out.write_text(json.dumps(results, indent=1))
                 print(f"repeat {repeat + 1}/{repeats} {name}: " + ", ".join(
                     f"{v} {_headline(r):.1f}" for v, r in runs.items()), flush=True)
     return results
@@ -173,21 +178,25 @@ def main() -> int:
                         help="plain, default, full, or off:PART[+PART] (see GRAPHDOCTOR_OFF)")
     parser.add_argument("--cpus", default="", help="pin runs to these cores, e.g. 4,5")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--summarize", type=Path, metavar="JSON",
+                        help="print the tables of results saved by --out, measuring nothing")
     options = parser.parse_args()
     CPUS.extend(filter(None, options.cpus.split(",")))
-    results = measure(options.workloads, options.repeats, options.variants)
-    import torch
+    if options.summarize:
+        results = {k: v for k, v in json.loads(options.summarize.read_text()).items() if v}
+        repeats = min(len(v) for v in results.values())
+        print(f"\n{options.summarize}: {repeats} repeats, ratios of per-step time")
+    else:
+        results = measure(options.workloads, options.repeats, options.variants, options.out)
+        import torch
 
-    print(f"\n{torch.cuda.get_device_name()}, torch {torch.__version__}, "
-          f"{time.strftime('%Y-%m-%d')}, {options.repeats} repeats, ratios of per-step time")
+        print(f"\n{torch.cuda.get_device_name()}, torch {torch.__version__}, "
+              f"{time.strftime('%Y-%m-%d')}, {options.repeats} repeats, ratios of per-step time")
     print("\n".join(summarize(results, options.variants)))
     if "capture" in results:
         print("\n".join(capture_rows(results["capture"], options.variants)))
     if "startup" in results:
         print("\n".join(startup_rows(results["startup"])))
-    if options.out:
-        options.out.parent.mkdir(parents=True, exist_ok=True)
-        options.out.write_text(json.dumps(results, indent=1))
     return 0
 
 
