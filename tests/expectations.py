@@ -213,7 +213,7 @@ def _hang_in_gpu_sync(trace: Trace, note: dict[str, Any]) -> None:
     assert status.reason == "timeout" and "in synchronize" in status.stacks_at_end
     syncs = list(trace.tables["syncs"])
     assert syncs and syncs[-1].kind == "device_synchronize"
-    assert user_line(trace, syncs[-1].stack) == ("hang_in_gpu_sync.py", 11)
+    assert user_line(trace, syncs[-1].stack) == ("hang_in_gpu_sync.py", 13)
 
 
 # -- torch.compile -------------------------------------------------------------------------

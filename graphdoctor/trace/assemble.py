@@ -181,11 +181,18 @@ def _meta(b: Builder) -> Meta:
         cwd=m.get("cwd", ""), started_at=m.get("started_at", ""), mode=m.get("mode", "default"),
         python=m.get("python", ""), torch=m.get("torch", ""), cuda=m.get("cuda", ""),
         platform=m.get("platform", ""), hostname=m.get("hostname", ""),
-        cuda_available=bool(b.cuda.get("available", False)), devices=devices,
+        cuda_available=bool(b.cuda.get("available", _cuda_was_used(b))), devices=devices,
         not_recorded=tuple(notes), env=tuple(tuple(kv) for kv in m.get("env", ())),
         rank=int(m.get("rank", NONE)), world_size=int(m.get("world_size", NONE)),
         backend=str(m.get("backend", "")),
     )
+
+
+def _cuda_was_used(b: Builder) -> bool:
+    """Whether CUDA ran, for a run that ended before saying (a crash, a hang): graphs,
+    replays, allocator samples and syncs are only ever recorded once CUDA is up."""
+    tables = b.trace.tables
+    return bool(b.graphs) or any(len(tables[name]) for name in ("replays", "memory", "syncs"))
 
 
 def _status(b: Builder, trace: Trace) -> RunStatus:

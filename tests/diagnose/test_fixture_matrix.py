@@ -60,7 +60,7 @@ EXPECTED: dict[str, tuple[set[str], tuple[str, int] | None, list[str]]] = {
     "dist_extra_allreduce_in_capture": (
         {"collective-in-capture", "ranks-diverged", "distributed-hang", "teardown-hang"},
         ("dist_extra_allreduce_in_capture.py", 25), ["unmeasured", "unmeasured"]),
-    "hang_in_gpu_sync": ({"process-hang"}, ("hang_in_gpu_sync.py", 11), []),
+    "hang_in_gpu_sync": ({"process-hang"}, ("hang_in_gpu_sync.py", 13), []),
     "dist_rank_capture_fails": (
         {"sync-in-capture", "ranks-diverged", "rank-capture-failed", "collective-in-capture"},
         ("dist_rank_capture_fails.py", 24), ["unmeasured", "failed"]),

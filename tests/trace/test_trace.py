@@ -176,3 +176,14 @@ def test_parse_other_wordings(logger: str, message: str, kind: str, reason: str)
 def test_uninteresting_records_are_ignored() -> None:
     assert compile_logs.parse("torch._inductor.compile_fx.__perf_hints",
                               "Skip comprehensive padding on CPU") is None
+
+
+def test_a_hung_gpu_run_is_not_said_to_have_no_cuda_device() -> None:
+    """The hang ended the child before it could write its CUDA state; the sync it hung in
+    shows CUDA ran (the report used to say "no CUDA device was found")."""
+    from graphdoctor.report.summary import outcome_lines
+    from tests.reports import report_for
+
+    report = report_for("hang_in_gpu_sync")
+    assert report.trace.meta.cuda_available
+    assert not any("no CUDA device" in line for line in outcome_lines(report))
