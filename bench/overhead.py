@@ -120,15 +120,16 @@ def spread(values: list[float]) -> str:
 
 def summarize(results: dict[str, list[dict[str, dict]]], variants: list[str]) -> list[str]:
     shown = [v for v in variants if v != "plain"]
-    rows = ["| workload | plain µs/step | " + " | ".join(f"{v} ratio" for v in shown)
-            + " | fidelity (default) |", "|---" * (len(shown) + 3) + "|"]
+    rows = ["| workload | runs | plain µs/step | " + " | ".join(f"{v} ratio" for v in shown)
+            + " | fidelity (default) |", "|---" * (len(shown) + 4) + "|"]
     for name, repeats in results.items():
         if name in ("startup", "capture"):
             continue
         plain = [r["plain"]["gpu_us_per_step"] for r in repeats]
         ratios = [spread([r[v]["gpu_us_per_step"] / r["plain"]["gpu_us_per_step"]
                           for r in repeats]) for v in shown]
-        rows.append(f"| {name} | {statistics.median(plain):.1f} | " + " | ".join(ratios)
+        rows.append(f"| {name} | {len(repeats)} | {statistics.median(plain):.1f} | "
+                    + " | ".join(ratios)
                     + f" | {fidelity(repeats)} |")
     return rows
 
@@ -184,8 +185,7 @@ def main() -> int:
     CPUS.extend(filter(None, options.cpus.split(",")))
     if options.summarize:
         results = {k: v for k, v in json.loads(options.summarize.read_text()).items() if v}
-        repeats = min(len(v) for v in results.values())
-        print(f"\n{options.summarize}: {repeats} repeats, ratios of per-step time")
+        print(f"\n{options.summarize}: ratios of per-step time (runs: repeats of each)")
     else:
         results = measure(options.workloads, options.repeats, options.variants, options.out)
         import torch
