@@ -2,9 +2,10 @@
 
 The parent passes its settings in the ``GRAPHDOCTOR_CHILD`` environment variable. The child
 opens the spool, arms faulthandler (a crash writes every thread's stack to the fault file;
-SIGUSR2 does the same on a time-out), installs the recorder, runs the script as ``python``
-would, and exits with the script's own exit code. Should graphdoctor die first, the child
-writes out its records and ends itself and all it started.
+SIGUSR2 does the same on a time-out), runs the script as ``python`` would, with the recorder
+installed as soon as the script imports torch, and exits with the script's own exit code.
+Should graphdoctor die first, the child writes out its records and ends itself and all it
+started.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from typing import Any
 
 from graphdoctor import __version__
 from graphdoctor.record.lifeline import end_with_parent
+from graphdoctor.record.on_torch_import import call_when_imported
+from graphdoctor.record.recorder import Recorder, new_recorder, register_fork_guard
 from graphdoctor.record.runner import Target, run_target
 from graphdoctor.trace.spool import SpoolWriter
 
@@ -43,12 +46,18 @@ def main() -> int:
         faulthandler.register(signal.SIGUSR2, fault, all_threads=True, chain=False)
         # a launcher ending this rank because another failed: show where this one waited
         faulthandler.register(signal.SIGTERM, fault, all_threads=True, chain=True)
-    recorder = _start_recorder(spool, config)
+    recorder = new_recorder(spool, config["mode"])
+    register_fork_guard(recorder)  # a forked worker must not write into this spool
+    sources = _Sources(recorder)
+    call_when_imported(sources.install)
     flusher = _Flusher(spool, recorder)
     flusher.start()
     end_with_parent(lambda: _orphaned(spool, recorder))
-    outcome = run_target(target, recorder)
-    _stop_recorder(recorder)
+    outcome = run_target(target, lambda: recorder)
+    if sources.installed:
+        _stop_recorder(recorder)
+    else:
+        recorder.note("recording", NEVER_IMPORTED_TORCH)
     flusher.stop()
     spool.write(["end", {"exit_code": outcome.exit_code, "interrupted": outcome.interrupted}])
     spool.close()
@@ -57,19 +66,29 @@ def main() -> int:
     return outcome.exit_code
 
 
-def _start_recorder(spool: SpoolWriter, config: dict[str, Any]) -> Any:
-    try:
-        from graphdoctor.record.session import start
-    except ImportError as error:
-        spool.write(["note", "recording", f"torch could not be imported ({error}); the script "
-                     "ran without instrumentation"])
-        return None
-    try:
-        return start(spool, config["mode"])
-    except Exception as error:  # noqa: BLE001 - the script still runs, uninstrumented
-        spool.write(["note", "recording", f"graphdoctor could not start recording ({error!r}); "
-                     "the script ran without instrumentation"])
-        return None
+NEVER_IMPORTED_TORCH = "the script never imported torch, so nothing but its exceptions was recorded"
+
+
+class _Sources:
+    """Installs the recorder's sources once the script has imported torch."""
+
+    def __init__(self, recorder: Recorder):
+        self.recorder = recorder
+        self.installed = False
+
+    def install(self) -> None:
+        self.installed = True
+        try:
+            from graphdoctor.record.session import start
+        except ImportError as error:
+            self.recorder.note("recording", f"graphdoctor's hooks could not be imported ({error});"
+                               " the script ran without instrumentation")
+            return
+        try:
+            start(self.recorder)
+        except Exception as error:  # noqa: BLE001 - the script still runs, uninstrumented
+            self.recorder.note("recording", f"graphdoctor could not start recording ({error!r});"
+                               " the script ran without instrumentation")
 
 
 def _stop_recorder(recorder: Any) -> None:
@@ -100,7 +119,7 @@ def _orphaned(spool: SpoolWriter, recorder: Any) -> None:
 class _Flusher(threading.Thread):
     """Writes buffered records out twice a second, so a hang loses at most that much."""
 
-    def __init__(self, spool: SpoolWriter, recorder: Any):
+    def __init__(self, spool: SpoolWriter, recorder: Recorder):
         super().__init__(name="graphdoctor-flush", daemon=True)
         self._spool = spool
         self._recorder = recorder

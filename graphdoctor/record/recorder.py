@@ -20,13 +20,27 @@ from graphdoctor.trace.spool import SpoolWriter
 Uninstall = Callable[[], None]
 
 
+# Parts that can be switched off, to measure what each costs (bench/overhead.py --variants):
+# GRAPHDOCTOR_OFF="graphs,devices,syncs,streams,memory,timing,eager_calls"
+OFF_ENV = "GRAPHDOCTOR_OFF"
+
+
 @dataclass(frozen=True)
 class RecordConfig:
     mode: str = "default"  # default | full (allocation stacks for the whole run)
-    eager_calls: bool = True  # time eager calls of captured functions
-    allocations: bool = True  # record the allocations of captures
+    off: frozenset[str] = frozenset()  # parts switched off by GRAPHDOCTOR_OFF
     nvml_interval_s: float = 0.1
     max_memory_entries: int = 1_000_000
+
+    @property
+    def eager_calls(self) -> bool:
+        """Time eager calls of captured functions."""
+        return "eager_calls" not in self.off
+
+    @property
+    def allocations(self) -> bool:
+        """Record the allocations of captures."""
+        return "memory" not in self.off
 
 
 @dataclass
@@ -172,3 +186,10 @@ def patch(owner: Any, name: str, make: Callable[[Any], Any]) -> Uninstall:
 def register_fork_guard(recorder: Recorder) -> None:
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=recorder.detach_after_fork)
+
+
+def new_recorder(spool: SpoolWriter, mode: str) -> Recorder:
+    """A recorder for the run, its parts switched off as ``GRAPHDOCTOR_OFF`` says. It records
+    exceptions from the start; its sources are installed once torch is imported."""
+    off = frozenset(p.strip() for p in os.environ.get(OFF_ENV, "").split(",") if p.strip())
+    return Recorder(spool, RecordConfig(mode, off))

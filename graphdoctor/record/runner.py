@@ -11,6 +11,7 @@ import os
 import runpy
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -29,7 +30,9 @@ class Outcome:
     interrupted: bool = False
 
 
-def run_target(target: Target, recorder: Any) -> Outcome:
+def run_target(target: Target, recorder_of: Callable[[], Any]) -> Outcome:
+    """Run the script; ``recorder_of`` gives the recorder once there is one (the script's
+    import of torch starts it)."""
     _prepare_sys(target)
     try:
         if target.module:
@@ -39,11 +42,11 @@ def run_target(target: Target, recorder: Any) -> Outcome:
     except SystemExit as stop:
         return Outcome(_exit_code_of(stop))
     except KeyboardInterrupt as error:
-        _record_uncaught(recorder, error)
+        _record_uncaught(recorder_of(), error)
         _print_uncaught(error, target)
         return Outcome(130, interrupted=True)
     except BaseException as error:  # noqa: BLE001 - the script's failure is its result
-        _record_uncaught(recorder, error)
+        _record_uncaught(recorder_of(), error)
         _print_uncaught(error, target)
         return Outcome(1)
     return Outcome(0)

@@ -3,7 +3,6 @@ and at the end settle what is still pending (GPU times, allocator history, count
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any
 
@@ -21,29 +20,21 @@ from graphdoctor.record import (
     syncs,
 )
 from graphdoctor.record.errors import record_exception
-from graphdoctor.record.recorder import RecordConfig, Recorder, register_fork_guard
+from graphdoctor.record.recorder import OFF_ENV, Recorder
 from graphdoctor.record.timing import EventTimer
-from graphdoctor.trace.spool import SpoolWriter
 
 # Installed in this order; each source is independent of the others.
 SOURCES = (graphs.install, syncs.install, streams.install, memory.install, compiled.install,
            distributed.install, devices.install)
 
 
-# Parts that can be switched off, to measure what each costs (bench/overhead.py --ablate):
-# GRAPHDOCTOR_OFF="devices,syncs,streams,memory,timing,eager_calls"
-OFF_ENV = "GRAPHDOCTOR_OFF"
-
-
-def start(spool: SpoolWriter, mode: str) -> Recorder:
-    off = {part.strip() for part in os.environ.get(OFF_ENV, "").split(",") if part.strip()}
-    recorder = Recorder(spool, RecordConfig(mode=mode, eager_calls="eager_calls" not in off,
-                                            allocations="memory" not in off))
+def start(recorder: Recorder) -> Recorder:
+    """Install every source on a recorder made by ``new_recorder``, once torch is imported."""
+    off = recorder.config.off
     recorder.emit(["meta", devices.environment()])
     recorder.install([s for s in SOURCES if s.__module__.rsplit(".", 1)[-1] not in off])
     for part in sorted(off):
         recorder.note(part, f"switched off by {OFF_ENV}")
-    register_fork_guard(recorder)
     if compat.cuda_built() and "timing" not in off:
         if not compat.lazy_cuda_call(lambda: setattr(recorder, "timer", EventTimer(recorder))):
             recorder.note("GPU times", "torch.cuda._lazy_call is missing")

@@ -13,7 +13,8 @@ def outcome_lines(report: Report) -> list[str]:
     lines = []
     if not status.complete and status.message:
         lines.append(f"graphdoctor: {status.message} (last phase: {status.last_phase})")
-    if not report.trace.meta.cuda_available:
+    meta = report.trace.meta
+    if meta.torch and not meta.cuda_available:  # no torch: nothing was recorded, as noted
         lines.append("graphdoctor: no CUDA device was found; only compile events were recorded")
     lines += [f"graphdoctor: {v.subject}: {v.summary}" for v in report.diagnosis.verdicts]
     if status.reason == TIMED_OUT:  # a hung run: say where it was stuck, not just that it was

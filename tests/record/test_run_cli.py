@@ -127,7 +127,7 @@ def test_os_exit_is_marked_unfinished(tmp_path: Path) -> None:
 
 
 def test_no_cuda_is_said_plainly(tmp_path: Path) -> None:
-    done, report = run(tmp_path, "print('hello')\n")
+    done, report = run(tmp_path, "import torch\nprint('hello')\n")
     assert "no CUDA device was found" in done.stderr
     assert not load(report).trace.meta.cuda_available
 
@@ -214,3 +214,23 @@ def test_the_next_commands_can_be_pasted_for_a_path_with_spaces(tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     assert "explore it:  graphdoctor view 'my runs/first run.json'\n" in done.stderr
     assert "summary:     graphdoctor report 'my runs/first run.json' --format" in done.stderr
+
+
+def test_a_script_that_never_imports_torch_runs_as_plain_python_would(tmp_path: Path) -> None:
+    """graphdoctor imports torch only once the script does: nothing torch prints on import
+    (its NumPy warning, where NumPy is missing) appears in a run that never asked for it."""
+    done, report = run(tmp_path, "import sys\nprint('torch' in sys.modules)\n")
+    assert done.returncode == 0 and done.stdout.startswith("False")
+    assert "NumPy" not in done.stderr and "CUDA" not in done.stderr
+    notes = load(report).trace.meta.not_recorded
+    assert any("never imported torch" in note.why for note in notes)
+
+
+def test_a_script_is_recorded_from_its_import_of_torch(tmp_path: Path) -> None:
+    source = "import sys\nprint('torch' in sys.modules)\nimport torch\nimport warnings\n" \
+             "warnings.warn('after the import')\n"
+    done, report = run(tmp_path, source)
+    assert done.returncode == 0 and done.stdout.startswith("False")
+    trace = load(report).trace
+    assert trace.meta.torch  # the recorder started: the environment was recorded
+    assert [w.message for w in trace.warnings] == ["after the import"]

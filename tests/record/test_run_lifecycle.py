@@ -123,7 +123,7 @@ def take_terminal() -> None:
 
 def test_kill_9_of_graphdoctor_ends_the_script_which_flushes_its_recording(
         tmp_path: Path) -> None:
-    parent = start(tmp_path, WORKER)
+    parent = start(tmp_path, "import torch  # recording starts with it\n" + WORKER)
     pids = pids_of(tmp_path / "pids", parent)
     try:
         os.kill(parent.pid, signal.SIGKILL)
