@@ -187,3 +187,20 @@ def test_a_hung_gpu_run_is_not_said_to_have_no_cuda_device() -> None:
     report = report_for("hang_in_gpu_sync")
     assert report.trace.meta.cuda_available
     assert not any("no CUDA device" in line for line in outcome_lines(report))
+
+
+def test_graphdoctors_own_time_in_a_capture_is_a_phase_apart() -> None:
+    from graphdoctor.report.facts import phase_totals
+    from graphdoctor.trace.model import OWN
+
+    trace = assemble([
+        ["hello", {"version": 1, "target": "t.py", "mode": "default"}],
+        ["graph", {"id": 0, "t": 100, "api": "torch.cuda.graph", "stream": 7}],
+        ["graph_end", {"id": 0, "t": 1000, "status": "captured", "pool": "(1, 0)",
+                       "own": [[100, 130], [900, 1000]]}],
+        ["end", {"exit_code": 0}],
+    ])
+    graph = trace.graphs[0]
+    assert graph.own_ns == 130 and graph.capture_ns == 900 - 130
+    totals = {p.phase: p.total_ns for p in phase_totals(trace)}
+    assert totals[OWN] == 130 and totals[CAPTURE] == 770
