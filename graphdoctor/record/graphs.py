@@ -116,7 +116,7 @@ class _GraphHooks:
                 self._fail(graph, state, error, "capture_begin")
                 raise
             returned = self.rec.now()
-            self._watch_call_sites(state)
+            self._watch_block(state)
             state.own.append((returned, self.rec.now()))
 
         return capture_begin
@@ -157,7 +157,7 @@ class _GraphHooks:
             return None
         return innermost_user_frame(self.rec, caller)
 
-    def _watch_call_sites(self, state: CaptureState) -> None:
+    def _watch_block(self, state: CaptureState) -> None:
         opened = self._open.get(state.graph)
         if opened is None or opened.frame is None:
             return
