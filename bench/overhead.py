@@ -144,24 +144,30 @@ def fidelity(repeats: list[dict[str, dict]]) -> str:
 
 def capture_rows(repeats: list[dict[str, dict]], variants: list[str]) -> list[str]:
     """Capture times: plain, and per variant the median of (variant - plain) and of
-    variant / plain over the repeats; "(over)" where the variant's median is above the
-    target, the plain median x 1.1 + N ms."""
-    rows = ["| capture | plain ms | " + " | ".join(f"{v}: +ms, ratio" for v in variants
-                                                   if v != "plain") + " | target |",
-            "|---" * (len(variants) + 2) + "|"]
+    variant / plain over the repeats that ran it (n); "(over)" where the variant's median is
+    above the target, the plain median x 1.1 + N ms."""
+    shown = [v for v in variants if v != "plain"]
+    rows = ["| capture | plain ms | " + " | ".join(f"{v}: +ms, ratio" for v in shown)
+            + " | target |", "|---" * (len(shown) + 3) + "|"]
     for key, allowance in CAPTURES.items():
         plain = [r["plain"][key] for r in repeats]
-        cells = []
-        for variant in (v for v in variants if v != "plain"):
-            extra = [r[variant][key] - r["plain"][key] for r in repeats]
-            ratio = [r[variant][key] / r["plain"][key] for r in repeats]
-            within = statistics.median(r[variant][key] for r in repeats) <= \
-                statistics.median(plain) * 1.1 + allowance
-            cells.append(f"{spread(extra)}, {spread(ratio)}{'' if within else ' (over)'}")
+        cells = [_capture_cell([r for r in repeats if v in r], v, key, allowance)
+                 for v in shown]
         rows.append(f"| {key.removesuffix('_ms').replace('_', ' ')} | "
                     f"{statistics.median(plain):.2f} | " + " | ".join(cells)
                     + f" | x1.1 + {allowance:g} ms |")
     return rows
+
+
+def _capture_cell(repeats: list[dict[str, dict]], variant: str, key: str,
+                  allowance: float) -> str:
+    if not repeats:
+        return "-"
+    extra = [r[variant][key] - r["plain"][key] for r in repeats]
+    ratio = [r[variant][key] / r["plain"][key] for r in repeats]
+    within = statistics.median(r[variant][key] for r in repeats) <= \
+        statistics.median(r["plain"][key] for r in repeats) * 1.1 + allowance
+    return f"{spread(extra)}, {spread(ratio)}, n={len(repeats)}{'' if within else ' (over)'}"
 
 
 def startup_rows(repeats: list[dict[str, dict]]) -> list[str]:
