@@ -132,12 +132,12 @@ def _inductor_left_unimported() -> Iterator[None]:
     if "torch._inductor" in sys.modules or "_inductor" in vars(torch):
         yield
         return
-    torch._inductor = _NO_INDUCTOR  # type: ignore[attr-defined]
+    setattr(torch, "_inductor", _NO_INDUCTOR)  # noqa: B010 - not an attribute mypy knows
     try:
         yield
     finally:
         if vars(torch).get("_inductor") is _NO_INDUCTOR:  # an import meanwhile replaced it
-            del torch._inductor  # type: ignore[attr-defined]
+            delattr(torch, "_inductor")
 
 
 class AllocatorTotals(NamedTuple):

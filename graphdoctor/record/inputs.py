@@ -91,7 +91,7 @@ def _note(found: dict[int, _Input], name: str, tensor: torch.Tensor) -> None:
 
 
 def site_of(frame: FrameType, end_line: int) -> CaptureSite:
-    frames = []
+    frames: list[tuple[str, int, str]] = []
     current: FrameType | None = frame
     while current is not None and len(frames) < 32:
         code = current.f_code
