@@ -14,7 +14,6 @@ from typing import Any, ClassVar
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.command import CommandPalette
 
 from graphdoctor.report.document import Report
 from graphdoctor.tui.report_view import ReportView
@@ -24,7 +23,7 @@ from graphdoctor.tui.screens.graphs import GraphsScreen
 from graphdoctor.tui.screens.help import HelpScreen, binding_lines
 from graphdoctor.tui.screens.summary import SummaryScreen
 from graphdoctor.tui.screens.timeline import TimelineScreen
-from graphdoctor.tui.search import ReportSearch
+from graphdoctor.tui.search import SearchPalette
 from graphdoctor.tui.widgets.mode_bar import MODES
 from graphdoctor.tui.widgets.timeline import Timeline
 
@@ -102,8 +101,7 @@ class GraphDoctorApp(App[None]):
         self.push_screen(HelpScreen(help_sections()))
 
     def action_search(self) -> None:
-        self.push_screen(CommandPalette(providers=[ReportSearch],
-                                        placeholder="Search findings, graphs, errors, events…"))
+        self.push_screen(SearchPalette())
 
 
 def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:

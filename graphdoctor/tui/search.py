@@ -1,6 +1,7 @@
 """Search (/): findings, graphs, errors, warnings, compile events, phases and kinds of event,
 each with the screen that shows it. The index is pure; :class:`ReportSearch` serves it in
-Textual's command palette, whose fuzzy matching and keys people already know."""
+Textual's command palette (:class:`SearchPalette`), whose fuzzy matching and keys people
+already know."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.await_complete import AwaitComplete
+from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider
 
 from graphdoctor.trace.model import Trace
 from graphdoctor.tui.events import EventRef
@@ -120,3 +122,22 @@ class ReportSearch(Provider):
 
     def _go(self, item: SearchItem) -> partial[None]:
         return partial(self.app.go_to, item.mode, item.target)  # type: ignore[attr-defined]
+
+
+class SearchPalette(CommandPalette):
+    """The command palette over :class:`ReportSearch`, closed at most once.
+
+    The palette closes itself on Enter and on Escape, but it leaves the screen a moment
+    later; a second key typed in that moment would close it again, and so pop the screen
+    under it (with nothing under that, Textual raises ScreenStackError)."""
+
+    def __init__(self) -> None:
+        super().__init__(providers=[ReportSearch],
+                         placeholder="Search findings, graphs, errors, events…")
+        self._dismissed = False  # not _closing: Textual's message pump uses that name
+
+    def dismiss(self, result: None = None) -> AwaitComplete:
+        if self._dismissed:
+            return AwaitComplete()  # nothing left to wait for
+        self._dismissed = True
+        return super().dismiss(result)
