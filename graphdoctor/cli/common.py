@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from graphdoctor.errors import GraphDoctorError
+from graphdoctor.report import facts
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -23,7 +24,10 @@ def handle_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except GraphDoctorError as error:
-            click.echo(f"graphdoctor: error: {error}", err=True)
+            # One line, whatever the message quotes (a file name, a report's text): shown,
+            # never obeyed by the terminal.
+            message = " ".join(facts.clean(str(error)).splitlines())
+            click.echo(f"graphdoctor: error: {message}", err=True)
             sys.exit(error.exit_code)
 
     return wrapper  # type: ignore[return-value]

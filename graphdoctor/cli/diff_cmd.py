@@ -11,6 +11,7 @@ import click
 from graphdoctor.cli.common import handle_errors
 from graphdoctor.cli.reporting import fail_on_option, gate_exit, use_color, width, write
 from graphdoctor.report import diff as diffing
+from graphdoctor.report import facts
 from graphdoctor.report.diff_render import render_diff_markdown, render_diff_text
 from graphdoctor.report.gates import (
     DIFF_CONDITIONS,
@@ -72,5 +73,6 @@ def _render(result: diffing.ReportDiff, output_format: str, output: Path | None,
     if output_format == "markdown":
         return render_diff_markdown(result)
     if output_format == "json":
-        return json.dumps(diffing.to_json(result), indent=2, ensure_ascii=False) + "\n"
+        return facts.clean_json(json.dumps(diffing.to_json(result), indent=2,
+                                           ensure_ascii=False)) + "\n"
     return render_diff_text(result, width=width(columns), color=use_color(output))

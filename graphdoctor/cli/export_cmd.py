@@ -9,6 +9,7 @@ import click
 
 from graphdoctor.cli.common import handle_errors, say
 from graphdoctor.cli.reporting import write
+from graphdoctor.report import facts
 from graphdoctor.report import redact as redaction
 from graphdoctor.report.chrome_trace import to_chrome_trace
 from graphdoctor.report.io import load
@@ -50,7 +51,7 @@ def export(report_file: Path, output_format: str, output: Path | None, phases: t
     if redact:
         document = redaction.redact(document)
     trace = to_chrome_trace(document, phases)
-    data = json.dumps(trace, separators=(",", ":"), ensure_ascii=False).encode()
+    data = facts.clean_json(json.dumps(trace, separators=(",", ":"), ensure_ascii=False)).encode()
     output = output or default_output(report_file)
     write(data, output)
     if str(output) != "-":

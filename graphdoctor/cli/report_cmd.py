@@ -9,7 +9,7 @@ import click
 
 from graphdoctor.cli.common import handle_errors
 from graphdoctor.cli.reporting import fail_on_option, gate_exit, use_color, width, write
-from graphdoctor.report import gates
+from graphdoctor.report import facts, gates
 from graphdoctor.report import redact as redaction
 from graphdoctor.report.document import Report
 from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, describe_conditions
@@ -68,5 +68,5 @@ def _render(document: Report, output_format: str, output: Path | None,
     if output_format == "markdown":
         return render_markdown(document)
     if output_format == "json":
-        return dumps(document)
+        return facts.clean_json(dumps(document).decode())
     return render_text(document, width=width(columns), color=use_color(output))

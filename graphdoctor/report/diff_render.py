@@ -16,6 +16,7 @@ from rich.text import Text
 
 from graphdoctor.report import facts, markdown
 from graphdoctor.report.diff import Figure, FindingChange, ReportDiff, VerdictChange
+from graphdoctor.report.text import Printable
 
 MAX_ROWS = 50
 
@@ -70,7 +71,7 @@ def render_diff_text(diff: ReportDiff, *, width: int = 100, color: bool = False)
                       color_system="standard" if color else None, no_color=not color,
                       highlight=False, emoji=False)
     for part in _text_parts(diff):
-        console.print(part)
+        console.print(Printable(part))
     return buffer.getvalue()
 
 

@@ -35,7 +35,10 @@ VERDICT_RANK = {"faster": 0, "unmeasured": 1, "neutral": 2, "rerecorded": 3, "sk
                 "slower": 4, "unsafe": 5, "failed": 6}
 MAX_THREADS = 8  # threads, and frames of each, in a compact stack dump
 MAX_FRAMES = 4
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# What a terminal or an editor acts on instead of showing: the C0 controls but tab and
+# newline (ESC starts every escape sequence), DEL, the C1 controls (some terminals take U+009B
+# as ESC [) and the bidirectional overrides and isolates, which reorder the rest of a line.
+UNSAFE_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 @dataclass(frozen=True)
@@ -54,8 +57,15 @@ class ReplayStats:
 
 
 def clean(text: str) -> str:
-    """Text from a report, safe to print: control characters (terminal escapes) become ?."""
-    return _CONTROL.sub("?", text)
+    """Text from a report, safe to print: each character a terminal would act on (the start
+    of an escape sequence, a bidi override) becomes ?."""
+    return UNSAFE_CHARACTERS.sub("?", text)
+
+
+def clean_json(text: str) -> str:
+    """JSON text safe to print, holding the same data: each character a terminal would act on
+    is written as its \\u escape (JSON escapes most controls itself, but not DEL, C1 or bidi)."""
+    return UNSAFE_CHARACTERS.sub(lambda found: f"\\u{ord(found[0]):04x}", text)
 
 
 def display_path(path: str, cwd: str) -> str:

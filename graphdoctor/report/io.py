@@ -5,7 +5,16 @@ bytes, whatever the name. Nothing in a report is executed: it is JSON, read with
 checked against the shipped schema (:mod:`graphdoctor.report.schema`) before any object is
 built from it. Reports travel between people, so reading also refuses what could hurt the
 reader: a file or a decompressed stream larger than :data:`MAX_REPORT_BYTES`, JSON's
-non-standard NaN and Infinity, and nesting too deep to parse.
+non-standard NaN and Infinity, nesting too deep to parse, and a file that would take more
+memory to read than a file of its size may (:func:`memory_budget`).
+
+JSON can ask for far more memory than it takes on disk: ``{},`` is 3 bytes of text and
+72 bytes as Python objects, and gzip multiplies that by a thousand, so a 100 KB file could
+take gigabytes. Decompression stops at a share of the file's budget, and before any object
+is built the memory the text's objects will take is estimated from its punctuation
+(:func:`estimated_memory`); a file asking for more than its budget is refused. The estimate
+for a real report is 11 to 16 bytes per byte of JSON, well within a plain file's budget; a
+compressed report refused for its size opens once decompressed with gunzip.
 """
 
 from __future__ import annotations
@@ -14,18 +23,30 @@ import gzip
 import json
 import os
 import re
+import sys
 import zlib
 from pathlib import Path
 from typing import Any
 
 from graphdoctor.errors import ReportError
-from graphdoctor.report import schema
+from graphdoctor.report import facts, schema
 from graphdoctor.report.document import FORMAT, SCHEMA_VERSION, Report, from_json, to_json
 from graphdoctor.trace.codec import TRACE_VERSION, TraceFormatError
 
 SUPPORTED_MAJOR = int(SCHEMA_VERSION.split(".")[0])
 MAX_REPORT_BYTES = 2 * 2**30
+MIN_MEMORY_BUDGET = 640 * 2**20  # what any file may take to read, however small
+MEMORY_PER_FILE_BYTE = 80  # and what a bigger file may take for each byte of it
+TEXT_SHARE = 8  # decompressed text may fill an eighth of the budget: it is held as bytes,
+# as text and as parsed strings, and a string can take four bytes a character
+# Upper bounds of what the JSON parser builds, in bytes: an object or array (a dict with up
+# to five keys is 184, a one-item list 88), a value after a comma (its slot and an int or
+# float), and a string's header (76 at most; its characters are counted with the text).
+CONTAINER_BYTES = 240
+VALUE_BYTES = 40
+STRING_BYTES_PER_QUOTE = 40
 _GZIP_MAGIC = b"\x1f\x8b"
+_GUNZIP_HINT = " (if it is one, decompress it with gunzip and open that)"
 
 
 def save(report: Report, path: str | os.PathLike[str]) -> Path:
@@ -72,34 +93,75 @@ def loads(raw: bytes, name: str = "report") -> Report:
 
 def parse_bytes(raw: bytes, name: str = "report") -> Any:
     """The JSON value in ``raw``, decompressed first if it is gzip data."""
-    if not raw.strip():
-        raise ReportError(f"{name}: the file is empty")
-    if raw[:2] == _GZIP_MAGIC:
-        raw = _gunzip(raw, name)
+    text = _text(raw, name)
     try:
-        return json.loads(raw, parse_constant=_refuse_constant)
+        return json.loads(text, parse_constant=_refuse_constant)
     except RecursionError:
         raise ReportError(f"{name}: not a report (JSON nested too deeply)") from None
-    except (UnicodeDecodeError, ValueError) as error:
+    except ValueError as error:
         raise ReportError(f"{name}: not valid JSON, perhaps truncated ({_short(error)})") from None
 
 
-def _gunzip(raw: bytes, name: str) -> bytes:
-    """Decompress every gzip member, stopping at MAX_REPORT_BYTES (a "zip bomb" stays small)."""
+def _text(raw: bytes, name: str) -> str:
+    """The JSON text of a file, once it is known that reading it stays within its budget."""
+    if not raw or raw.isspace():
+        raise ReportError(f"{name}: the file is empty")
+    budget = memory_budget(len(raw))
+    compressed = raw[:2] == _GZIP_MAGIC
+    data = _gunzip(raw, name, budget // TEXT_SHARE) if compressed else raw
+    text = _decode(data, name)
+    needed = estimated_memory(data, text)
+    if needed > budget:
+        raise ReportError(f"{name}: would take about {facts.format_bytes(needed)} of memory to "
+                          f"read, too much for a {facts.format_bytes(len(raw))} file"
+                          + (_GUNZIP_HINT if compressed else ""))
+    return text
+
+
+def memory_budget(file_size: int) -> int:
+    """The most memory reading a file of ``file_size`` bytes may take."""
+    return max(MIN_MEMORY_BUDGET, MEMORY_PER_FILE_BYTE * file_size)
+
+
+def estimated_memory(data: bytes | bytearray, text: str) -> int:
+    """An upper bound of the memory reading ``data`` (decoded as ``text``) takes: the bytes,
+    the text, its characters again in the parsed strings, and what each object, array, value
+    and string costs. Brackets, commas and quotes inside strings are counted too: an
+    overestimate, cheap to make."""
+    containers = data.count(b"{") + data.count(b"[")
+    text_bytes = len(data) + 2 * sys.getsizeof(text)
+    return (text_bytes + CONTAINER_BYTES * containers + VALUE_BYTES * data.count(b",")
+            + STRING_BYTES_PER_QUOTE * data.count(b'"'))
+
+
+def _decode(data: bytes | bytearray, name: str) -> str:
+    """The JSON text, in the encoding JSON allows (UTF-8, or UTF-16 or 32 with or without a
+    byte order mark), as ``json.loads`` would decode it."""
+    try:
+        return data.decode(json.detect_encoding(data), "surrogatepass")
+    except UnicodeDecodeError as error:
+        raise ReportError(f"{name}: not valid JSON, perhaps truncated ({_short(error)})") from None
+
+
+def _gunzip(raw: bytes, name: str, limit: int) -> bytearray:
+    """Decompress every gzip member, stopping past ``limit`` bytes (a "zip bomb" stays
+    small)."""
+    limit, size = min(limit, MAX_REPORT_BYTES), len(raw)
     out = bytearray()
     while raw:
         stream = zlib.decompressobj(wbits=31)
         try:
-            out += stream.decompress(raw, MAX_REPORT_BYTES + 1 - len(out))
+            out += stream.decompress(raw, limit + 1 - len(out))
         except zlib.error as error:
             raise ReportError(f"{name}: the gzip data is damaged ({error})") from None
-        if len(out) > MAX_REPORT_BYTES:
-            raise ReportError(f"{name}: larger than {MAX_REPORT_BYTES >> 30} GiB once "
-                              "decompressed, too big to be a report")
+        if len(out) > limit:
+            raise ReportError(f"{name}: larger than {facts.format_bytes(limit)} once "
+                              f"decompressed, too big to be a report from a "
+                              f"{facts.format_bytes(size)} file{_GUNZIP_HINT}")
         if not stream.eof:
             raise ReportError(f"{name}: the gzip data is truncated")
         raw = stream.unused_data.lstrip(b"\0")
-    return bytes(out)
+    return out
 
 
 def _refuse_constant(text: str) -> Any:

@@ -44,7 +44,7 @@ def render_markdown(report: Report) -> str:
         sections.pop()
         footer = ("_Some sections were left out to fit GitHub's size limit: attach the "
                   "report file for everything._\n\n" + _footer(report))
-    text = _join(sections + [footer])
+    text = facts.clean(_join(sections + [footer]))  # text a part did not escape, cleaned too
     return text if len(text) <= MAX_CHARS else text[:MAX_CHARS - 80] + "\n\n_(truncated)_\n"
 
 

@@ -3,8 +3,9 @@
 A pure function: it returns the text, with ANSI colour only when asked, and the CLI asks
 only when stdout is a terminal. Every string that came from the report is passed to rich
 as plain :class:`~rich.text.Text` (never as markup) after :func:`facts.clean`, so a report
-cannot restyle or take over the reader's terminal. A distributed run's summary covers every
-rank: findings, graphs, exceptions and phases each say which rank they are from.
+cannot restyle or take over the reader's terminal; :class:`Printable` cleans what is drawn
+once more, for text that reached a renderable some other way. A distributed run's summary
+covers every rank: findings, graphs, exceptions and phases each say which rank they are from.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from __future__ import annotations
 import io
 
 from rich import box
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -38,8 +40,21 @@ def render_text(report: Report, *, width: int = 100, color: bool = False) -> str
                       color_system="standard" if color else None, no_color=not color,
                       highlight=False, emoji=False, soft_wrap=False)
     for part in _parts(report):
-        console.print(part)
+        console.print(Printable(part))
     return buffer.getvalue()
+
+
+class Printable:
+    """A renderable drawn with :func:`facts.clean` applied to all its text: only the control
+    codes the console writes itself (colours, styles) reach the terminal."""
+
+    def __init__(self, renderable: RenderableType):
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for segment in console.render(self.renderable, options):
+            yield segment if segment.control else Segment(facts.clean(segment.text),
+                                                          segment.style)
 
 
 def _parts(report: Report) -> list[RenderableType]:

@@ -8,26 +8,29 @@ so it runs on any machine (no GPU, no torch) and tests hand it recorded reports.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.command import CommandPalette
+from textual.filter import LineFilter
 
 from graphdoctor.report.document import Report
 from graphdoctor.tui.report_view import ReportView
+from graphdoctor.tui.safe_text import ShowControls
 from graphdoctor.tui.screens.allocations import AllocationsScreen
 from graphdoctor.tui.screens.findings import FindingsScreen
 from graphdoctor.tui.screens.graphs import GraphsScreen
 from graphdoctor.tui.screens.help import HelpScreen, binding_lines
 from graphdoctor.tui.screens.summary import SummaryScreen
 from graphdoctor.tui.screens.timeline import TimelineScreen
-from graphdoctor.tui.search import ReportSearch
+from graphdoctor.tui.search import SearchPalette
 from graphdoctor.tui.widgets.mode_bar import MODES
 from graphdoctor.tui.widgets.timeline import Timeline
 
+SHOW_CONTROLS = ShowControls()  # one instance: Textual caches filtered lines per filter
 SHORTCUTS = {"summary": "s", "findings": "f", "timeline": "t", "allocations": "a", "graphs": "g"}
 
 
@@ -64,6 +67,11 @@ class GraphDoctorApp(App[None]):
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._prepare_timeline)
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters, and one that shows, rather than sends, any control character
+        from the report (see :mod:`graphdoctor.tui.safe_text`)."""
+        return [*super().get_line_filters(), SHOW_CONTROLS]
 
     @work(thread=True, exclusive=True, group="prepare")
     def _prepare_timeline(self) -> None:
@@ -102,8 +110,7 @@ class GraphDoctorApp(App[None]):
         self.push_screen(HelpScreen(help_sections()))
 
     def action_search(self) -> None:
-        self.push_screen(CommandPalette(providers=[ReportSearch],
-                                        placeholder="Search findings, graphs, errors, events…"))
+        self.push_screen(SearchPalette())
 
 
 def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:

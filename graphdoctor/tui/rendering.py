@@ -1,5 +1,7 @@
 """Rich renderables for the panes that explain things: an event's details, a finding, source
 lines, errors. Rich only, no Textual: the widgets show these, and tests read their text.
+Text from the report enters them through :func:`report_text` or :func:`facts.clean`: shown,
+never taken as markup or sent to the terminal as a control sequence.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from graphdoctor.diagnose.model import Evidence, Finding
+from graphdoctor.report.facts import clean
 from graphdoctor.trace.model import NONE, PYTHON, USER, ErrorLink, Frame
 from graphdoctor.tui.events import (
     EventDetails,
@@ -22,6 +25,7 @@ from graphdoctor.tui.events import (
 )
 from graphdoctor.tui.palette import severity_badge, severity_style
 from graphdoctor.tui.report_view import ReportView
+from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.units import format_moment
 
 INLINE_FIELD = 32  # longer values get a line of their own
@@ -29,25 +33,27 @@ MAX_FRAMES = 12
 
 
 def labelled(rows: Sequence[tuple[str | Text, RenderableType]], label_width: int = 9) -> Table:
-    """Rows of label and value, the value wrapping under itself rather than under the label."""
+    """Rows of label and value, the value wrapping under itself rather than under the label.
+    A value given as a string is shown as plain text (a table would read it as markup)."""
     grid = Table.grid(padding=(0, 1))
     grid.add_column(width=label_width, no_wrap=True)
     grid.add_column(ratio=1)
     for label, value in rows:
-        grid.add_row(Text(label, style="dim") if isinstance(label, str) else label, value)
+        grid.add_row(report_text(label, "dim") if isinstance(label, str) else label,
+                     report_text(value) if isinstance(value, str) else value)
     return grid
 
 
 def source_block(lines: Sequence[SourceLine], where: str = "") -> RenderableType:
     """Numbered source lines, the target marked with ▶ and shown in reverse video; long
     lines wrap under the code, not under the numbers."""
-    title = [Text(where, style="bold")] if where else []
+    title = [report_text(where, "bold")] if where else []
     if not lines:
         return Group(*title, Text("(the report kept no source for this line)", style="dim"))
     width = len(str(max(line.number for line in lines))) + 1
     rows = [(Text(f"{'▶' if line.is_target else ' '}{line.number:>{width - 1}}",
                   style="bold" if line.is_target else "dim"),
-             Text(line.text, style="bold reverse" if line.is_target else ""))
+             report_text(line.text, "bold reverse" if line.is_target else ""))
             for line in lines]
     return Group(*title, labelled(rows, label_width=width))
 
@@ -67,7 +73,7 @@ def stack_text(frames: Sequence[Frame], cwd: str) -> Text:
     for frame in shown:
         marker = "▶ " if frame is culprit else "  "
         style = "bold" if frame.kind == USER else "dim"
-        text.append(f"{marker}{frame_text(frame, cwd)}\n", style=style)
+        text.append(f"{marker}{clean(frame_text(frame, cwd))}\n", style=style)
     text.rstrip()
     return text
 
@@ -86,7 +92,7 @@ def details_view(view: ReportView, details: EventDetails) -> RenderableType:
     rank = details.ref.rank
     if details.start is not None and not any(name == "phase" for name, _ in fields):
         fields.insert(1, ("phase", view.phase_at(details.start, rank)))
-    parts: list[RenderableType] = [Text(details.title, style="bold"), fields_text(fields)]
+    parts: list[RenderableType] = [report_text(details.title, "bold"), fields_text(fields)]
     if details.stack:
         parts += [Text("stack (innermost last)", style="underline"),
                   stack_text(details.stack, view.trace_of(rank).meta.cwd)]
@@ -102,13 +108,13 @@ def fields_text(fields: Sequence[tuple[str, str]]) -> Text:
     text = Text()
     inline = [(n, v) for n, v in fields if len(v) <= INLINE_FIELD]
     for index, (name, value) in enumerate(inline):
-        text.append(f"{name} ", style="dim")
-        text.append(value)
+        text.append(f"{clean(name)} ", style="dim")
+        text.append(clean(value))
         text.append(" · " if index < len(inline) - 1 else "\n", style="dim")
     for name, value in fields:
         if len(value) > INLINE_FIELD:
-            text.append(f"{name}: ", style="dim")
-            text.append(f"{value}\n")
+            text.append(f"{clean(name)}: ", style="dim")
+            text.append(f"{clean(value)}\n")
     text.rstrip()
     return text
 
@@ -116,15 +122,16 @@ def fields_text(fields: Sequence[tuple[str, str]]) -> Text:
 def finding_view(view: ReportView, finding: Finding) -> RenderableType:
     """A finding: what, where in the user's code, why, and the fix."""
     header = Text()
-    header.append(f"{severity_badge(finding.severity)} ", style=severity_style(finding.severity))
-    header.append(f"{finding.id} {finding.name}", style="bold")
+    header.append(f"{clean(severity_badge(finding.severity))} ",
+                  style=severity_style(finding.severity))
+    header.append(clean(f"{finding.id} {finding.name}"), style="bold")
     on_rank = f" · rank {view.rank_key(finding.rank)}" if view.multi_rank else ""
-    header.append(f"  ({finding.category}{on_rank})\n", style="dim")
-    header.append(finding.title, style="bold")
+    header.append(f"  ({clean(finding.category)}{on_rank})\n", style="dim")
+    header.append(clean(finding.title), style="bold")
     fix = Text("Fix: ", style="bold green")
-    fix.append(finding.fix)
+    fix.append(clean(finding.fix))
     return Group(header, Text(), location_view(view, finding), Text(),
-                 Text(finding.explanation), Text(), fix)
+                 report_text(finding.explanation), Text(), fix)
 
 
 def location_view(view: ReportView, finding: Finding) -> RenderableType:
@@ -150,9 +157,9 @@ def evidence_label(view: ReportView, evidence: Evidence, ref: EventRef | None) -
 def error_text(view: ReportView, link: ErrorLink, rank: int = NONE) -> Text:
     """An exception of a chain (of ``rank``'s trace), and the user's line it was raised from."""
     code = f" [{link.cuda_error}]" if link.cuda_error else ""
-    text = Text(f"{link.type}: {link.message}{code}", style="bright_red")
+    text = report_text(f"{link.type}: {link.message}{code}", "bright_red")
     trace = view.trace_of(rank)
     frame = user_frame(trace.stack(link.stack))
     if frame is not None:
-        text.append(f"\nat {frame_text(frame, trace.meta.cwd)}", style="bold")
+        text.append(f"\nat {clean(frame_text(frame, trace.meta.cwd))}", style="bold")
     return text

@@ -1,16 +1,23 @@
 """Search (/): findings, graphs, errors, warnings, compile events, phases and kinds of event,
 each with the screen that shows it. The index is pure; :class:`ReportSearch` serves it in
-Textual's command palette, whose fuzzy matching and keys people already know."""
+Textual's command palette (:class:`SearchPalette`), whose fuzzy matching and keys people
+already know. An item's text is the report's, cleaned, and the palette is given it as
+content, never as markup."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.await_complete import AwaitComplete
+from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
+from textual.fuzzy import Matcher
 
+from graphdoctor.diagnose.model import SEVERITY_RANK
+from graphdoctor.report.facts import clean
 from graphdoctor.trace.model import Trace
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.report_view import ReportView
@@ -25,7 +32,7 @@ KINDS_OF_EVENT = (("syncs", "kind", "sync"), ("stream_ops", "op", "stream op"),
 @dataclass(frozen=True)
 class SearchItem:
     text: str  # what the query matches
-    help: str  # where it leads
+    help: str  # where it leads; the palette reads it as markup, so none of it is the report's
     mode: str  # the screen that shows it
     target: Any  # what that screen is given to show
 
@@ -35,9 +42,10 @@ def search_items(view: ReportView) -> list[SearchItem]:
     graphs and events, their text starting with the rank ("rank 1 sync item")."""
     per_rank = [(_Rank(rank, rank_view.trace, view.multi_rank)) for rank, rank_view
                 in view.rank_views.items()]
-    return [*_findings(view), *(item for rank in per_rank for item in _graphs(rank)),
-            *(item for rank in per_rank for item in _events(rank)),
-            *(item for rank in per_rank for item in _kinds(rank))]
+    items = [*_findings(view), *(item for rank in per_rank for item in _graphs(rank)),
+             *(item for rank in per_rank for item in _events(rank)),
+             *(item for rank in per_rank for item in _kinds(rank))]
+    return [replace(item, text=clean(item.text)) for item in items]
 
 
 @dataclass(frozen=True)
@@ -56,8 +64,9 @@ class _Rank:
 def _findings(view: ReportView) -> Iterator[SearchItem]:
     for index, finding in enumerate(view.findings):
         whose = f"rank {view.rank_key(finding.rank)} " if view.multi_rank else ""
+        known = f"{finding.severity} " if finding.severity in SEVERITY_RANK else ""
         yield SearchItem(f"{finding.id} {whose}{finding.name}: {finding.title}",
-                         f"{finding.severity} finding", "findings", index)
+                         f"{known}finding", "findings", index)
 
 
 def _graphs(rank: _Rank) -> Iterator[SearchItem]:
@@ -112,11 +121,43 @@ class ReportSearch(Provider):
         for item in self.items:
             score = matcher.match(item.text)
             if score > 0:
-                yield Hit(score, matcher.highlight(item.text), self._go(item), help=item.help)
+                yield Hit(score, highlighted(matcher, item.text), self._go(item),
+                          text=item.text, help=item.help)
 
     async def discover(self) -> Hits:
         for item in self.items[:40]:
-            yield DiscoveryHit(item.text, self._go(item), help=item.help)
+            yield DiscoveryHit(Content(item.text), self._go(item), text=item.text,
+                               help=item.help)
 
     def _go(self, item: SearchItem) -> partial[None]:
         return partial(self.app.go_to, item.mode, item.target)  # type: ignore[attr-defined]
+
+
+def highlighted(matcher: Matcher, text: str) -> Content:
+    """``text`` with the letters the query matched highlighted, as ``Matcher.highlight``
+    does, but read as plain text: that method reads its text as markup."""
+    content = Content(text)
+    _, offsets = matcher.fuzzy_search.match(matcher.query, text)
+    for offset in offsets:
+        if not text[offset].isspace():
+            content = content.stylize(matcher.match_style, offset, offset + 1)
+    return content
+
+
+class SearchPalette(CommandPalette):
+    """The command palette over :class:`ReportSearch`, closed at most once.
+
+    The palette closes itself on Enter and on Escape, but it leaves the screen a moment
+    later; a second key typed in that moment would close it again, and so pop the screen
+    under it (with nothing under that, Textual raises ScreenStackError)."""
+
+    def __init__(self) -> None:
+        super().__init__(providers=[ReportSearch],
+                         placeholder="Search findings, graphs, errors, events…")
+        self._dismissed = False  # not _closing: Textual's message pump uses that name
+
+    def dismiss(self, result: None = None) -> AwaitComplete:
+        if self._dismissed:
+            return AwaitComplete()  # nothing left to wait for
+        self._dismissed = True
+        return super().dismiss(result)

@@ -151,3 +151,12 @@ def test_references_outside_their_tables_are_refused(mutate: Any) -> None:
     jsonschema.validate(data, SCHEMA)  # the schema alone cannot see these
     with pytest.raises(schema.SchemaViolation):
         schema.check(data)
+
+
+def test_a_replay_count_is_keyed_by_a_graph_id() -> None:
+    data = copy.deepcopy(plain(real("launch_bound")))
+    data["trace"]["replay_counts"] = {"0": 3, "-1": 1}
+    schema.check(data)
+    data["trace"]["replay_counts"]["graph zero"] = 3
+    with pytest.raises(schema.SchemaViolation, match=r"report\.trace\.replay_counts"):
+        schema.check(data)

@@ -12,9 +12,11 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Static, Tab, Tabs
 
+from graphdoctor.report.facts import clean
 from graphdoctor.tui.aggregate import ALLOC_COLUMNS, AllocGroup, sort_groups
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.rendering import culprit_source, stack_text
+from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.screens.base import ReportScreen
 from graphdoctor.tui.units import format_bytes, format_count
 from graphdoctor.tui.widgets.mode_bar import ModeBar
@@ -26,9 +28,9 @@ BYTE_COLUMNS = {"allocated", "freed", "net", "reserved", "largest"}
 KEY_HEADINGS = {"phase": "phase", "pool": "pool", "site": "call site (your innermost line)"}
 
 
-def cell(group: AllocGroup, column: str) -> Text | str:
+def cell(group: AllocGroup, column: str) -> Text:
     if column == "key":
-        return group.label  # with its rank, in a multi-rank report
+        return report_text(group.label)  # with its rank, in a multi-rank report
     value = getattr(group, column)
     shown = format_bytes(value) if column in BYTE_COLUMNS else format_count(value)
     return Text(shown, justify="right")
@@ -136,7 +138,7 @@ class AllocationsScreen(ReportScreen):
 
     def group_text(self, group: AllocGroup) -> RenderableType:
         text = Text()
-        text.append(f"{group.label}\n", style="bold")
+        text.append(f"{clean(group.label)}\n", style="bold")
         text.append(f"{format_count(group.allocs)} allocations of {format_bytes(group.allocated)}"
                     f", {format_count(group.frees)} frees of {format_bytes(group.freed)}; "
                     f"largest {format_bytes(group.largest)} (enter: show it on the timeline)\n")

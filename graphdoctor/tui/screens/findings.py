@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from rich.table import Table
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -15,8 +14,10 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from graphdoctor.diagnose.model import Finding
+from graphdoctor.report.facts import clean
 from graphdoctor.tui.palette import severity_badge, severity_style
 from graphdoctor.tui.rendering import evidence_label, finding_view, labelled
+from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.screens.base import ReportScreen
 from graphdoctor.tui.widgets.mode_bar import ModeBar
 
@@ -27,11 +28,11 @@ NO_FINDINGS = ("No findings: the diagnosis found nothing in this run that needs 
 def finding_line(finding: Finding, rank: int | None = None) -> Table:
     """A finding in a list: badge, rule id, and the title, after its rank when given (a
     multi-rank report's findings each come from one rank's trace)."""
-    body = Text(f"{finding.id} ", style="bold")
+    body = report_text(f"{finding.id} ", "bold")
     if rank is not None:
         body.append(f"rank {rank}: ", style="bold")
-    body.append(finding.title)
-    badge = Text(severity_badge(finding.severity), style=severity_style(finding.severity))
+    body.append(clean(finding.title))
+    badge = report_text(severity_badge(finding.severity), severity_style(finding.severity))
     return labelled([(badge, body)], label_width=7)
 
 
@@ -75,8 +76,8 @@ class FindingsScreen(ReportScreen):
         options = self.query_one("#evidence", OptionList)
         options.clear_options()
         evidence = self.view.evidence(finding)
-        options.add_options([Option(evidence_label(self.view, item, ref), id=str(number),
-                                    disabled=ref is None)
+        options.add_options([Option(report_text(evidence_label(self.view, item, ref)),
+                                    id=str(number), disabled=ref is None)
                              for number, (item, ref) in enumerate(evidence)])
         if not evidence:
             options.add_option(Option("no evidence recorded for this finding", disabled=True))

@@ -15,12 +15,14 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Static
 
+from graphdoctor.report.facts import clean
 from graphdoctor.trace.model import NONE
 from graphdoctor.tui.aggregate import GraphRow, Timing
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.palette import GRAPH_STATUS_STYLES, severity_badge, severity_style
 from graphdoctor.tui.rendering import culprit_source, error_text, stack_text
 from graphdoctor.tui.report_view import GraphKey
+from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.screens.base import ReportScreen
 from graphdoctor.tui.units import format_bytes, format_duration, format_speedup
 from graphdoctor.tui.widgets.mode_bar import ModeBar
@@ -43,10 +45,11 @@ def _cells(row: GraphRow) -> tuple[Any, ...]:
     capture = graph.capture_end - graph.capture_start if graph.capture_end != NONE else None
     pool = f"{graph.pool} shared" if graph.shared_pool else graph.pool or "—"
     name = f"{graph.id}" + (" (internal)" if graph.internal else "")
-    return (name, graph.api, Text(graph.status, style=GRAPH_STATUS_STYLES.get(graph.status, "")),
-            pool, _duration(capture), Text(str(row.replays.count), justify="right"),
+    return (name, report_text(graph.api),
+            report_text(graph.status, GRAPH_STATUS_STYLES.get(graph.status, "")),
+            report_text(pool), _duration(capture), Text(str(row.replays.count), justify="right"),
             _duration(row.replays.host), _duration(row.replays.gpu), _duration(row.eager.host),
-            _duration(row.eager.gpu), row.function)
+            _duration(row.eager.gpu), report_text(row.function))
 
 
 class GraphsScreen(ReportScreen):
@@ -119,17 +122,18 @@ class GraphsScreen(ReportScreen):
         """What became of a graph: verdict, timings, pool, errors, findings, where."""
         graph, view, trace = row.graph, self.view, self.view.trace_of(row.rank)
         whose = f"rank {row.rank} · " if view.multi_rank else ""
-        text = Text(f"{whose}graph {graph.id} · {graph.api} · {graph.status}\n", style="bold")
+        text = report_text(f"{whose}graph {graph.id} · {graph.api} · {graph.status}\n", "bold")
         if graph.internal:
             text.append("torch.compile's own capture, which keeps its memory pool; not yours\n",
                         style="dim")
         verdict = view.verdict_for(graph.id, row.rank)
         if verdict is not None:
-            text.append(f"verdict: {verdict.kind} ({format_speedup(verdict.speedup)}) — "
-                        f"{verdict.summary}\n")
+            text.append(clean(f"verdict: {verdict.kind} ({format_speedup(verdict.speedup)}) — "
+                              f"{verdict.summary}\n"))
         text.append_text(_timings(row.replays, row.eager))
         if graph.pool_bytes:
-            text.append(f"private pool {graph.pool} holds {format_bytes(graph.pool_bytes)}\n")
+            text.append(clean(f"private pool {graph.pool} holds "
+                              f"{format_bytes(graph.pool_bytes)}\n"))
         text.append_text(self._problems(graph.id, row.rank))
         text.append("captured at (innermost last)", style="underline")
         frames = trace.stack(graph.stack)
@@ -149,9 +153,9 @@ class GraphsScreen(ReportScreen):
                 text.append("\n")
         for finding in view.findings:
             if finding.graph == graph and view.rank_key(finding.rank) == rank:
-                text.append(f"{severity_badge(finding.severity)} ",
+                text.append(clean(f"{severity_badge(finding.severity)} "),
                             style=severity_style(finding.severity))
-                text.append(f"{finding.id} {finding.title}\n")
+                text.append(clean(f"{finding.id} {finding.title}\n"))
         return text
 
 

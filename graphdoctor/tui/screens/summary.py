@@ -13,6 +13,7 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from graphdoctor.diagnose.model import Verdict
+from graphdoctor.report.facts import clean
 from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT, signal_name
 from graphdoctor.trace.model import NONE, RunStatus, Trace
 from graphdoctor.tui.palette import (
@@ -22,6 +23,7 @@ from graphdoctor.tui.palette import (
 )
 from graphdoctor.tui.rendering import error_text, labelled
 from graphdoctor.tui.report_view import ReportView
+from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.screens.base import ReportScreen
 from graphdoctor.tui.screens.findings import finding_line
 from graphdoctor.tui.units import counted, format_bytes, format_duration, format_speedup
@@ -97,11 +99,11 @@ def _graph_of(view: ReportView, verdict: Verdict) -> int:
 def _verdict(kind: str, subject: str, speedup: float | None, summary: str) -> Table:
     mark = verdict_mark(kind)
     style = mark.style if kind in VERDICT_MARKS else GRAPH_STATUS_STYLES.get(kind, "")
-    body = Text(subject, style="bold")
+    body = report_text(subject, "bold")
     if speedup is not None:
         body.append(f"  {format_speedup(speedup)}", style=style)
-    body.append(f"\n{summary}")
-    return labelled([(Text(f"{mark.glyph} {kind}", style=style), body)], label_width=12)
+    body.append(f"\n{clean(summary)}")
+    return labelled([(report_text(f"{mark.glyph} {kind}", style), body)], label_width=12)
 
 
 def finding_options(view: ReportView) -> list[Option]:
@@ -123,8 +125,8 @@ def outcome_text(view: ReportView) -> RenderableType:
     headline = Text()
     ok = all(_ended_well(rank.trace.status) for rank in view.rank_views.values())
     headline.append("✓ " if ok else "✗ ", style="bold green" if ok else "bold bright_red")
-    headline.append(meta.target or "the script", style="bold")
-    headline.append(f" {ending(status.reason, status.exit_code, status.signal)}")
+    headline.append(clean(meta.target) or "the script", style="bold")
+    headline.append(f" {clean(ending(status.reason, status.exit_code, status.signal))}")
     if status.wall_ns:
         headline.append(f" after {format_duration(status.wall_ns)}")
     rows = _rank_rows(view) if view.multi_rank else _run_rows(view)
@@ -142,8 +144,8 @@ def _run_rows(view: ReportView) -> Rows:
     status = view.trace.status
     rows: Rows = []
     if not status.complete:
-        rows.append(("note", Text(f"the recording is incomplete: "
-                                  f"{status.message or status.reason}", style="yellow")))
+        rows.append(("note", report_text(f"the recording is incomplete: "
+                                         f"{status.message or status.reason}", "yellow")))
     return rows + _raised_rows(view, NONE, "")
 
 
@@ -160,14 +162,15 @@ def _rank_rows(view: ReportView) -> Rows:
     """The world, then each rank's ending and what it raised."""
     meta = view.trace.meta
     world = f"world size {meta.world_size}" if meta.world_size > 0 else "world size unknown"
-    rows: Rows = [("ranks", Text(f"{counted(len(view.ranks), 'rank')} recorded · "
-                                 f"{meta.backend or 'unknown'} backend · {world}"))]
+    rows: Rows = [("ranks", report_text(f"{counted(len(view.ranks), 'rank')} recorded · "
+                                        f"{meta.backend or 'unknown'} backend · {world}"))]
     for rank, rank_view in view.rank_views.items():
         status = rank_view.trace.status
-        line = Text(ending(status.reason, status.exit_code, status.signal),
-                    style="" if _ended_well(status) else "bright_red")
+        line = report_text(ending(status.reason, status.exit_code, status.signal),
+                           "" if _ended_well(status) else "bright_red")
         if not status.complete:
-            line.append(f" · incomplete: {status.message or status.reason}", style="yellow")
+            line.append(clean(f" · incomplete: {status.message or status.reason}"),
+                        style="yellow")
         rows.append((f"rank {rank}", line))
         rows += _raised_rows(view, rank, "  ")
     return rows
@@ -201,7 +204,7 @@ def environment_text(view: ReportView) -> Table:
                  for rank, rank_view in view.rank_views.items()]
     else:
         rows.append(("events", event_counts(trace)))
-    rows += [("not rec.", Text(f"{note.what}: {note.why}", style="yellow"))
+    rows += [("not rec.", report_text(f"{note.what}: {note.why}", "yellow"))
              for note in meta.not_recorded]
     return labelled(rows)
 

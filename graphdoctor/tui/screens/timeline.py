@@ -12,6 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
+from graphdoctor.report.facts import clean
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.rendering import details_view
 from graphdoctor.tui.screens.base import ReportScreen
@@ -79,8 +80,8 @@ class TimelineScreen(ReportScreen):
         lane = self.view.lanes[state.lane]
         text = Text()
         text.append(f" {format_moment(state.cursor, step)} ", style="bold reverse")
-        text.append(f" {self.view.phase_at(state.cursor, lane.rank)} ", style="bold")
-        text.append(f"· {lane.label.strip()} ", style="")
+        text.append(clean(f" {self.view.phase_at(state.cursor, lane.rank)} "), style="bold")
+        text.append(clean(f"· {lane.label.strip()} "), style="")
         text.append(f"· {format_moment(state.window.start, step)} – "
                     f"{format_moment(state.window.end, step)} "
                     f"({format_duration(state.window.span)}, {format_duration(step)}/col)",
