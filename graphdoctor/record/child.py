@@ -17,7 +17,6 @@ import signal
 import sys
 import threading
 import time
-from typing import Any
 
 from graphdoctor import __version__
 from graphdoctor.record.lifeline import end_with_parent
@@ -91,9 +90,7 @@ class _Sources:
                                " the script ran without instrumentation")
 
 
-def _stop_recorder(recorder: Any) -> None:
-    if recorder is None:
-        return
+def _stop_recorder(recorder: Recorder) -> None:
     from graphdoctor.record.session import stop
 
     try:
@@ -102,13 +99,12 @@ def _stop_recorder(recorder: Any) -> None:
         recorder.spool.write(["note", "end of recording", f"failed: {error!r}"])
 
 
-def _flush(spool: SpoolWriter, recorder: Any) -> None:
-    if recorder is not None:
-        recorder.heartbeat()
+def _flush(spool: SpoolWriter, recorder: Recorder) -> None:
+    recorder.heartbeat()
     spool.flush()
 
 
-def _orphaned(spool: SpoolWriter, recorder: Any) -> None:
+def _orphaned(spool: SpoolWriter, recorder: Recorder) -> None:
     try:
         _flush(spool, recorder)
     finally:

@@ -106,7 +106,7 @@ def memory_snapshot(pool: tuple[int, int] | None = None,
     if take is None:
         return None
     with _inductor_left_unimported():
-        for argument in ((*(pool or (0, 0)), traces), pool, None):
+        for argument in dict.fromkeys(((*(pool or (0, 0)), traces), pool, None)):
             try:
                 return dict(take(argument))
             except (TypeError, ValueError):

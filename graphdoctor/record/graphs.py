@@ -41,6 +41,7 @@ class _OpenCapture:
     """What a capture in progress started and its end must settle."""
 
     frame: FrameType | None  # the user's frame holding the captured block
+    begin_line: int = 0  # its line when the capture began
     watched_code: CodeType | None = None
     candidates: list[Any] = field(default_factory=list)  # possible external inputs
 
@@ -148,7 +149,8 @@ class _GraphHooks:
         if call is not None:
             call.captured = True
         nvtx_ranges.push(f"capture graph {gid}", "capture")
-        self._open[gid] = _OpenCapture(self._user_frame(api, caller))
+        frame = self._user_frame(api, caller)
+        self._open[gid] = _OpenCapture(frame, frame.f_lineno if frame is not None else 0)
         return state
 
     def _user_frame(self, api: str, caller: FrameType) -> FrameType | None:
@@ -199,8 +201,8 @@ class _GraphHooks:
         if opened.frame is None or not opened.candidates:
             return
         end_frame = innermost_user_frame(self.rec, caller)
-        end_line = end_frame.f_lineno if end_frame is opened.frame else 0
-        site = inputs.site_of(opened.frame, end_line or opened.frame.f_lineno)
+        end_line = end_frame.f_lineno if end_frame is opened.frame else opened.begin_line
+        site = inputs.site_of(opened.frame, opened.begin_line, end_line)
         self.watched[graph] = inputs.GraphInputs(graph, site, opened.candidates)
 
     def _callee_ids(self, state: CaptureState) -> list[int]:

@@ -90,7 +90,7 @@ def _note(found: dict[int, _Input], name: str, tensor: torch.Tensor) -> None:
         found[addr] = _Input(name, StorageWeakRef(storage), addr, size)
 
 
-def site_of(frame: FrameType, end_line: int) -> CaptureSite:
+def site_of(frame: FrameType, begin_line: int, end_line: int) -> CaptureSite:
     frames: list[tuple[str, int, str]] = []
     current: FrameType | None = frame
     while current is not None and len(frames) < 32:
@@ -98,7 +98,7 @@ def site_of(frame: FrameType, end_line: int) -> CaptureSite:
         frames.append((code.co_filename, current.f_lineno or 0,
                        getattr(code, "co_qualname", code.co_name)))
         current = current.f_back
-    return CaptureSite(frame.f_code.co_filename, frame.f_lineno or 0, end_line, frames)
+    return CaptureSite(frame.f_code.co_filename, begin_line, end_line, frames)
 
 
 EVERY_REPLAY_UNTIL = 16

@@ -56,7 +56,7 @@ def _turn_on(recorder: Recorder) -> None:
 
 def capture_starting(recorder: Recorder, graph: int) -> compat.AllocatorTotals:
     """Sample the totals (kept, to see what the capture allocated) and drain --full's history."""
-    totals = sample(recorder, graph)
+    totals = _record_totals(recorder, graph)
     if _history.on:
         drain(recorder)
     return totals
@@ -65,9 +65,8 @@ def capture_starting(recorder: Recorder, graph: int) -> compat.AllocatorTotals:
 def capture_ended(recorder: Recorder, graph: int, device: int, pool: tuple[int, int] | None,
                   before: compat.AllocatorTotals, stack: int) -> int:
     """Record what the capture allocated; return the bytes the graph's pool reserves."""
-    after = compat.allocator_totals()
+    after = _record_totals(recorder, graph)
     t = recorder.now()
-    recorder.emit(["mem", t, after.allocated, after.reserved, graph])
     if _history.on:
         snapshot = drain(recorder, graph)
     elif not recorder.config.allocations or before.made == after.made:
@@ -155,11 +154,15 @@ def _pool_name(pool_id: Any) -> str:
     return "default" if pool == (0, 0) else str(pool)
 
 
-def sample(recorder: Recorder, graph: int) -> compat.AllocatorTotals:
-    """Record the allocator's totals now; return them."""
+def sample(recorder: Recorder, graph: int) -> None:
+    """Record the allocator's totals now (and drain --full's history once a second)."""
+    _record_totals(recorder, graph)
+    maybe_drain(recorder)
+
+
+def _record_totals(recorder: Recorder, graph: int) -> compat.AllocatorTotals:
     totals = compat.allocator_totals()
     recorder.emit(["mem", recorder.now(), totals.allocated, totals.reserved, graph])
-    maybe_drain(recorder)
     return totals
 
 
