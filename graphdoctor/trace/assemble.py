@@ -24,6 +24,7 @@ from graphdoctor.trace.endings import (
     UNKNOWN,
     signal_name,
 )
+from graphdoctor.trace.event_kinds import COLUMNAR
 from graphdoctor.trace.model import (
     CAPTURE,
     EAGER,
@@ -42,6 +43,7 @@ from graphdoctor.trace.model import (
 )
 from graphdoctor.trace.records import HANDLERS
 from graphdoctor.trace.spool import read_records
+from graphdoctor.trace.spool_records import SpoolDrift, decode
 
 
 def assemble_file(path: str | os.PathLike[str]) -> Trace:
@@ -49,14 +51,16 @@ def assemble_file(path: str | os.PathLike[str]) -> Trace:
 
 
 def assemble(records: Iterable[list[Any]]) -> Trace:
+    """The trace of a spool's raw records (JSON arrays, tag first)."""
     builder = Builder()
-    for record in records:
-        handler = HANDLERS.get(record[0])
-        if handler is not None:
-            try:
-                handler(builder, record)
-            except (IndexError, KeyError, TypeError, ValueError):
-                builder.bad_records += 1
+    for raw in records:
+        try:
+            record = decode(raw)
+            HANDLERS[type(record)](builder, record)
+        except SpoolDrift:
+            builder.unknown_tags.add(str(raw[0]))
+        except (IndexError, KeyError, TypeError, ValueError):
+            builder.bad_records += 1
     return _finish(builder)
 
 
@@ -158,8 +162,10 @@ def _manual_warmups(trace: Trace, capture_starts: list[int]) -> Iterable[phases.
 
 def _assign_phases(trace: Trace) -> None:
     index = phases.PhaseIndex(trace.phases)
-    for name in ("allocs", "syncs", "stream_ops", "memory", "collectives"):
-        data = trace.tables[name].data
+    for kind in COLUMNAR:
+        if not kind.phased:
+            continue
+        data = trace.tables[kind.name].data
         data["phase"] = [index.phase_at(t) for t in data["t"]]
 
 
@@ -175,6 +181,9 @@ def _meta(b: Builder) -> Meta:
                           "behind to hold more CUDA events)"))
     if b.bad_records:
         notes.append(Note("some records", f"{b.bad_records} spool records could not be read"))
+    if b.unknown_tags:
+        notes.append(Note("some records", "records this graphdoctor does not declare (a newer "
+                          f"recorder's?): {', '.join(sorted(b.unknown_tags))}"))
     return Meta(
         tool_version=m.get("tool_version", ""), argv=tuple(m.get("argv", ())),
         target=m.get("target", ""), target_kind=m.get("target_kind", "path"),

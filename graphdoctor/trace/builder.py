@@ -23,6 +23,7 @@ class Builder:
         self.cuda: dict[str, Any] = {}
         self.last_t = 0
         self.bad_records = 0
+        self.unknown_tags: set[str] = set()  # tags no record is declared for, or drifted
         self.untimed = 0
         self.text_stacks: list[tuple[tuple[str, int, str], ...]] = []
         self.open_collectives: dict[int, int] = {}  # token -> row

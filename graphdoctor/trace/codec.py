@@ -10,27 +10,25 @@ minor version stays readable.
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 from itertools import accumulate
 from typing import Any, TypeVar
 
+from graphdoctor.trace.event_kinds import LISTED
 from graphdoctor.trace.model import (
     TABLE_ROWS,
-    CompileEvent,
     Device,
     ErrorLink,
     ExceptionRecord,
     Frame,
     Function,
     Graph,
-    InputEvent,
     Meta,
     Note,
     PhaseSpan,
     RunStatus,
     Table,
-    TeardownEvent,
     Trace,
-    WarningRecord,
 )
 
 TRACE_VERSION = 1
@@ -65,11 +63,7 @@ def encode(trace: Trace) -> dict[str, Any]:
         "stacks": [list(s) for s in trace.stacks],
         "functions": [_plain(f) for f in trace.functions],
         "graphs": [_plain(g) for g in trace.graphs],
-        "exceptions": [_plain(e) for e in trace.exceptions],
-        "compile_events": [_plain(e) for e in trace.compile_events],
-        "warnings": [_plain(w) for w in trace.warnings],
-        "input_events": [_plain(e) for e in trace.input_events],
-        "teardown": [_plain(e) for e in trace.teardown],
+        **{kind.name: [_plain(e) for e in getattr(trace, kind.name)] for kind in LISTED},
         "phases": [[p.phase, p.start, p.end, p.graph] for p in trace.phases],
         "counters": trace.counters,
         "replay_counts": {str(k): v for k, v in trace.replay_counts.items()},
@@ -86,7 +80,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _encode_table(table: Table, strings: _Strings) -> dict[str, list[Any]]:
+def _encode_table(table: Table[Any], strings: _Strings) -> dict[str, list[Any]]:
     out: dict[str, list[Any]] = {}
     for name, column in table.data.items():
         if name == "t":
@@ -112,11 +106,9 @@ def decode(data: dict[str, Any]) -> Trace:
     trace.stacks = [tuple(int(i) for i in s) for s in data.get("stacks", [])]
     trace.functions = [_build(Function, f) for f in data.get("functions", [])]
     trace.graphs = [_build(Graph, g, callees=tuple) for g in data.get("graphs", [])]
-    trace.exceptions = [_exception(e) for e in data.get("exceptions", [])]
-    trace.compile_events = [_build(CompileEvent, e) for e in data.get("compile_events", [])]
-    trace.warnings = [_build(WarningRecord, w) for w in data.get("warnings", [])]
-    trace.input_events = [_build(InputEvent, e) for e in data.get("input_events", [])]
-    trace.teardown = [_build(TeardownEvent, e) for e in data.get("teardown", [])]
+    for kind in LISTED:
+        build = _exception if kind.row is ExceptionRecord else partial(_build, kind.row)
+        setattr(trace, kind.name, [build(e) for e in data.get(kind.name, [])])
     trace.phases = [PhaseSpan(p[0], int(p[1]), int(p[2]), int(p[3]))
                     for p in data.get("phases", [])]
     trace.counters = dict(data.get("counters", {}))
@@ -129,7 +121,7 @@ def decode(data: dict[str, Any]) -> Trace:
 
 def _build(cls: type[_T], data: Any, **convert: Any) -> _T:
     if not isinstance(data, dict):
-        return cls()  # type: ignore[call-arg]
+        return cls()
     names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     kwargs = {k: v for k, v in data.items() if k in names}
     for key, fn in convert.items():
@@ -149,7 +141,7 @@ def _exception(data: dict[str, Any]) -> ExceptionRecord:
                   chain=lambda links: tuple(_build(ErrorLink, link) for link in links))
 
 
-def _decode_table(row_type: Any, columns: dict[str, list[Any]], strings: list[str]) -> Table:
+def _decode_table(row_type: Any, columns: dict[str, list[Any]], strings: list[str]) -> Table[Any]:
     data: dict[str, list[Any]] = {}
     length = len(columns.get("t", []))
     for name in row_type._fields:

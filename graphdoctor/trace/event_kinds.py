@@ -1,0 +1,310 @@
+"""The kinds of event a trace holds, declared once: their rows, where each lives, what it
+is called, whether it falls in a phase, and how it is drawn.
+
+Assembly makes the tables and reads the spool records of the columnar kinds from
+:data:`KINDS`; the report's counts, the Chrome export, and the TUI's summary, event details,
+search, timeline and palette iterate it, with a view of their own only for the kinds they
+know better. So a new kind of event is three edits: its spool record
+(:mod:`graphdoctor.trace.spool_records`), its row and entry here, and the recorder source
+that writes it.
+
+Bulky kinds (replays, allocations, syncs...) live in columnar :class:`Table` objects so a
+million events load quickly; rare, structured ones (exceptions, compile events) are frozen
+dataclasses in lists. Colours are the sixteen ANSI names, so a 16-colour terminal keeps
+every distinction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, Generic, NamedTuple, TypeVar
+
+from graphdoctor.trace import spool_records as sr
+
+NONE = -1  # "none" in integer columns: no graph, no stack, GPU time not measured
+
+class Replay(NamedTuple):
+    """One ``CUDAGraph.replay()`` call: host time, and GPU time from CUDA events."""
+
+    t: int
+    dur: int
+    gpu: int
+    graph: int
+    stream: int
+    thread: int
+
+
+class Call(NamedTuple):
+    """One call of a function graphdoctor times: a captured callee run eagerly, or a
+    compiled function's call (mode: eager, warmup, record, replay, skipped)."""
+
+    t: int
+    dur: int
+    gpu: int
+    fn: int
+    mode: str
+    graph: int
+
+
+class Alloc(NamedTuple):
+    """One caching-allocator action (alloc, free_requested, free_completed, segment_alloc,
+    segment_free) with the pool it came from ("default" or a graph pool such as "(1, 0)")."""
+
+    t: int
+    action: str
+    addr: int
+    size: int
+    stream: int
+    pool: str
+    graph: int
+    phase: str
+    stack: int
+    device: int
+
+
+class Sync(NamedTuple):
+    """A host-device synchronization (kind: item, cpu, nonzero, device_synchronize, ...)."""
+
+    t: int
+    kind: str
+    stream: int
+    graph: int
+    phase: str
+    thread: int
+    stack: int
+
+
+class StreamOp(NamedTuple):
+    """A stream or event operation: create, enter, exit, wait_stream, wait_event, record,
+    event_wait. ``stream`` is the stream it ran on, ``other`` the stream or event it names."""
+
+    t: int
+    op: str
+    stream: int
+    other: int
+    graph: int
+    phase: str
+    thread: int
+    stack: int
+
+
+class Collective(NamedTuple):
+    """A torch.distributed call: ``seq`` counts the calls on its process group, so the same
+    seq on two ranks is the same collective; ``dur`` is -1 for one that never returned."""
+
+    t: int
+    dur: int
+    op: str
+    group: str
+    seq: int
+    bytes: int
+    graph: int
+    phase: str
+    thread: int
+    stack: int
+
+
+class MemorySample(NamedTuple):
+    """Bytes the caching allocator had allocated and reserved at a moment of the run."""
+
+    t: int
+    allocated: int
+    reserved: int
+    graph: int
+    phase: str
+
+
+class GpuSample(NamedTuple):
+    """One NVML reading of a device: utilisation (%), memory used (bytes), SM clock (MHz)."""
+
+    t: int
+    device: int
+    util: int
+    mem_util: int
+    mem_used: int
+    sm_clock: int
+
+
+RowT = TypeVar("RowT")
+
+
+class Table(Generic[RowT]):
+    """Rows of one event kind stored as columns (one list per field)."""
+
+    __slots__ = ("_make", "columns", "data", "row_type")
+
+    def __init__(self, row_type: type[RowT], data: dict[str, list[Any]] | None = None):
+        self.row_type = row_type
+        # every row type is a NamedTuple, which a TypeVar bound cannot say
+        self._make: Callable[[Iterable[Any]], RowT] = row_type._make  # type: ignore[attr-defined]
+        self.columns: tuple[str, ...] = tuple(row_type._fields)  # type: ignore[attr-defined]
+        self.data: dict[str, list[Any]] = data or {name: [] for name in self.columns}
+
+    def append(self, row: Sequence[Any]) -> None:
+        for name, value in zip(self.columns, row):
+            self.data[name].append(value)
+
+    def __len__(self) -> int:
+        return len(self.data[self.columns[0]])
+
+    def __iter__(self) -> Iterator[RowT]:
+        make = self._make
+        return (make(values) for values in zip(*(self.data[c] for c in self.columns)))
+
+    def __getitem__(self, index: int) -> RowT:
+        return self._make(self.data[c][index] for c in self.columns)
+
+    def column(self, name: str) -> list[Any]:
+        return self.data[name]
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Table) and self.row_type is other.row_type
+                and self.data == other.data)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class ErrorLink:
+    """One exception in a chain; ``cuda_error`` is the cudaError name if the text has one."""
+
+    type: str
+    message: str
+    cuda_error: str = ""
+    stack: int = NONE
+
+
+@dataclass(frozen=True)
+class ExceptionRecord:
+    """An exception graphdoctor saw, with its chain from the first error to the last."""
+
+    id: int
+    t: int
+    where: str  # capture_begin | capture_end | replay | uncaught | thread
+    graph: int = NONE
+    thread: int = 0
+    chain: tuple[ErrorLink, ...] = ()
+
+    @property
+    def root(self) -> ErrorLink:
+        return self.chain[0]
+
+    @property
+    def raised(self) -> ErrorLink:
+        return self.chain[-1]
+
+
+@dataclass(frozen=True)
+class CompileEvent:
+    """A torch.compile event: graph_break, recompile, cudagraph_skip, cudagraph_record,
+    rerecord, dynamic_shape_warning, partition, compile."""
+
+    t: int
+    kind: str
+    compile_id: str = ""
+    function: str = ""
+    reason: str = ""
+    detail: str = ""
+    key: str = ""
+    stack: int = NONE
+    dur: int = 0
+
+
+@dataclass(frozen=True)
+class WarningRecord:
+    t: int
+    category: str
+    message: str
+    graph: int = NONE
+    stack: int = NONE
+
+
+@dataclass(frozen=True)
+class InputEvent:
+    """Something that happened to memory a captured graph reads: freed or rebound."""
+
+    t: int
+    graph: int
+    kind: str  # freed
+    addr: int
+    size: int
+    stack: int = NONE
+    replays: int = 0  # replays of the graph so far when it was noticed
+
+
+@dataclass(frozen=True)
+class TeardownEvent:
+    """``destroy_process_group`` began or ended; a begin without an end is a teardown hang."""
+
+    t: int
+    kind: str  # begin | end
+    stack: int = NONE
+
+
+# The sixteen ANSI colour names, the only ones a kind may be drawn in.
+ANSI_COLOURS = frozenset(f"{bright}{name}" for bright in ("", "bright_") for name in (
+    "black", "red", "green", "yellow", "blue", "magenta", "cyan", "white"))
+
+
+@dataclass(frozen=True)
+class EventKind:
+    """One kind of event of a trace."""
+
+    name: str  # the trace's table (columnar) or list attribute that holds it
+    label: str  # one event, in words: "sync"
+    row: type[Any]  # its row type (a NamedTuple for a columnar kind, else a dataclass)
+    columnar: bool  # a Table in trace.tables; else a list attribute of Trace
+    record: type[tuple[Any, ...]] | None = None  # the spool record rows are read from by name
+    phased: bool = False  # assembly notes the phase each row fell in
+    sort: str = ""  # the field naming the sort of event (a sync's kind, a stream op's op)
+    glyph: str = "•"
+    colour: str = "white"
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        if self.columnar:
+            return tuple(self.row._fields)
+        return tuple(f.name for f in fields(self.row))
+
+    @property
+    def span(self) -> str:
+        """The field that holds how long one lasted; empty for a moment."""
+        return "dur" if "dur" in self.fields else ""
+
+
+KINDS: tuple[EventKind, ...] = (
+    EventKind("replays", "replay", Replay, True, sr.ReplayRecord, glyph="█", colour="green"),
+    EventKind("calls", "timed call", Call, True, sr.CallRecord, sort="mode", glyph="█",
+              colour="blue"),
+    EventKind("allocs", "allocator event", Alloc, True, sr.AllocRecord, phased=True,
+              sort="action", glyph="·", colour="bright_black"),
+    EventKind("syncs", "sync", Sync, True, sr.SyncRecord, phased=True, sort="kind",
+              colour="yellow"),
+    EventKind("stream_ops", "stream op", StreamOp, True, sr.StreamOpRecord, phased=True,
+              sort="op", glyph="w", colour="cyan"),
+    EventKind("collectives", "collective", Collective, True, phased=True, sort="op",
+              glyph="█", colour="cyan"),
+    EventKind("memory", "memory sample", MemorySample, True, sr.MemoryRecord, phased=True,
+              glyph="▁", colour="blue"),
+    EventKind("gpu_samples", "GPU reading", GpuSample, True, sr.GpuSampleRecord, glyph="▁",
+              colour="green"),
+    EventKind("exceptions", "exception", ExceptionRecord, False, glyph="X",
+              colour="bright_red"),
+    EventKind("compile_events", "compile event", CompileEvent, False, sort="kind", glyph="C",
+              colour="yellow"),
+    EventKind("warnings", "warning", WarningRecord, False, sort="category", glyph="!",
+              colour="yellow"),
+    EventKind("input_events", "captured input freed", InputEvent, False, sort="kind",
+              glyph="F", colour="bright_red"),
+    EventKind("teardown", "process-group teardown", TeardownEvent, False, sort="kind",
+              glyph="═", colour="yellow"),
+)
+BY_NAME: dict[str, EventKind] = {kind.name: kind for kind in KINDS}
+COLUMNAR: tuple[EventKind, ...] = tuple(k for k in KINDS if k.columnar)
+LISTED: tuple[EventKind, ...] = tuple(k for k in KINDS if not k.columnar)
+TABLE_ROWS: dict[str, type[Any]] = {kind.name: kind.row for kind in COLUMNAR}
+
+
+def empty_tables() -> dict[str, Table[Any]]:
+    return {kind.name: Table(kind.row) for kind in COLUMNAR}

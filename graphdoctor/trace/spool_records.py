@@ -1,0 +1,329 @@
+"""The spool's vocabulary: one typed record per tag, declared once for writer and reader.
+
+On disk a record is a JSON array, its tag first and then its fields in the order declared
+here (``["sync", t, kind, stream, graph, thread, stack]``); positional, because the child
+writes millions of them. In memory, on both sides, it is the NamedTuple below, read by
+field name. A field added later goes at the end with a default, so an older spool (which
+lacks it) still decodes; fields past the declared ones (written by a newer graphdoctor) are
+dropped. A record with too few fields, or one whose tag is not declared, is drift: decoding
+raises :class:`SpoolDrift`, which assembly counts and names in the report.
+
+Nothing here imports torch: the recorder builds these records, assembly reads them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+JsonObject = dict[str, Any]
+
+
+class SpoolDrift(ValueError):
+    """A spool line that does not match the declared record of its tag."""
+
+
+# -- the run and its process ---------------------------------------------------------------
+class Hello(NamedTuple):
+    """First record of a child: version, pid, argv, target, target_kind, cwd, mode,
+    started_at."""
+
+    info: JsonObject
+
+
+class MetaInfo(NamedTuple):
+    """Facts about the environment (python, torch, cuda, platform, hostname, env...)."""
+
+    info: JsonObject
+
+
+class Devices(NamedTuple):
+    """NVML facts per visible device: index, name, memory_total, compute_capability..."""
+
+    devices: list[JsonObject]
+
+
+class NoteRecord(NamedTuple):
+    """Something that was not recorded, and why."""
+
+    what: str
+    why: str
+
+
+class CudaState(NamedTuple):
+    """Whether CUDA was built, available and initialized when the recording stopped."""
+
+    info: JsonObject
+
+
+class End(NamedTuple):
+    """The child's own end: exit_code, interrupted."""
+
+    info: JsonObject
+
+
+class RunEnd(NamedTuple):
+    """Appended by the parent once the child is gone: exit_code, signal, reason, wall_ns,
+    stacks_at_end, message."""
+
+    info: JsonObject
+
+
+# -- code: frames, stacks, followed functions --------------------------------------------------
+class FrameRecord(NamedTuple):
+    id: int
+    file: str
+    line: int
+    name: str
+    kind: str
+
+
+class StackRecord(NamedTuple):
+    id: int
+    frames: list[int]
+
+
+class FunctionRecord(NamedTuple):
+    id: int
+    name: str
+    kind: str
+    file: str
+    line: int
+    compile_id: str
+
+
+# -- graphs -----------------------------------------------------------------------------------
+class GraphBegin(NamedTuple):
+    """A capture began: id, t, api, internal, stream, shared_pool, pool, capture_error_mode,
+    stack, function, key, device."""
+
+    info: JsonObject
+
+
+class GraphEnd(NamedTuple):
+    """A capture ended: id, t, status, pool, pool_bytes, error, callees, own (graphdoctor's
+    own spans inside the capture)."""
+
+    info: JsonObject
+
+
+class GraphDeleted(NamedTuple):
+    graph: int
+    t: int
+
+
+class ReplayRecord(NamedTuple):
+    t: int
+    dur: int
+    gpu: int
+    graph: int
+    stream: int
+    thread: int
+
+
+class CallRecord(NamedTuple):
+    t: int
+    dur: int
+    gpu: int
+    fn: int
+    mode: str
+    graph: int
+
+
+class Progress(NamedTuple):
+    """Replays per graph so far ({"replays": {graph: count}}), written twice a second."""
+
+    t: int
+    counts: JsonObject
+
+
+class Region(NamedTuple):
+    """A span of the run where graphs are made on the user's behalf (make_graphed_callables)."""
+
+    name: str
+    t0: int
+    t1: int
+
+
+class Untimed(NamedTuple):
+    """How many replays and calls had no GPU time taken (during a capture, or too many)."""
+
+    calls: int
+
+
+class InputRecord(NamedTuple):
+    t: int
+    graph: int
+    kind: str
+    addr: int
+    size: int
+    stack: int
+    replays: int
+
+
+# -- memory, syncs, streams ------------------------------------------------------------------
+class AllocRecord(NamedTuple):
+    t: int
+    action: str
+    addr: int
+    size: int
+    stream: int
+    pool: str
+    graph: int
+    stack: int
+    device: int = 0  # written since schema 1.0 multi-device support
+
+
+class MemoryRecord(NamedTuple):
+    t: int
+    allocated: int
+    reserved: int
+    graph: int
+
+
+class SyncRecord(NamedTuple):
+    t: int
+    kind: str
+    stream: int
+    graph: int
+    thread: int
+    stack: int
+
+
+class StreamOpRecord(NamedTuple):
+    t: int
+    op: str
+    stream: int
+    other: int
+    graph: int
+    thread: int
+    stack: int
+
+
+class GpuSampleRecord(NamedTuple):
+    t: int
+    device: int
+    util: int
+    mem_util: int
+    mem_used: int
+    sm_clock: int
+
+
+# -- errors, warnings, torch.compile ---------------------------------------------------------
+class ExceptionInfo(NamedTuple):
+    """An exception: id, t, where, graph, thread, chain ([type, message, cuda_error, stack])."""
+
+    info: JsonObject
+
+
+class WarnRecord(NamedTuple):
+    t: int
+    category: str
+    message: str
+    graph: int
+    stack: int
+
+
+class LogRecord(NamedTuple):
+    """A torch.compile log line (its text is parsed at assembly)."""
+
+    t: int
+    logger: str
+    level: str
+    message: str
+    compile_id: str
+    stack: int
+
+
+class CompileCallback(NamedTuple):
+    """torch._dynamo's compile start/end callback: kind is compile_start or compile_end."""
+
+    t: int
+    kind: str
+    trigger: str
+    compile_id: str
+    stack: int
+
+
+class Counters(NamedTuple):
+    """torch._dynamo's counters at the end of the run."""
+
+    counters: dict[str, dict[str, int]]
+
+
+class TreeInputs(NamedTuple):
+    """Inputs a cudagraph-tree function copies into its graph on each replay."""
+
+    t: int
+    fn: int
+    compile_id: str
+    inputs: int
+    size: int
+
+
+# -- torch.distributed -----------------------------------------------------------------------
+class CollectiveRecord(NamedTuple):
+    token: int
+    t: int
+    op: str
+    group: str
+    seq: int
+    size: int
+    is_async: bool
+    graph: int
+    thread: int
+    stack: int
+
+
+class CollectiveEnd(NamedTuple):
+    token: int
+    t: int
+
+
+class DistInfo(NamedTuple):
+    """The process group: backend, rank, world_size."""
+
+    info: JsonObject
+
+
+class TeardownRecord(NamedTuple):
+    t: int
+    kind: str
+    stack: int
+
+
+TAGS: dict[type[tuple[Any, ...]], str] = {
+    Hello: "hello", MetaInfo: "meta", Devices: "devices", NoteRecord: "note",
+    CudaState: "cuda_state", End: "end", RunEnd: "run_end",
+    FrameRecord: "frame", StackRecord: "stack", FunctionRecord: "fn",
+    GraphBegin: "graph", GraphEnd: "graph_end", GraphDeleted: "graph_del",
+    ReplayRecord: "replay", CallRecord: "call", Progress: "progress", Region: "region",
+    Untimed: "untimed", InputRecord: "input",
+    AllocRecord: "alloc", MemoryRecord: "mem", SyncRecord: "sync", StreamOpRecord: "sop",
+    GpuSampleRecord: "nvml",
+    ExceptionInfo: "exc", WarnRecord: "warn", LogRecord: "log",
+    CompileCallback: "compile_cb", Counters: "counters", TreeInputs: "tree_inputs",
+    CollectiveRecord: "coll", CollectiveEnd: "coll_end", DistInfo: "dist",
+    TeardownRecord: "teardown",
+}
+RECORDS: dict[str, type[tuple[Any, ...]]] = {tag: cls for cls, tag in TAGS.items()}
+
+# Records that must reach the disk at once: they are what a post-mortem needs most.
+URGENT = frozenset({Hello, GraphBegin, GraphEnd, ExceptionInfo, End, RunEnd, NoteRecord,
+                    MetaInfo})
+
+def encode(record: tuple[Any, ...]) -> list[Any]:
+    """The JSON array a record is written as: its tag, then its fields in order."""
+    return [TAGS[type(record)], *record]
+
+
+def decode(raw: list[Any]) -> tuple[Any, ...]:
+    """The typed record of a spool line; :class:`SpoolDrift` when it matches none."""
+    cls = RECORDS.get(raw[0])
+    if cls is None:
+        raise SpoolDrift(f"no record is declared for tag {raw[0]!r}")
+    fields: tuple[str, ...] = cls._fields  # type: ignore[attr-defined]  # every NamedTuple
+    required = len(fields) - len(cls._field_defaults)  # type: ignore[attr-defined]
+    values = raw[1:1 + len(fields)]
+    if len(values) < required:
+        raise SpoolDrift(f"{raw[0]!r} has {len(values)} fields, {required} are declared")
+    return cls(*values)

@@ -1,0 +1,87 @@
+"""The spool's records and the trace's event kinds are declared once; these tests catch a
+declaration that drifted from its readers or its rows."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+
+import pytest
+
+from graphdoctor.trace import event_kinds, spool_records
+from graphdoctor.trace.assemble import assemble
+from graphdoctor.trace.model import Trace
+from graphdoctor.trace.records import HANDLERS
+from graphdoctor.trace.spool_records import RECORDS, TAGS, SpoolDrift, decode, encode
+
+SAMPLES = {int: 7, str: "x", bool: True, "JsonObject": {"id": 1, "t": 2}}
+
+
+def sample(record_type: type[tuple[object, ...]]) -> tuple[object, ...]:
+    """A record of the type with a plausible value in each field."""
+    hints = typing.get_type_hints(record_type)
+    values = [SAMPLES.get(typing.get_origin(h) or h, [] if typing.get_origin(h) is list
+                          else {"id": 1, "t": 2}) for h in hints.values()]
+    return record_type(*values)
+
+
+def test_each_tag_names_one_record_and_each_record_has_a_handler() -> None:
+    assert len(RECORDS) == len(TAGS)
+    assert set(HANDLERS) == set(TAGS)
+
+
+@pytest.mark.parametrize("record_type", list(TAGS), ids=list(TAGS.values()))
+def test_records_round_trip_through_their_json_array(record_type: type[tuple[object, ...]]) -> None:
+    record = sample(record_type)
+    raw = encode(record)
+    assert raw[0] == TAGS[record_type]
+    assert decode(raw) == record
+
+
+def test_a_field_added_later_decodes_from_an_older_spool_with_its_default() -> None:
+    older = ["alloc", 1, "alloc", 4096, 512, 0, "default", -1, -1]  # before "device"
+    assert decode(older) == spool_records.AllocRecord(1, "alloc", 4096, 512, 0, "default",
+                                                      -1, -1, device=0)
+
+
+def test_fields_a_newer_recorder_added_are_dropped() -> None:
+    assert decode(["untimed", 3, "later"]) == spool_records.Untimed(3)
+
+
+@pytest.mark.parametrize("raw", [["sync", 1, "item"], ["no_such_tag", 1]])
+def test_drift_is_an_error_that_names_the_tag(raw: list[object]) -> None:
+    with pytest.raises(SpoolDrift, match=str(raw[0])):
+        decode(raw)
+
+
+def test_assembly_names_the_tags_it_could_not_read() -> None:
+    trace = assemble([["sync", 1, "item"], ["from_the_future", 1], ["untimed", 2]])
+    notes = " ".join(note.why for note in trace.meta.not_recorded)
+    assert "from_the_future" in notes and "sync" in notes
+
+
+@pytest.mark.parametrize("kind", event_kinds.COLUMNAR, ids=lambda k: k.name)
+def test_a_columnar_row_is_its_record_plus_the_phase_assembly_adds(
+        kind: event_kinds.EventKind) -> None:
+    if kind.record is None:  # collectives: begin and end records make one row
+        assert kind.name in ("collectives",)
+        return
+    added = {"phase"} if kind.phased else set()
+    assert set(kind.fields) == set(kind.record._fields) | added  # type: ignore[attr-defined]
+
+
+def test_every_kind_lives_where_it_says() -> None:
+    trace = Trace()
+    assert set(trace.tables) == {k.name for k in event_kinds.COLUMNAR}
+    for kind in event_kinds.LISTED:
+        assert isinstance(getattr(trace, kind.name), list)
+        assert dataclasses.is_dataclass(kind.row)
+    names = [k.name for k in event_kinds.KINDS]
+    assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("kind", event_kinds.KINDS, ids=lambda k: k.name)
+def test_every_kind_is_drawable_and_sortable(kind: event_kinds.EventKind) -> None:
+    assert len(kind.glyph) == 1 and kind.label
+    assert not kind.sort or kind.sort in kind.fields
+    assert kind.colour in event_kinds.ANSI_COLOURS
