@@ -28,18 +28,25 @@ nanosecond decimals, from the start of the run.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from collections import defaultdict
 from collections.abc import Collection, Iterator
 from typing import Any
 
 from graphdoctor.report import facts
 from graphdoctor.report.document import Report
+from graphdoctor.trace.event_kinds import KINDS, EventKind, rows_of
 from graphdoctor.trace.model import NONE, Trace
 
 HOST_PID = 1
 GPU_PID = 10
 RANK_PIDS = 100  # rank N's processes are numbered from 100 * N
 NEVER_RETURNED = "never returned: drawn to the end of the recording"
+# The kinds of event the parts below draw in their own way; any other kind gets a lane of
+# its own (see _kind_lane), so a new kind is in the export without a change here.
+DRAWN_APART = frozenset({"replays", "calls", "allocs", "syncs", "stream_ops", "collectives",
+                         "memory", "gpu_samples", "exceptions", "compile_events", "warnings",
+                         "input_events", "teardown"})
 Event = dict[str, Any]
 
 
@@ -150,6 +157,9 @@ def to_chrome_trace(report: Report, phases: Collection[str] = ()) -> dict[str, A
         for part in (_phases, _captures, _threads, _collectives, _teardown, _thread_instants,
                      _compile, _inputs, _memory, _streams, _gpu):
             events += part(export)
+        for kind in KINDS:
+            if kind.name not in DRAWN_APART:
+                events += _kind_lane(export, kind)
         flow_base += len(trace.tables["replays"])
     events = _nest(events, lanes)
     return {"traceEvents": lanes.metadata() + events, "displayTimeUnit": "ms",
@@ -351,6 +361,26 @@ def _gpu(x: _Export) -> Iterator[Event]:
             yield _counter(pid, "utilisation (%)", s.t, gpu=s.util, memory=s.mem_util)
             yield _counter(pid, "memory used (bytes)", s.t, used=s.mem_used)
             yield _counter(pid, "SM clock (MHz)", s.t, clock=s.sm_clock)
+
+
+def _kind_lane(x: _Export, kind: EventKind) -> Iterator[Event]:
+    """A kind no part above draws: its events on a host lane of their own, each with its
+    fields as arguments."""
+    tid = x.lanes.tid(x.host_pid, kind.name.replace("_", " "))
+    for row in rows_of(x.trace, kind):
+        values = row._asdict() if kind.columnar else dataclasses.asdict(row)
+        dur = values.get(kind.span, 0) if kind.span else 0
+        if not x.keep(values["t"], max(dur, 0)):
+            continue
+        name = facts.clean(f"{kind.label}: {values[kind.sort]}" if kind.sort else kind.label)
+        args: dict[str, Any] = {k: facts.clean(v) if isinstance(v, str) else v
+                                for k, v in values.items() if k not in ("t", kind.span)}
+        if "stack" in args:
+            args["site"] = x.site(args.pop("stack"))
+        if dur > 0:
+            yield _slice(x.host_pid, tid, name, values["t"], dur, kind.name, **args)
+        else:
+            yield _instant(x.host_pid, tid, name, values["t"], kind.name, **args)
 
 
 def _nest(events: list[Event], lanes: _Lanes) -> list[Event]:

@@ -19,17 +19,12 @@ from typing import TYPE_CHECKING
 from graphdoctor.diagnose import stacks_at_end
 from graphdoctor.diagnose.model import SEVERITY_RANK, Finding, Verdict
 from graphdoctor.trace.endings import INTERRUPTED, SIGNALLED, TIMED_OUT, UNKNOWN, signal_name
+from graphdoctor.trace.event_kinds import KINDS, rows_of
 from graphdoctor.trace.model import PHASES, USER, ExceptionRecord, Frame, Graph, Trace
 
 if TYPE_CHECKING:
     from graphdoctor.report.document import Report
 
-EVENT_LABELS = {
-    "replays": "graph replay", "calls": "timed call", "allocs": "allocator action",
-    "syncs": "synchronization", "stream_ops": "stream operation", "memory": "memory sample",
-    "gpu_samples": "GPU sample", "exceptions": "exception", "compile_events": "compile event",
-    "warnings": "warning", "input_events": "input event", "collectives": "collective",
-}
 # How bad a verdict is, worst highest; a kind this version does not know ranks as unmeasured.
 VERDICT_RANK = {"faster": 0, "unmeasured": 1, "neutral": 2, "rerecorded": 3, "skipped": 3,
                 "slower": 4, "unsafe": 5, "failed": 6}
@@ -91,10 +86,8 @@ def phase_totals(trace: Trace) -> list[PhaseTotal]:
 
 
 def event_counts(trace: Trace) -> dict[str, int]:
-    counts = {name: len(table) for name, table in trace.tables.items()}
-    counts.update(exceptions=len(trace.exceptions), compile_events=len(trace.compile_events),
-                  warnings=len(trace.warnings), input_events=len(trace.input_events))
-    return counts
+    """How many events of each kind the trace holds, in the registry's order."""
+    return {kind.name: len(rows_of(trace, kind)) for kind in KINDS}
 
 
 def user_graphs(trace: Trace) -> list[Graph]:
@@ -199,8 +192,8 @@ def plural(count: int, noun: str) -> str:
 
 def event_summary(trace: Trace) -> str:
     """"11 allocator actions, 2 synchronizations, ..." (kinds with no events left out)."""
-    return ", ".join(plural(n, EVENT_LABELS.get(kind, kind.replace("_", " ")))
-                     for kind, n in event_counts(trace).items() if n)
+    return ", ".join(plural(len(rows), kind.label) for kind in KINDS
+                     if len(rows := rows_of(trace, kind)))
 
 
 def outcome(trace: Trace, timed: bool = True) -> str:

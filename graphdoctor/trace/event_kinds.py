@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from graphdoctor.trace import spool_records as sr
 
@@ -252,7 +252,7 @@ class EventKind:
     """One kind of event of a trace."""
 
     name: str  # the trace's table (columnar) or list attribute that holds it
-    label: str  # one event, in words: "sync"
+    label: str  # one event, in words, as every report and screen says it: "synchronization"
     row: type[Any]  # its row type (a NamedTuple for a columnar kind, else a dataclass)
     columnar: bool  # a Table in trace.tables; else a list attribute of Trace
     record: type[tuple[Any, ...]] | None = None  # the spool record rows are read from by name
@@ -274,20 +274,20 @@ class EventKind:
 
 
 KINDS: tuple[EventKind, ...] = (
-    EventKind("replays", "replay", Replay, True, sr.ReplayRecord, glyph="█", colour="green"),
+    EventKind("replays", "graph replay", Replay, True, sr.ReplayRecord, glyph="█", colour="green"),
     EventKind("calls", "timed call", Call, True, sr.CallRecord, sort="mode", glyph="█",
               colour="blue"),
-    EventKind("allocs", "allocator event", Alloc, True, sr.AllocRecord, phased=True,
+    EventKind("allocs", "allocator action", Alloc, True, sr.AllocRecord, phased=True,
               sort="action", glyph="·", colour="bright_black"),
-    EventKind("syncs", "sync", Sync, True, sr.SyncRecord, phased=True, sort="kind",
+    EventKind("syncs", "synchronization", Sync, True, sr.SyncRecord, phased=True, sort="kind",
               colour="yellow"),
-    EventKind("stream_ops", "stream op", StreamOp, True, sr.StreamOpRecord, phased=True,
+    EventKind("stream_ops", "stream operation", StreamOp, True, sr.StreamOpRecord, phased=True,
               sort="op", glyph="w", colour="cyan"),
     EventKind("collectives", "collective", Collective, True, phased=True, sort="op",
               glyph="█", colour="cyan"),
     EventKind("memory", "memory sample", MemorySample, True, sr.MemoryRecord, phased=True,
               glyph="▁", colour="blue"),
-    EventKind("gpu_samples", "GPU reading", GpuSample, True, sr.GpuSampleRecord, glyph="▁",
+    EventKind("gpu_samples", "GPU sample", GpuSample, True, sr.GpuSampleRecord, glyph="▁",
               colour="green"),
     EventKind("exceptions", "exception", ExceptionRecord, False, glyph="X",
               colour="bright_red"),
@@ -295,15 +295,29 @@ KINDS: tuple[EventKind, ...] = (
               colour="yellow"),
     EventKind("warnings", "warning", WarningRecord, False, sort="category", glyph="!",
               colour="yellow"),
-    EventKind("input_events", "captured input freed", InputEvent, False, sort="kind",
+    EventKind("input_events", "input event", InputEvent, False, sort="kind",
               glyph="F", colour="bright_red"),
-    EventKind("teardown", "process-group teardown", TeardownEvent, False, sort="kind",
+    EventKind("teardown", "teardown event", TeardownEvent, False, sort="kind",
               glyph="═", colour="yellow"),
 )
 BY_NAME: dict[str, EventKind] = {kind.name: kind for kind in KINDS}
 COLUMNAR: tuple[EventKind, ...] = tuple(k for k in KINDS if k.columnar)
 LISTED: tuple[EventKind, ...] = tuple(k for k in KINDS if not k.columnar)
 TABLE_ROWS: dict[str, type[Any]] = {kind.name: kind.row for kind in COLUMNAR}
+
+
+class Rows(Protocol):
+    """What a kind's events are read through: a Table or a list."""
+
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[Any]: ...
+    def __getitem__(self, index: int, /) -> Any: ...
+
+
+def rows_of(trace: Any, kind: EventKind) -> Rows:
+    """A trace's events of one kind: its table, or its list."""
+    rows: Rows = trace.tables[kind.name] if kind.columnar else getattr(trace, kind.name)
+    return rows
 
 
 def empty_tables() -> dict[str, Table[Any]]:
