@@ -41,6 +41,14 @@ from graphdoctor.trace.model import (
     RunStatus,
     Trace,
 )
+from graphdoctor.trace.names import (
+    COMPILE,
+    CUDA_GRAPH,
+    EAGER_CALL,
+    REPLAYING_CALL,
+    STILL_CAPTURING,
+    WARMUP_CALL,
+)
 from graphdoctor.trace.records import HANDLERS
 from graphdoctor.trace.spool import read_records
 from graphdoctor.trace.spool_records import SpoolDrift, decode
@@ -72,7 +80,7 @@ def _finish(b: Builder) -> Trace:
     trace.frames = _dense(b.frames, Frame("?", 0, "?", "python"))
     trace.stacks = _dense(b.stacks, ())
     trace.graphs = [_graph(g, b.last_t) for _, g in sorted(b.graphs.items())]
-    trace.compile_events += [CompileEvent(t, "compile", cid, reason=trigger, stack=stack,
+    trace.compile_events += [CompileEvent(t, COMPILE, cid, reason=trigger, stack=stack,
                                           dur=0) for cid, (t, trigger, stack)
                              in b.compile_spans.items()]
     trace.compile_events.sort(key=lambda e: e.t)
@@ -91,9 +99,9 @@ def _dense(items: dict[int, Any], filler: Any) -> list[Any]:
 
 def _graph(g: dict[str, Any], last_t: int) -> Graph:
     end = g.get("end", {})
-    status = end.get("status", "capturing")
+    status = end.get("status", STILL_CAPTURING)
     return Graph(
-        id=g["id"], api=g.get("api", "CUDAGraph"), status=status, capture_start=g["t"],
+        id=g["id"], api=g.get("api", CUDA_GRAPH), status=status, capture_start=g["t"],
         capture_end=end.get("t", NONE), pool=end.get("pool") or g.get("pool", ""),
         shared_pool=bool(g.get("shared_pool")), stream=int(g.get("stream", 0)),
         capture_error_mode=g.get("capture_error_mode", "global"), stack=g.get("stack", NONE),
@@ -120,6 +128,10 @@ def _sort_table(table: Any) -> None:
         table.data[name] = [column[i] for i in order]
 
 
+# The phase a timed call's mode puts its span in (recording and skipped calls: none).
+CALL_PHASES = {WARMUP_CALL: WARMUP, REPLAYING_CALL: REPLAY, EAGER_CALL: EAGER}
+
+
 def _intervals(b: Builder) -> Iterable[phases.Interval]:
     trace = b.trace
     captures = [(g["t"], g.get("end", {}).get("t", b.last_t), g["id"])
@@ -134,7 +146,7 @@ def _intervals(b: Builder) -> Iterable[phases.Interval]:
         yield phases.Interval(t, t + dur, REPLAY, graph)
     calls = trace.tables["calls"].data
     for t, dur, mode in zip(calls["t"], calls["dur"], calls["mode"]):
-        phase = {"warmup": WARMUP, "replay": REPLAY}.get(mode, EAGER if mode == "eager" else None)
+        phase = CALL_PHASES.get(mode)
         if phase is not None:
             yield phases.Interval(t, t + dur, phase)
     for _, start, end in b.regions:

@@ -12,6 +12,17 @@ from collections.abc import Callable
 from typing import Any
 
 from graphdoctor.trace.frames import frames_in_text
+from graphdoctor.trace.names import (
+    CUDAGRAPH_RECORD,
+    CUDAGRAPH_SKIP,
+    DYNAMIC_SHAPE_WARNING,
+    GRAPH_BREAK,
+    PARTITION,
+    RECOMPILE,
+    RERECORD,
+    TREE_RECORDING,
+    TREE_RUN,
+)
 
 Parsed = dict[str, Any]
 
@@ -52,19 +63,19 @@ def _skip(message: str) -> Parsed | None:
     match = _SKIP.search(message)
     if match:
         reason, _, found = match.group("reason").partition("Found from")
-        return {"kind": "cudagraph_skip", "reason": _one_line(reason).rstrip(" .:"),
+        return {"kind": CUDAGRAPH_SKIP, "reason": _one_line(reason).rstrip(" .:"),
                 "frames": frames_in_text(found), "detail": message.strip()}
     dynamic = _DYNAMIC.search(message)
     if dynamic:
-        return {"kind": "dynamic_shape_warning", "key": dynamic.group(1),
+        return {"kind": DYNAMIC_SHAPE_WARNING, "key": dynamic.group(1),
                 "reason": f"{dynamic.group(1)} distinct input sizes recorded",
                 "detail": message.strip()}
     return None
 
 
 def _tree(message: str) -> Parsed | None:
-    for pattern, kind in ((_RECORD_KEY, "cudagraph_record"), (_RERECORD, "rerecord"),
-                          (_TREE_RECORDING, "tree_recording"), (_TREE_WARMUP, "tree_run")):
+    for pattern, kind in ((_RECORD_KEY, CUDAGRAPH_RECORD), (_RERECORD, RERECORD),
+                          (_TREE_RECORDING, TREE_RECORDING), (_TREE_WARMUP, TREE_RUN)):
         match = pattern.search(message)
         if match:
             groups = match.groupdict()
@@ -85,7 +96,7 @@ def _graph_break(message: str) -> Parsed | None:
         frames = [(at.group("file"), int(at.group("line")), "?")]
     if not at and not reason:
         return None
-    return {"kind": "graph_break", "reason": reason.rstrip(":"), "frames": frames,
+    return {"kind": GRAPH_BREAK, "reason": reason.rstrip(":"), "frames": frames,
             "detail": message.strip()[:4000]}
 
 
@@ -94,7 +105,7 @@ def _recompile(message: str) -> Parsed | None:
     if not match:
         return None
     guards = [g.group("guard").strip() for g in _GUARD.finditer(message)]
-    return {"kind": "recompile", "function": match.group("fn"),
+    return {"kind": RECOMPILE, "function": match.group("fn"),
             "reason": guards[0] if guards else "", "detail": message.strip()[:4000],
             "frames": [(match.group("file"), int(match.group("line")), match.group("fn"))]}
 
@@ -104,7 +115,7 @@ def _partition(message: str) -> Parsed | None:
     if match:
         total, good, bad = match.groups()
         reasons = sorted({m.group("reason").strip() for m in _OP_REASON.finditer(message)})
-        return {"kind": "partition", "key": f"{good}/{total}",
+        return {"kind": PARTITION, "key": f"{good}/{total}",
                 "reason": f"{bad} of {total} partitions not cudagraphable"
                           + (f" ({', '.join(reasons)})" if reasons else ""),
                 "detail": message.strip()[:4000]}

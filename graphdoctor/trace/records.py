@@ -28,6 +28,7 @@ from graphdoctor.trace.model import (
     TeardownEvent,
     WarningRecord,
 )
+from graphdoctor.trace.names import COMPILE, COMPILE_START
 
 Handler = Callable[[Builder, Any], None]
 
@@ -145,12 +146,12 @@ def _log(b: Builder, r: sr.LogRecord) -> None:
 
 def _compile_cb(b: Builder, r: sr.CompileCallback) -> None:
     key = f"{r.compile_id}:{r.trigger}"
-    if r.kind == "compile_start":
+    if r.kind == COMPILE_START:
         b.compile_spans[key] = (r.t, r.trigger, r.stack)
         return
     start = b.compile_spans.pop(key, None)
     if start is not None:
-        b.trace.compile_events.append(CompileEvent(start[0], "compile", r.compile_id,
+        b.trace.compile_events.append(CompileEvent(start[0], COMPILE, r.compile_id,
                                                    reason=r.trigger, stack=start[2],
                                                    dur=r.t - start[0]))
     b.see(r.t)

@@ -1,0 +1,58 @@
+"""The words that cross from the recorder to every reader, each named once.
+
+A graph's status, the API it was made with, a timed call's mode, a followed function's
+kind, where an exception was seen, the kinds of compile event, and the sync kind of torch's
+own syncs: the recorder writes these strings into the spool, and the rules, reports and
+screens compare against them. Torch-free, so the readers import them without torch.
+"""
+
+from __future__ import annotations
+
+# A graph's status at the end of its capture.
+CAPTURED = "captured"
+CAPTURE_FAILED = "failed"
+STILL_CAPTURING = "capturing"  # the run ended inside the capture
+
+# The API a graph was made through.
+GRAPH_CONTEXT = "torch.cuda.graph"
+CUDA_GRAPH = "CUDAGraph"
+GRAPHED_CALLABLES = "make_graphed_callables"
+COMPILED = "torch.compile"
+MANUAL_APIS = (GRAPH_CONTEXT, CUDA_GRAPH)  # the user's own code holds the captured block
+
+# A timed call's mode: eager before or without graphs, or a compiled function's call that
+# warmed up, recorded a graph, replayed one, or ran without one (cudagraphs skipped).
+EAGER_CALL = "eager"
+WARMUP_CALL = "warmup"
+RECORDING_CALL = "record"
+REPLAYING_CALL = "replay"
+SKIPPED_CALL = "skipped"
+
+# A followed function's kind.
+CAPTURED_FUNCTION = "captured"  # a callee of a manual capture
+COMPILED_FUNCTION = "compiled"
+GRAPHED_FUNCTION = "graphed"
+
+# Where an exception was seen.
+AT_CAPTURE_BEGIN = "capture_begin"
+AT_CAPTURE_END = "capture_end"
+AT_REPLAY = "replay"
+UNCAUGHT = "uncaught"
+IN_THREAD = "thread"
+
+# The kinds of torch.compile event, read from its logs and callbacks.
+GRAPH_BREAK = "graph_break"
+RECOMPILE = "recompile"
+CUDAGRAPH_SKIP = "cudagraph_skip"
+CUDAGRAPH_RECORD = "cudagraph_record"
+RERECORD = "rerecord"
+DYNAMIC_SHAPE_WARNING = "dynamic_shape_warning"
+PARTITION = "partition"
+TREE_RECORDING = "tree_recording"  # cudagraph trees' own log lines
+TREE_RUN = "tree_run"
+COMPILE = "compile"
+COMPILE_START = "compile_start"  # the callback's two halves of a COMPILE span
+COMPILE_END = "compile_end"
+
+# The sync kind of a sync that torch's own code made (not a line of the user's).
+INTERNAL_SYNC = "torch internal"
