@@ -8,6 +8,7 @@ made inside the capture, and exceptions raised by other threads meanwhile.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -41,10 +42,7 @@ def cause_of(view: TraceView, graph: Graph) -> Cause | None:
     """The cause of a failed capture; None for a graph that did not fail."""
     if graph.status == "captured":
         return None
-    key = ("cause", graph.id)
-    if key not in view.memo:
-        view.memo[key] = _find_cause(view, graph)
-    return view.memo[key]  # type: ignore[no-any-return]
+    return view.causes.get(graph, functools.partial(_find_cause, view))
 
 
 def _find_cause(view: TraceView, graph: Graph) -> Cause:

@@ -11,6 +11,7 @@ launch its work.
 
 from __future__ import annotations
 
+import functools
 import statistics
 from dataclasses import dataclass
 from typing import Any
@@ -97,10 +98,7 @@ class Measurement:
 
 def of_graph(view: TraceView, graph: Graph) -> Measurement:
     """A manual graph against the eager calls of the functions its capture ran."""
-    key = ("measurement", graph.id)
-    if key not in view.memo:
-        view.memo[key] = _measure_graph(view, graph)
-    return view.memo[key]  # type: ignore[no-any-return]
+    return view.measurements.get(graph, functools.partial(_measure_graph, view))
 
 
 def _measure_graph(view: TraceView, graph: Graph) -> Measurement:
