@@ -71,9 +71,17 @@ def _from_first_error(view: TraceView, graph: Graph) -> Cause:
     return Cause("other", link, index)
 
 
-def failures_of_kind(view: TraceView, kind: str) -> Iterator[tuple[Graph, Cause]]:
+@dataclass(frozen=True)
+class NamedCause:
+    """A cause that names the error it comes from: what a rule of one kind of cause reports."""
+    kind: str
+    link: ErrorLink
+    exception: int  # index in trace.exceptions
+
+
+def failures_of_kind(view: TraceView, kind: str) -> Iterator[tuple[Graph, NamedCause]]:
     """The failed graphs whose cause is ``kind`` and names its first error, with it."""
     for graph in view.graphs:
         cause = cause_of(view, graph)
         if cause is not None and cause.kind == kind and cause.link is not None:
-            yield graph, cause
+            yield graph, NamedCause(cause.kind, cause.link, cause.exception)

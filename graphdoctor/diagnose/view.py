@@ -21,6 +21,7 @@ from graphdoctor.trace.model import (
     LIBRARY,
     NONE,
     USER,
+    Collective,
     CompileEvent,
     ErrorLink,
     ExceptionRecord,
@@ -150,9 +151,9 @@ class TraceView:
         """The compiled function whose call was running at time t, or -1."""
         calls = self.trace.tables["calls"]
         for row in calls:
-            if row.t <= t <= row.t + row.dur and self.function(row.fn) is not None \
-                    and self.function(row.fn).kind == "compiled":  # type: ignore[union-attr]
-                return row.fn
+            if row.t <= t <= row.t + row.dur and (found := self.function(row.fn)) is not None \
+                    and found.kind == "compiled":
+                return found.id
         return NONE
 
     def last_function_before(self, t: int) -> int:
@@ -182,9 +183,9 @@ class TraceView:
         """Whether rules that compare ranks run from this view (they run once per run)."""
         return bool(self.peers) and self.rank == min(self.peers)
 
-    def collective_sequences(self) -> dict[str, list[tuple[int, Any]]]:
+    def collective_sequences(self) -> dict[str, list[tuple[int, Collective]]]:
         """(index, row) of this trace's collectives per process group, in issue order."""
-        by_group: dict[str, list[tuple[int, Any]]] = {}
+        by_group: dict[str, list[tuple[int, Collective]]] = {}
         for index, row in self.rows("collectives"):
             by_group.setdefault(row.group, []).append((index, row))
         for rows in by_group.values():
