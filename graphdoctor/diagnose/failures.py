@@ -38,6 +38,15 @@ class Cause:
     exception: int = NONE  # index in trace.exceptions
 
 
+@dataclass(frozen=True)
+class NamedCause:
+    """A cause that names the error it comes from: what a rule of one kind of cause reports."""
+
+    kind: str
+    link: ErrorLink
+    exception: int  # index in trace.exceptions
+
+
 def cause_of(view: TraceView, graph: Graph) -> Cause | None:
     """The cause of a failed capture; None for a graph that did not fail."""
     if graph.status == "captured":
@@ -69,14 +78,6 @@ def _from_first_error(view: TraceView, graph: Graph) -> Cause:
     if not link.cuda_error and "CUDA error" not in link.message:
         return Cause("python_exception", link, index)
     return Cause("other", link, index)
-
-
-@dataclass(frozen=True)
-class NamedCause:
-    """A cause that names the error it comes from: what a rule of one kind of cause reports."""
-    kind: str
-    link: ErrorLink
-    exception: int  # index in trace.exceptions
 
 
 def failures_of_kind(view: TraceView, kind: str) -> Iterator[tuple[Graph, NamedCause]]:
