@@ -6,21 +6,22 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import ParamSpec, TypeVar
 
 import click
 
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report import facts
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
-def handle_errors(command: F) -> F:
+def handle_errors(command: Callable[P, R]) -> Callable[P, R]:
     """Turn a GraphDoctorError into ``graphdoctor: error: <message>`` and its exit code."""
 
     @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return command(*args, **kwargs)
         except GraphDoctorError as error:
@@ -30,7 +31,7 @@ def handle_errors(command: F) -> F:
             click.echo(f"graphdoctor: error: {message}", err=True)
             sys.exit(error.exit_code)
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def say(message: str) -> None:

@@ -8,6 +8,7 @@ made inside the capture, and exceptions raised by other threads meanwhile.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -37,14 +38,20 @@ class Cause:
     exception: int = NONE  # index in trace.exceptions
 
 
+@dataclass(frozen=True)
+class NamedCause:
+    """A cause that names the error it comes from: what a rule of one kind of cause reports."""
+
+    kind: str
+    link: ErrorLink
+    exception: int  # index in trace.exceptions
+
+
 def cause_of(view: TraceView, graph: Graph) -> Cause | None:
     """The cause of a failed capture; None for a graph that did not fail."""
     if graph.status == "captured":
         return None
-    key = ("cause", graph.id)
-    if key not in view.memo:
-        view.memo[key] = _find_cause(view, graph)
-    return view.memo[key]  # type: ignore[no-any-return]
+    return view.causes.get(graph, functools.partial(_find_cause, view))
 
 
 def _find_cause(view: TraceView, graph: Graph) -> Cause:
@@ -73,9 +80,9 @@ def _from_first_error(view: TraceView, graph: Graph) -> Cause:
     return Cause("other", link, index)
 
 
-def failures_of_kind(view: TraceView, kind: str) -> Iterator[tuple[Graph, Cause]]:
+def failures_of_kind(view: TraceView, kind: str) -> Iterator[tuple[Graph, NamedCause]]:
     """The failed graphs whose cause is ``kind`` and names its first error, with it."""
     for graph in view.graphs:
         cause = cause_of(view, graph)
         if cause is not None and cause.kind == kind and cause.link is not None:
-            yield graph, cause
+            yield graph, NamedCause(cause.kind, cause.link, cause.exception)

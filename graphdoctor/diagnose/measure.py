@@ -11,6 +11,7 @@ launch its work.
 
 from __future__ import annotations
 
+import functools
 import statistics
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +52,22 @@ def stat(values_ns: list[int]) -> Stat | None:
 
 
 @dataclass(frozen=True)
+class Comparison:
+    """Eager and replay GPU times with enough samples of both to compare them."""
+
+    eager: Stat
+    replay: Stat
+
+    @property
+    def speedup(self) -> float:
+        return self.eager.median_us / self.replay.median_us
+
+    @property
+    def busy_share(self) -> float:
+        return min(1.0, self.replay.median_us / self.eager.median_us)
+
+
+@dataclass(frozen=True)
 class Measurement:
     replay: Stat | None  # GPU time per replay
     replay_host: Stat | None  # CPU time of the replay call
@@ -59,22 +76,25 @@ class Measurement:
     replays: int
 
     @property
-    def speedup(self) -> float | None:
-        if not self.comparable:
+    def compared(self) -> Comparison | None:
+        """Eager against replay; None unless both have MIN_SAMPLES and a replay took time."""
+        if self.replay is None or self.eager is None or self.replay.median_us <= 0:
             return None
-        return self.eager.median_us / self.replay.median_us  # type: ignore[union-attr]
+        if self.eager.n < MIN_SAMPLES or self.replay.n < MIN_SAMPLES:
+            return None
+        return Comparison(self.eager, self.replay)
+
+    @property
+    def speedup(self) -> float | None:
+        return self.compared.speedup if self.compared else None
 
     @property
     def comparable(self) -> bool:
-        return (self.replay is not None and self.eager is not None
-                and self.eager.n >= MIN_SAMPLES and self.replay.n >= MIN_SAMPLES
-                and self.replay.median_us > 0)
+        return self.compared is not None
 
     @property
     def busy_share(self) -> float | None:
-        if not self.comparable:
-            return None
-        return min(1.0, self.replay.median_us / self.eager.median_us)  # type: ignore[union-attr]
+        return self.compared.busy_share if self.compared else None
 
     @property
     def launch_share(self) -> float | None:
@@ -97,10 +117,7 @@ class Measurement:
 
 def of_graph(view: TraceView, graph: Graph) -> Measurement:
     """A manual graph against the eager calls of the functions its capture ran."""
-    key = ("measurement", graph.id)
-    if key not in view.memo:
-        view.memo[key] = _measure_graph(view, graph)
-    return view.memo[key]  # type: ignore[no-any-return]
+    return view.measurements.get(graph, functools.partial(_measure_graph, view))
 
 
 def _measure_graph(view: TraceView, graph: Graph) -> Measurement:

@@ -53,18 +53,20 @@ def _measured(subject: str, m: measure.Measurement, mine: list[Finding], ids: tu
 def _kind_and_summary(m: measure.Measurement) -> tuple[str, str]:
     if m.replays == 0:
         return "not-replayed", "captured but never replayed"
-    if m.speedup is None:
+    compared = m.compared
+    if compared is None:
         replay = (f"{m.replay.median_us:,.1f} µs per replay" if m.replay else
                   "not timed: the run ended before their GPU time was known")
         return "unmeasured", (f"replayed {m.replays} times ({replay}); no eager run of the same "
                               "code to compare with, so no speedup is claimed")
-    detail = (f"eager {m.eager.median_us:,.1f} µs vs replay {m.replay.median_us:,.1f} µs "  # type: ignore[union-attr]
-              f"per step (GPU time, medians of {m.eager.n} and {m.replay.n})")  # type: ignore[union-attr]
-    if m.speedup >= FASTER:
-        return "faster", f"{m.speedup:.2f}x faster: {detail}"
-    if m.speedup >= SLOWER:
-        return "neutral", f"no speedup ({m.speedup:.2f}x): {detail}"
-    return "slower", f"{m.speedup:.2f}x, slower than eager: {detail}"
+    eager, replay_time, speedup = compared.eager, compared.replay, compared.speedup
+    detail = (f"eager {eager.median_us:,.1f} µs vs replay {replay_time.median_us:,.1f} µs "
+              f"per step (GPU time, medians of {eager.n} and {replay_time.n})")
+    if speedup >= FASTER:
+        return "faster", f"{speedup:.2f}x faster: {detail}"
+    if speedup >= SLOWER:
+        return "neutral", f"no speedup ({speedup:.2f}x): {detail}"
+    return "slower", f"{speedup:.2f}x, slower than eager: {detail}"
 
 
 def _function_verdict(view: TraceView, fn: Function, findings: Sequence[Finding]) -> Verdict:

@@ -3,19 +3,25 @@
 Rules ask questions ("which syncs ran inside this capture?", "what first went wrong in this
 graph?"); the answers live here once, so two rules never disagree about them. Everything is
 computed lazily and cached: a view is built per diagnosis and never changes.
+
+Two answers are computed elsewhere but kept here, once per graph: a graph's measurement
+(:func:`.measure.of_graph`) and a failed capture's cause (:func:`.failures.cause_of`). Their
+caches are declared on the view, each with its type (:class:`PerGraph`): a view keeps those
+two answers and nothing else a rule might want to stash.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from graphdoctor.diagnose.model import Evidence, LineReader, Location, no_source
 from graphdoctor.trace.model import (
     LIBRARY,
     NONE,
     USER,
+    Collective,
     CompileEvent,
     ErrorLink,
     ExceptionRecord,
@@ -26,8 +32,26 @@ from graphdoctor.trace.model import (
 )
 from graphdoctor.trace.phases import PhaseIndex
 
+if TYPE_CHECKING:  # these modules compute the answers and import this one
+    from graphdoctor.diagnose.failures import Cause
+    from graphdoctor.diagnose.measure import Measurement
+
 # Syncs the user's own code asked for; "torch internal" ones come from inside torch.
 INTERNAL_SYNC = "torch internal"
+
+Answer = TypeVar("Answer")
+
+
+class PerGraph(Generic[Answer]):
+    """One shared query's answers, one per graph, each computed the first time it is asked."""
+
+    def __init__(self) -> None:
+        self._answers: dict[int, Answer] = {}
+
+    def get(self, graph: Graph, compute: Callable[[Graph], Answer]) -> Answer:
+        if graph.id not in self._answers:
+            self._answers[graph.id] = compute(graph)
+        return self._answers[graph.id]
 
 
 class TraceView:
@@ -41,8 +65,9 @@ class TraceView:
         self.rank = rank
         self.peers = peers or {}
         self.read_line = read_line
-        # answers several rules need (a graph's measurement, a failure's cause), kept once
-        self.memo: dict[tuple[str, int], Any] = {}
+        # answers several rules need, kept once so that they never disagree about them
+        self.measurements: PerGraph[Measurement] = PerGraph()
+        self.causes: PerGraph[Cause] = PerGraph()
 
     # -- graphs and functions ------------------------------------------------------------
     @functools.cached_property
@@ -126,9 +151,9 @@ class TraceView:
         """The compiled function whose call was running at time t, or -1."""
         calls = self.trace.tables["calls"]
         for row in calls:
-            if row.t <= t <= row.t + row.dur and self.function(row.fn) is not None \
-                    and self.function(row.fn).kind == "compiled":  # type: ignore[union-attr]
-                return row.fn
+            if row.t <= t <= row.t + row.dur and (found := self.function(row.fn)) is not None \
+                    and found.kind == "compiled":
+                return found.id
         return NONE
 
     def last_function_before(self, t: int) -> int:
@@ -158,9 +183,9 @@ class TraceView:
         """Whether rules that compare ranks run from this view (they run once per run)."""
         return bool(self.peers) and self.rank == min(self.peers)
 
-    def collective_sequences(self) -> dict[str, list[tuple[int, Any]]]:
+    def collective_sequences(self) -> dict[str, list[tuple[int, Collective]]]:
         """(index, row) of this trace's collectives per process group, in issue order."""
-        by_group: dict[str, list[tuple[int, Any]]] = {}
+        by_group: dict[str, list[tuple[int, Collective]]] = {}
         for index, row in self.rows("collectives"):
             by_group.setdefault(row.group, []).append((index, row))
         for rows in by_group.values():

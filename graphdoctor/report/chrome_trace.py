@@ -168,11 +168,12 @@ def to_chrome_trace(report: Report, phases: Collection[str] = ()) -> dict[str, A
 
 def _other_data(report: Report, phases: Collection[str]) -> dict[str, Any]:
     meta = report.trace.meta
-    data = {"generator": f"graphdoctor {report.tool_version}",
-            "report_schema": report.schema_version, "target": facts.clean(meta.target),
-            "started_at": meta.started_at, "torch": meta.torch, "cuda": meta.cuda,
-            "devices": ", ".join(d.name for d in meta.devices),
-            "phases": ", ".join(phases) if phases else "all"}
+    data: dict[str, str | int] = {
+        "generator": f"graphdoctor {report.tool_version}",
+        "report_schema": report.schema_version, "target": facts.clean(meta.target),
+        "started_at": meta.started_at, "torch": meta.torch, "cuda": meta.cuda,
+        "devices": ", ".join(d.name for d in meta.devices),
+        "phases": ", ".join(phases) if phases else "all"}
     if report.ranks:
         data.update(ranks=", ".join(map(str, report.ranks)), world_size=meta.world_size,
                     backend=facts.clean(meta.backend),

@@ -181,8 +181,8 @@ def _regressions(diff: ReportDiff) -> list[Regression]:
     found: list[Regression] = []
     for change in diff.verdicts:
         found += _verdict_regressions(change, diff.tolerance)
-    for change in diff.appeared:
-        f = change.finding
+    for appeared in diff.appeared:
+        f = appeared.finding
         if SEVERITY_RANK.get(f.severity, 9) <= SEVERITY_RANK[WARNING]:
             reason = facts.clean(f"new {f.severity} {f.id}: {f.title}")
             found.append(Regression("new-finding", reason))

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from graphdoctor.diagnose.model import Verdict
 from graphdoctor.report import facts, markdown
 from graphdoctor.report.diff import Figure, FindingChange, ReportDiff, VerdictChange
 from graphdoctor.report.text import Printable
@@ -21,12 +22,11 @@ from graphdoctor.report.text import Printable
 MAX_ROWS = 50
 
 
-def _verdict_cell(verdict: object) -> str:
-    kind = getattr(verdict, "kind", None)
-    if kind is None:
+def _verdict_cell(verdict: Verdict | None) -> str:
+    if verdict is None:
         return "-"
-    speedup = getattr(verdict, "speedup", None)
-    return kind + (f" {facts.format_speedup(speedup)}" if speedup is not None else "")
+    speedup = verdict.speedup
+    return verdict.kind + (f" {facts.format_speedup(speedup)}" if speedup is not None else "")
 
 
 def _change_note(change: VerdictChange) -> str:

@@ -137,7 +137,7 @@ def used_devices(trace: Trace) -> list[int]:
 def main_device(trace: Trace) -> int:
     """The device the process did most of its allocating on (else its first graph's, else
     0): where its events that name no device most likely ran."""
-    counts = Counter(d for d in trace.tables["allocs"].column("device") if d >= 0)
+    counts: Counter[int] = Counter(d for d in trace.tables["allocs"].column("device") if d >= 0)
     if counts:
         return counts.most_common(1)[0][0]
     return trace.graphs[0].device if trace.graphs else 0

@@ -40,6 +40,12 @@ _PYTHON_TYPES: dict[str, tuple[type, ...]] = {
     "number": (int, float), "boolean": (bool,), "null": (type(None),),
 }
 _SCALAR_ITEM_KEYS = frozenset({"type", "minimum"}) | ANNOTATION_KEYWORDS
+# The types a column of scalars may hold, compared exactly: a bool in an integer column
+# sends the column to the slow path, which decides about it
+_SCALAR_COLUMN_TYPES: dict[str, frozenset[type]] = {
+    "integer": frozenset({int}), "number": frozenset({int, float}), "string": frozenset({str}),
+    "boolean": frozenset({bool}),
+}
 
 
 class SchemaViolation(ValueError):
@@ -53,7 +59,8 @@ class SchemaViolation(ValueError):
 def report_schema() -> dict[str, Any]:
     """The schema as shipped in the package (read once)."""
     text = resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
-    return json.loads(text)  # type: ignore[no-any-return]
+    schema: dict[str, Any] = json.loads(text)
+    return schema
 
 
 def check(data: Any) -> None:
@@ -179,8 +186,7 @@ class _Checker:
 def _scalar_column_ok(values: list[Any], items: dict[str, Any]) -> bool:
     """True if every value has the item type (and minimum); False sends the caller to the
     slow path, which finds the first bad item and names it."""
-    allowed = {"integer": {int}, "number": {int, float}, "string": {str},
-               "boolean": {bool}}.get(items["type"])
+    allowed = _SCALAR_COLUMN_TYPES.get(items["type"])
     if allowed is None or not set(map(type, values)) <= allowed:
         return False
     if float in allowed and not all(map(math.isfinite, values)):

@@ -26,7 +26,8 @@ ID, NAME = "GD207", "cudagraph-skipped"
 def check(view: TraceView) -> Iterator[Finding]:
     for index, event in view.compile_events("cudagraph_skip"):
         fn = view.function_at(event.t)
-        name = view.function(fn).name if fn >= 0 else "a compiled function"  # type: ignore[union-attr]
+        function = view.function(fn) if fn >= 0 else None
+        name = function.name if function else "a compiled function"
         yield Finding(
             ID, NAME, WARNING, SKIPPED,
             title=f"CUDA graphs skipped for {name}: {event.reason} at {view.where(event.stack)}",

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from graphdoctor.diagnose.model import UNSAFE, WARNING, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
-from graphdoctor.trace.model import NONE
+from graphdoctor.trace.model import NONE, Graph
 
 ID, NAME = "GD109", "empty-graph"
 
@@ -39,7 +39,7 @@ def check(view: TraceView) -> Iterator[Finding]:
             location=view.location(graph.stack), graph=graph.id)
 
 
-def _graph_at(view: TraceView, t: int):  # type: ignore[no-untyped-def]
+def _graph_at(view: TraceView, t: int) -> Graph | None:
     for graph in view.graphs:
         end = graph.capture_end if graph.capture_end != NONE else view.end_time
         if graph.capture_start <= t <= end + 1_000_000:  # the warning comes from capture_end

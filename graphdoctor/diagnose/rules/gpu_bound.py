@@ -28,18 +28,20 @@ LAUNCH = 0.1
 def check(view: TraceView) -> Iterator[Finding]:
     for graph in view.manual_graphs():
         m = measure.of_graph(view, graph)
-        busy, launch, speedup = m.busy_share, m.launch_share, m.speedup
-        if busy is None or launch is None or speedup is None:
+        compared, launch, eager_host = m.compared, m.launch_share, m.eager_host
+        if compared is None or launch is None or eager_host is None:
             continue
+        busy, speedup = compared.busy_share, compared.speedup
         if speedup >= 1.1 or busy < BUSY or launch > LAUNCH:
             continue
         yield Finding(
             ID, NAME, WARNING, NEUTRAL,
             title=f"graph {graph.id} gives {speedup:.2f}x: the GPU is busy {busy:.0%} of the "
                   f"eager step and launches cost {launch:.1%}",
-            explanation=(f"In eager mode one step takes {m.eager.median_us:,.0f} µs of GPU time "  # type: ignore[union-attr]
-                         f"and its kernels alone take about {m.replay.median_us:,.0f} µs (the "  # type: ignore[union-attr]
-                         f"replay); the CPU launches the step in {m.eager_host.median_us:,.0f} µs. "  # type: ignore[union-attr]
+            explanation=(f"In eager mode one step takes {compared.eager.median_us:,.0f} µs of GPU "
+                         "time and its kernels alone take about "
+                         f"{compared.replay.median_us:,.0f} µs (the replay); the CPU launches "
+                         f"the step in {eager_host.median_us:,.0f} µs. "
                          "Launch overhead is too small a share for a graph to remove."),
             fix="Keep the eager path (and the memory) or optimise the kernels themselves; a "
                 "CUDA graph only removes launch overhead.",

@@ -25,17 +25,19 @@ LAUNCH_US = 50.0  # CPU time to launch the eager step
 def check(view: TraceView) -> Iterator[Finding]:
     for graph in view.manual_graphs():
         m = measure.of_graph(view, graph)
-        if not m.comparable:
+        compared = m.compared
+        if compared is None:
             continue
-        saving = m.eager.median_us - m.replay.median_us  # type: ignore[union-attr]
+        eager, replay = compared.eager, compared.replay
+        saving = eager.median_us - replay.median_us
         launching = m.eager_host.median_us if m.eager_host else 0.0
         if saving >= SAVING_US or launching >= LAUNCH_US:
             continue  # a large saving, or a step whose launch work is not small
         yield Finding(
             ID, NAME, WARNING, NEUTRAL,
             title=f"graph {graph.id} saves {saving:.1f} µs per step: too little work per graph",
-            explanation=(f"An eager step takes {m.eager.median_us:.1f} µs and a replay "  # type: ignore[union-attr]
-                         f"{m.replay.median_us:.1f} µs (GPU time, median of {m.replay.n} "  # type: ignore[union-attr]
+            explanation=(f"An eager step takes {eager.median_us:.1f} µs and a replay "
+                         f"{replay.median_us:.1f} µs (GPU time, median of {replay.n} "
                          f"replays); the CPU launches the eager step in {launching:.1f} µs. The "
                          "captured step launches so little work that one graph launch saves "
                          "only a few microseconds."),

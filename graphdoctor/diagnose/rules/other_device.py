@@ -26,10 +26,11 @@ def check(view: TraceView) -> Iterator[Finding]:
         elsewhere = [(i, a) for i, a in view.in_capture("allocs", graph)
                      if a.device != graph.device]
         cause = cause_of(view, graph)
-        if not elsewhere and (cause is None or cause.kind != "other_device"):
+        link = cause.link if cause is not None and cause.kind == "other_device" else None
+        stack = elsewhere[0][1].stack if elsewhere else link.stack if link else None
+        if stack is None:
             continue
         devices = sorted({a.device for _, a in elsewhere}) or ["another device"]
-        stack = elsewhere[0][1].stack if elsewhere else cause.link.stack  # type: ignore[union-attr]
         yield Finding(
             ID, NAME, ERROR, FAILED if graph.status != "captured" else UNSAFE,
             title=f"graph {graph.id} is captured on cuda:{graph.device} but works on "

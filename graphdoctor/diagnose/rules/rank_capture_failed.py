@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace.model import Graph
 
 ID, NAME = "GD403", "rank-capture-failed"
 
@@ -45,7 +46,7 @@ def check(view: TraceView) -> Iterator[Finding]:
         location=peer.location(graph.stack), graph=graph.id, rank=rank)
 
 
-def _failed_graphs(view: TraceView) -> list:  # type: ignore[type-arg]
+def _failed_graphs(view: TraceView) -> list[Graph]:
     return [g for g in view.graphs if g.status != "captured"]
 
 

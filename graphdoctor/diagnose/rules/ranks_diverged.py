@@ -12,12 +12,14 @@ branches around collectives, the same captures on every rank.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace.model import Collective
 
 ID, NAME = "GD402", "ranks-diverged"
+
+Issued = tuple[int, Collective]  # a collective's index in its rank's table, and its row
 
 
 def check(view: TraceView) -> Iterator[Finding]:
@@ -31,7 +33,8 @@ def check(view: TraceView) -> Iterator[Finding]:
             yield _finding(view, group, *divergence)
 
 
-def _first_difference(per_rank: dict[int, list[tuple[int, Any]]]) -> tuple[int, dict] | None:
+def _first_difference(per_rank: dict[int, list[Issued]]
+                      ) -> tuple[int, dict[int, Issued | None]] | None:
     """(position, {rank: (index, row) or None}) of the first collective the ranks disagree
     on: a different op, or one that some ranks never issued."""
     longest = max((len(rows) for rows in per_rank.values()), default=0)
@@ -42,11 +45,12 @@ def _first_difference(per_rank: dict[int, list[tuple[int, Any]]]) -> tuple[int, 
     return None
 
 
-def _signature(item: tuple[int, Any] | None) -> tuple[str, bool] | None:
+def _signature(item: Issued | None) -> tuple[str, bool] | None:
     return None if item is None else (item[1].op, item[1].graph >= 0)
 
 
-def _finding(view: TraceView, group: str, position: int, at: dict) -> Finding:
+def _finding(view: TraceView, group: str, position: int,
+             at: dict[int, Issued | None]) -> Finding:
     issued = {r: item for r, item in at.items() if item is not None}
     missing = sorted(r for r, item in at.items() if item is None)
     parts = [f"rank {r} issued {row.op}{' inside a capture' if row.graph >= 0 else ''} at "

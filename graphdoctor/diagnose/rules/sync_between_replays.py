@@ -28,7 +28,8 @@ def check(view: TraceView) -> Iterator[Finding]:
     by_site: dict[tuple[str, int], list[int]] = {}
     for index, sync in syncs:
         frame = view.culprit_frame(sync.stack)
-        by_site.setdefault((frame.file, frame.line), []).append(index)  # type: ignore[union-attr]
+        if frame is not None:  # always so: user_syncs keeps only the syncs that have one
+            by_site.setdefault((frame.file, frame.line), []).append(index)
     for indexes in by_site.values():
         if len(indexes) < SHARE * len(replays):
             continue

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graphdoctor.diagnose.failures import cause_of
+from graphdoctor.diagnose.failures import failures_of_kind
 from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 
@@ -30,12 +30,9 @@ CALLS = {"item": "`.item()`", "tolist": "`.tolist()`", "numpy": "`.numpy()`",
 
 
 def check(view: TraceView) -> Iterator[Finding]:
-    for graph in view.graphs:
-        cause = cause_of(view, graph)
-        if cause is None or cause.kind != "sync":
-            continue
+    for graph, cause in failures_of_kind(view, "sync"):
         syncs = view.user_syncs(view.in_capture("syncs", graph))
-        stack = syncs[0][1].stack if syncs else cause.link.stack  # type: ignore[union-attr]
+        stack = syncs[0][1].stack if syncs else cause.link.stack
         what = CALLS.get(syncs[0][1].kind, "a synchronizing call") if syncs else \
             "an operation that is not permitted while capturing"
         yield Finding(
