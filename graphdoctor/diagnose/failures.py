@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import NONE, ErrorLink, Graph
+from graphdoctor.trace.names import CAPTURED
 
 UNSUPPORTED = "cudaErrorStreamCaptureUnsupported"
 
@@ -49,7 +50,7 @@ class NamedCause:
 
 def cause_of(view: TraceView, graph: Graph) -> Cause | None:
     """The cause of a failed capture; None for a graph that did not fail."""
-    if graph.status == "captured":
+    if graph.status == CAPTURED:
         return None
     return view.causes.get(graph, functools.partial(_find_cause, view))
 

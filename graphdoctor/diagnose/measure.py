@@ -18,6 +18,7 @@ from typing import Any
 
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Graph
+from graphdoctor.trace.names import EAGER_CALL, REPLAYING_CALL
 
 METHOD = ("median GPU time between CUDA events around each call (eager) and each replay; "
           "GPU-busy share = replay time / eager time; spread = interquartile range")
@@ -123,7 +124,7 @@ def of_graph(view: TraceView, graph: Graph) -> Measurement:
 def _measure_graph(view: TraceView, graph: Graph) -> Measurement:
     replays = [r for r in view.trace.tables["replays"] if r.graph == graph.id]
     calls = [c for c in view.trace.tables["calls"]
-             if c.fn in graph.callees and c.mode == "eager"]
+             if c.fn in graph.callees and c.mode == EAGER_CALL]
     eager, eager_host = _per_step(calls, graph.callees)
     count = max(len(replays), view.trace.replay_counts.get(graph.id, 0))
     return Measurement(stat([r.gpu for r in replays]), stat([r.dur for r in replays]),
@@ -156,8 +157,8 @@ def _summed(stats: list[Stat | None]) -> Stat | None:
 def of_function(view: TraceView, fn: int) -> Measurement:
     """A compiled function: its replaying calls against its eager-mode calls."""
     calls = [c for c in view.trace.tables["calls"] if c.fn == fn]
-    replaying = [c for c in calls if c.mode == "replay"]
-    eager = [c for c in calls if c.mode == "eager"]
+    replaying = [c for c in calls if c.mode == REPLAYING_CALL]
+    eager = [c for c in calls if c.mode == EAGER_CALL]
     return Measurement(stat([c.gpu for c in replaying]), stat([c.dur for c in replaying]),
                        stat([c.gpu for c in eager]), stat([c.dur for c in eager]),
                        len(replaying))

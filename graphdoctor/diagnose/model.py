@@ -23,6 +23,13 @@ WASTEFUL = "wasteful"
 SKIPPED = "skipped"
 INTERNAL = "internal"
 
+# A verdict's kind: what graphs did for a graph or a compiled function (FAILED, NEUTRAL,
+# UNSAFE and SKIPPED above name verdicts too).
+FASTER = "faster"
+SLOWER = "slower"
+UNMEASURED = "unmeasured"
+RERECORDED = "rerecorded"
+
 
 @dataclass(frozen=True)
 class Evidence:

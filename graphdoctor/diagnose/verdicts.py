@@ -11,13 +11,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from graphdoctor.diagnose import measure
-from graphdoctor.diagnose.model import FAILED, UNSAFE, Finding, Verdict
+from graphdoctor.diagnose.model import (
+    FAILED,
+    FASTER,
+    NEUTRAL,
+    RERECORDED,
+    SKIPPED,
+    SLOWER,
+    UNMEASURED,
+    UNSAFE,
+    Finding,
+    Verdict,
+)
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Function, Graph
+from graphdoctor.trace.names import CAPTURED
 
-FASTER = 1.10
-SLOWER = 0.95
-RERECORDED = 3
+FASTER_FROM = 1.10  # speedups from here count as faster
+SLOWER_BELOW = 0.95  # and below this as slower
+RERECORDED_FROM = 3  # graphs of one compiled function
 
 
 def verdicts(view: TraceView, findings: Sequence[Finding]) -> list[Verdict]:
@@ -32,9 +44,9 @@ def _graph_verdict(view: TraceView, graph: Graph, findings: Sequence[Finding]) -
     subject = f"graph {graph.id} ({graph.api}, {view.where(graph.stack)})"
     ids = tuple(f"{f.id} {f.name}" for f in mine)
     failed = [f for f in mine if f.category == FAILED]
-    if graph.status != "captured":
+    if graph.status != CAPTURED:
         summary = failed[0].title if failed else "capture failed"
-        return Verdict(subject, "failed", f"capture failed: {summary}", graph=graph.id,
+        return Verdict(subject, FAILED, f"capture failed: {summary}", graph=graph.id,
                        findings=ids)
     m = measure.of_graph(view, graph)
     return _measured(subject, m, mine, ids, graph=graph.id)
@@ -57,16 +69,16 @@ def _kind_and_summary(m: measure.Measurement) -> tuple[str, str]:
     if compared is None:
         replay = (f"{m.replay.median_us:,.1f} µs per replay" if m.replay else
                   "not timed: the run ended before their GPU time was known")
-        return "unmeasured", (f"replayed {m.replays} times ({replay}); no eager run of the same "
+        return UNMEASURED, (f"replayed {m.replays} times ({replay}); no eager run of the same "
                               "code to compare with, so no speedup is claimed")
     eager, replay_time, speedup = compared.eager, compared.replay, compared.speedup
     detail = (f"eager {eager.median_us:,.1f} µs vs replay {replay_time.median_us:,.1f} µs "
               f"per step (GPU time, medians of {eager.n} and {replay_time.n})")
-    if speedup >= FASTER:
-        return "faster", f"{speedup:.2f}x faster: {detail}"
-    if speedup >= SLOWER:
-        return "neutral", f"no speedup ({speedup:.2f}x): {detail}"
-    return "slower", f"{speedup:.2f}x, slower than eager: {detail}"
+    if speedup >= FASTER_FROM:
+        return FASTER, f"{speedup:.2f}x faster: {detail}"
+    if speedup >= SLOWER_BELOW:
+        return NEUTRAL, f"no speedup ({speedup:.2f}x): {detail}"
+    return SLOWER, f"{speedup:.2f}x, slower than eager: {detail}"
 
 
 def _function_verdict(view: TraceView, fn: Function, findings: Sequence[Finding]) -> Verdict:
@@ -76,18 +88,18 @@ def _function_verdict(view: TraceView, fn: Function, findings: Sequence[Finding]
     subject = f"compiled {fn.name} ({_where(fn)})"
     graphs = view.graphs_of(fn.id)
     m = measure.of_function(view, fn.id)
-    skipped = [f for f in mine if f.category == "skipped"]
+    skipped = [f for f in mine if f.category == SKIPPED]
     if skipped and not m.replays:
-        return Verdict(subject, "skipped", f"CUDA graphs skipped: {skipped[0].title}",
+        return Verdict(subject, SKIPPED, f"CUDA graphs skipped: {skipped[0].title}",
                        function=fn.id, findings=ids)
-    if len(graphs) >= RERECORDED:
-        return Verdict(subject, "rerecorded",
+    if len(graphs) >= RERECORDED_FROM:
+        return Verdict(subject, RERECORDED,
                        f"re-recorded {len(graphs)} times, one graph per input shape, for "
                        f"{m.replays} replays", function=fn.id, measurements=m.as_dict(),
                        findings=ids)
-    failed = [g for g in graphs if g.status != "captured"]
+    failed = [g for g in graphs if g.status != CAPTURED]
     if failed:
-        return Verdict(subject, "failed", "recording a graph failed", function=fn.id,
+        return Verdict(subject, FAILED, "recording a graph failed", function=fn.id,
                        findings=ids)
     return _measured(subject, m, mine, ids, function=fn.id)
 
@@ -96,10 +108,10 @@ def _unattributed_skips(view: TraceView, findings: Sequence[Finding]) -> list[Ve
     """Skips decided at compile time leave no calls to attach to: one verdict per site."""
     out = []
     for finding in findings:
-        if finding.category == "skipped" and finding.function < 0:
+        if finding.category == SKIPPED and finding.function < 0:
             where = (f"{finding.location.file.rsplit('/', 1)[-1]}:{finding.location.line}"
                      if finding.location else "unknown line")
-            out.append(Verdict(f"compiled function ({where})", "skipped",
+            out.append(Verdict(f"compiled function ({where})", SKIPPED,
                                f"CUDA graphs skipped: {finding.title}",
                                findings=(f"{finding.id} {finding.name}",)))
     return out

@@ -30,14 +30,13 @@ from graphdoctor.trace.model import (
     Graph,
     Trace,
 )
+from graphdoctor.trace.names import COMPILED, COMPILED_FUNCTION, INTERNAL_SYNC
 from graphdoctor.trace.phases import PhaseIndex
 
 if TYPE_CHECKING:  # these modules compute the answers and import this one
     from graphdoctor.diagnose.failures import Cause
     from graphdoctor.diagnose.measure import Measurement
 
-# Syncs the user's own code asked for; "torch internal" ones come from inside torch.
-INTERNAL_SYNC = "torch internal"
 
 Answer = TypeVar("Answer")
 
@@ -86,10 +85,10 @@ class TraceView:
 
     @functools.cached_property
     def compiled_functions(self) -> list[Function]:
-        return [f for f in self.trace.functions if f.kind == "compiled"]
+        return [f for f in self.trace.functions if f.kind == COMPILED_FUNCTION]
 
     def manual_graphs(self) -> list[Graph]:
-        return [g for g in self.graphs if g.api != "torch.compile"]
+        return [g for g in self.graphs if g.api != COMPILED]
 
     # -- locations -----------------------------------------------------------------------
     def culprit_frame(self, stack: int) -> Frame | None:
@@ -152,7 +151,7 @@ class TraceView:
         calls = self.trace.tables["calls"]
         for row in calls:
             if row.t <= t <= row.t + row.dur and (found := self.function(row.fn)) is not None \
-                    and found.kind == "compiled":
+                    and found.kind == COMPILED_FUNCTION:
                 return found.id
         return NONE
 
@@ -161,7 +160,7 @@ class TraceView:
         latest, fn = -1, NONE
         for row in self.trace.tables["calls"]:
             if latest < row.t <= t and (found := self.function(row.fn)) is not None \
-                    and found.kind == "compiled":
+                    and found.kind == COMPILED_FUNCTION:
                 latest, fn = row.t, row.fn
         return fn
 

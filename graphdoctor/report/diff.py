@@ -19,14 +19,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphdoctor.diagnose.model import SEVERITY_RANK, WARNING, Finding, Verdict
+from graphdoctor.diagnose.model import SEVERITY_RANK, SLOWER, WARNING, Finding, Verdict
 from graphdoctor.report import facts
 from graphdoctor.report.document import Report
+from graphdoctor.trace.names import CUDAGRAPH_SKIP, GRAPH_BREAK, RERECORD
 
 DIFF_FORMAT = "graphdoctor-diff"
 DIFF_VERSION = 1
 DEFAULT_TOLERANCE = 0.10
-WATCHED_COMPILE_EVENTS = ("graph_break", "cudagraph_skip", "rerecord")
+WATCHED_COMPILE_EVENTS = (GRAPH_BREAK, CUDAGRAPH_SKIP, RERECORD)
 
 
 @dataclass(frozen=True)
@@ -212,7 +213,7 @@ def _verdict_regressions(change: VerdictChange, tolerance: float) -> list[Regres
     if b is None:
         return []
     if a is None:
-        worse = facts.verdict_rank(b) >= facts.VERDICT_RANK["slower"]
+        worse = facts.verdict_rank(b) >= facts.VERDICT_RANK[SLOWER]
         return [Regression("verdict-worse", f"{subject}: new, {b.kind}")] if worse else []
     found = []
     if facts.verdict_rank(b) > facts.verdict_rank(a):

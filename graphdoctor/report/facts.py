@@ -17,17 +17,30 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from graphdoctor.diagnose import stacks_at_end
-from graphdoctor.diagnose.model import SEVERITY_RANK, Finding, Verdict
+from graphdoctor.diagnose.model import (
+    FAILED,
+    FASTER,
+    NEUTRAL,
+    RERECORDED,
+    SEVERITY_RANK,
+    SKIPPED,
+    SLOWER,
+    UNMEASURED,
+    UNSAFE,
+    Finding,
+    Verdict,
+)
 from graphdoctor.trace.endings import INTERRUPTED, SIGNALLED, TIMED_OUT, UNKNOWN, signal_name
 from graphdoctor.trace.event_kinds import KINDS, rows_of
 from graphdoctor.trace.model import PHASES, USER, ExceptionRecord, Frame, Graph, Trace
+from graphdoctor.trace.names import CAPTURE_FAILED
 
 if TYPE_CHECKING:
     from graphdoctor.report.document import Report
 
 # How bad a verdict is, worst highest; a kind this version does not know ranks as unmeasured.
-VERDICT_RANK = {"faster": 0, "unmeasured": 1, "neutral": 2, "rerecorded": 3, "skipped": 3,
-                "slower": 4, "unsafe": 5, "failed": 6}
+VERDICT_RANK = {FASTER: 0, UNMEASURED: 1, NEUTRAL: 2, RERECORDED: 3, SKIPPED: 3, SLOWER: 4,
+                UNSAFE: 5, FAILED: 6}
 MAX_THREADS = 8  # threads, and frames of each, in a compact stack dump
 MAX_FRAMES = 4
 # What a terminal or an editor acts on instead of showing: the C0 controls but tab and
@@ -100,7 +113,7 @@ def graph_status_counts(trace: Trace) -> dict[str, int]:
 
 
 def verdict_rank(verdict: Verdict) -> int:
-    return VERDICT_RANK.get(verdict.kind, VERDICT_RANK["unmeasured"])
+    return VERDICT_RANK.get(verdict.kind, VERDICT_RANK[UNMEASURED])
 
 
 def severity_counts(findings: Iterable[Finding]) -> dict[str, int]:
@@ -315,7 +328,7 @@ def headline(report: Report) -> str:
     if verdicts:
         worst = max(verdicts, key=verdict_rank)
         return clean(f"{worst.subject}: {worst.summary}")
-    failed = [g for g in user_graphs(report.trace) if g.status == "failed"]
+    failed = [g for g in user_graphs(report.trace) if g.status == CAPTURE_FAILED]
     if failed:
         return f"capture of {len(failed)} graph{'s' if len(failed) > 1 else ''} failed"
     if not report.trace.status.complete:

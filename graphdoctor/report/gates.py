@@ -17,6 +17,7 @@ from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report import facts
 from graphdoctor.report.diff import ReportDiff
 from graphdoctor.report.document import Report
+from graphdoctor.trace.names import CAPTURE_FAILED, CUDAGRAPH_SKIP, GRAPH_BREAK, RECOMPILE, RERECORD
 
 GATE_EXIT = 3  # the exit code when a --fail-on condition trips
 _RULE_ID = re.compile(r"GD\d{3}")
@@ -57,7 +58,7 @@ def _compile_events(kind: str, label: str) -> Check:
 def _failed_captures(report: Report) -> list[str]:
     return [f"capture of graph {g.id} ({g.api}) failed"
             + (f" at {facts.site(report.trace, g.stack)}" if g.stack >= 0 else "")
-            for g in facts.user_graphs(report.trace) if g.status == "failed"]
+            for g in facts.user_graphs(report.trace) if g.status == CAPTURE_FAILED]
 
 
 def _incomplete(report: Report) -> list[str]:
@@ -90,15 +91,15 @@ CONDITIONS: dict[str, tuple[str, Check]] = {
     "slower": ("a graph was slower than eager", _verdicts("slower")),
     "skipped": ("torch.compile skipped CUDA graphs",
                 _any(_verdicts("skipped"), _findings("skipped"),
-                     _compile_events("cudagraph_skip", "CUDA graph skip"))),
+                     _compile_events(CUDAGRAPH_SKIP, "CUDA graph skip"))),
     "rerecorded": ("torch.compile re-recorded graphs (e.g. one per shape)",
-                   _any(_verdicts("rerecorded"), _compile_events("rerecord", "re-recording"))),
+                   _any(_verdicts("rerecorded"), _compile_events(RERECORD, "re-recording"))),
     "unsafe": ("a graph's results or inputs are unsafe (overwritten outputs, freed inputs)",
                _any(_verdicts("unsafe"), _findings("unsafe"))),
     "wasteful": ("memory or work is wasted (a pool per graph, copies per replay)",
                  _findings("wasteful")),
-    "graph-break": ("torch.compile broke a graph", _compile_events("graph_break", "graph break")),
-    "recompile": ("torch.compile recompiled", _compile_events("recompile", "recompilation")),
+    "graph-break": ("torch.compile broke a graph", _compile_events(GRAPH_BREAK, "graph break")),
+    "recompile": ("torch.compile recompiled", _compile_events(RECOMPILE, "recompilation")),
     "incomplete": ("the script crashed, was killed or timed out", _incomplete),
     "error": ("any finding of severity error", _severity(ERROR)),
     "warning": ("any finding of severity warning or error", _severity(WARNING)),

@@ -18,15 +18,24 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
-from graphdoctor.diagnose.model import Finding
+from graphdoctor.diagnose.model import (
+    FAILED,
+    FASTER,
+    NEUTRAL,
+    RERECORDED,
+    SKIPPED,
+    SLOWER,
+    UNSAFE,
+    Finding,
+)
 from graphdoctor.report import facts
 from graphdoctor.report.document import Report
 from graphdoctor.trace.model import ExceptionRecord, Graph, Trace
+from graphdoctor.trace.names import CAPTURE_FAILED
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
-VERDICT_STYLE = {"faster": "green", "failed": "bold red", "unsafe": "bold red",
-                 "slower": "red", "neutral": "yellow", "skipped": "yellow",
-                 "rerecorded": "yellow"}
+VERDICT_STYLE = {FASTER: "green", FAILED: "bold red", UNSAFE: "bold red", SLOWER: "red",
+                 NEUTRAL: "yellow", SKIPPED: "yellow", RERECORDED: "yellow"}
 NO_WRAP = frozenset({"graph", "verdict", "speedup", "status", "replays", "host p50", "GPU p50"})
 MAX_FINDINGS = 20
 MAX_EXCEPTIONS = 5
@@ -159,7 +168,7 @@ def _graphs(report: Report) -> RenderableType | None:
 
 
 def _graph_cells(trace: Trace, g: Graph, s: facts.ReplayStats | None) -> list[Text]:
-    return [_t(g.id), _t(g.api), _t(g.status, "red" if g.status == "failed" else ""),
+    return [_t(g.id), _t(g.api), _t(g.status, "red" if g.status == CAPTURE_FAILED else ""),
             _t(facts.site(trace, g.stack, short=True) or "?"), _t(s.count if s else 0),
             _t(facts.format_ns(s.host_p50_ns if s else None)),
             _t(facts.format_ns(s.gpu_p50_ns if s else None)),

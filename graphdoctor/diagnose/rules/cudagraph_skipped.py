@@ -19,12 +19,13 @@ from collections.abc import Iterator
 
 from graphdoctor.diagnose.model import SKIPPED, WARNING, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace.names import CUDAGRAPH_SKIP
 
 ID, NAME = "GD207", "cudagraph-skipped"
 
 
 def check(view: TraceView) -> Iterator[Finding]:
-    for index, event in view.compile_events("cudagraph_skip"):
+    for index, event in view.compile_events(CUDAGRAPH_SKIP):
         fn = view.function_at(event.t)
         function = view.function(fn) if fn >= 0 else None
         name = function.name if function else "a compiled function"

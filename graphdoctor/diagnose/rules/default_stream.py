@@ -18,6 +18,7 @@ from graphdoctor.diagnose.failures import cause_of
 from graphdoctor.diagnose.model import ERROR, FAILED, UNSAFE, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Graph
+from graphdoctor.trace.names import CAPTURED
 
 ID, NAME = "GD104", "default-stream-capture"
 
@@ -43,7 +44,7 @@ def _default_stream_inside(view: TraceView, graph: Graph) -> Iterator[Finding]:
     switches = [(i, op) for i, op in view.in_capture("stream_ops", graph)
                 if op.op in ("enter", "set_stream") and op.stream == 0
                 and view.culprit_frame(op.stack) is not None]
-    if not switches or graph.status != "captured":
+    if not switches or graph.status != CAPTURED:
         return
     first = switches[0][1]
     yield Finding(

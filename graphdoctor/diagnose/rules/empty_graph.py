@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from graphdoctor.diagnose.model import UNSAFE, WARNING, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import NONE, Graph
+from graphdoctor.trace.names import CAPTURED
 
 ID, NAME = "GD109", "empty-graph"
 
@@ -25,7 +26,7 @@ def check(view: TraceView) -> Iterator[Finding]:
         if "CUDA Graph is empty" not in warning.message:
             continue
         graph = _graph_at(view, warning.t)
-        if graph is None or graph.status != "captured":
+        if graph is None or graph.status != CAPTURED:
             continue  # a failed capture explains itself; the warning is a side effect
         replays = sum(1 for r in view.trace.tables["replays"] if r.graph == graph.id)
         yield Finding(

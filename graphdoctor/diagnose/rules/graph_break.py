@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 from graphdoctor.diagnose.model import INFO, NEUTRAL, WARNING, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace.names import GRAPH_BREAK
 
 ID, NAME = "GD206", "graph-break"
 
@@ -23,7 +24,7 @@ ID, NAME = "GD206", "graph-break"
 def check(view: TraceView) -> Iterator[Finding]:
     graphed = [fn for fn in view.compiled_functions if view.graphs_of(fn.id)]
     seen: set[tuple[str, int]] = set()
-    for index, event in view.compile_events("graph_break"):
+    for index, event in view.compile_events(GRAPH_BREAK):
         frame = view.culprit_frame(event.stack)
         key = (frame.file, frame.line) if frame else (event.reason, index)
         if key in seen:

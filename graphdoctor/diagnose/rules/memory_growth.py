@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 from graphdoctor.diagnose.model import WARNING, WASTEFUL, Finding, Rule
 from graphdoctor.diagnose.view import TraceView, mib
+from graphdoctor.trace.model import REPLAY
 
 ID, NAME = "GD304", "memory-growth-across-replays"
 MIN_GROWTH = 64 * 2**20
@@ -24,7 +25,7 @@ MIN_SAMPLES = 4
 
 
 def check(view: TraceView) -> Iterator[Finding]:
-    samples = [(i, m) for i, m in view.rows("memory") if m.phase == "replay"]
+    samples = [(i, m) for i, m in view.rows("memory") if m.phase == REPLAY]
     if len(samples) < MIN_SAMPLES:
         return
     allocated = [m.allocated for _, m in samples]

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from graphdoctor.diagnose.failures import cause_of
 from graphdoctor.diagnose.model import ERROR, FAILED, UNSAFE, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace.names import CAPTURED
 
 ID, NAME = "GD107", "other-device-in-capture"
 
@@ -32,7 +33,7 @@ def check(view: TraceView) -> Iterator[Finding]:
             continue
         devices = sorted({a.device for _, a in elsewhere}) or ["another device"]
         yield Finding(
-            ID, NAME, ERROR, FAILED if graph.status != "captured" else UNSAFE,
+            ID, NAME, ERROR, FAILED if graph.status != CAPTURED else UNSAFE,
             title=f"graph {graph.id} is captured on cuda:{graph.device} but works on "
                   f"{', '.join(f'cuda:{d}' if isinstance(d, int) else d for d in devices)}",
             explanation=f"The capture of graph {graph.id} ran on cuda:{graph.device}, while work "

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 from graphdoctor.diagnose.model import ERROR, UNSAFE, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace.names import UNCAUGHT
 
 ID, NAME = "GD301", "output-overwritten"
 PATTERN = re.compile(r"output of CUDAGraphs that has been overwritten")
@@ -24,7 +25,7 @@ PATTERN = re.compile(r"output of CUDAGraphs that has been overwritten")
 
 def check(view: TraceView) -> Iterator[Finding]:
     for index, record in enumerate(view.trace.exceptions):
-        if record.where != "uncaught":
+        if record.where != UNCAUGHT:
             continue
         link = next((lk for lk in record.chain if PATTERN.search(lk.message)), None)
         if link is None:

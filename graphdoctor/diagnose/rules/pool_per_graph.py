@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from graphdoctor.diagnose.model import WARNING, WASTEFUL, Finding, Rule
 from graphdoctor.diagnose.view import TraceView, mib
+from graphdoctor.trace.names import CAPTURED
 
 ID, NAME = "GD303", "private-pool-per-graph"
 LIMIT = 3
@@ -22,7 +23,7 @@ LIMIT = 3
 
 def check(view: TraceView) -> Iterator[Finding]:
     own = [g for g in view.manual_graphs()
-           if g.status == "captured" and not g.shared_pool and g.pool]
+           if g.status == CAPTURED and not g.shared_pool and g.pool]
     if len({g.pool for g in own}) < LIMIT:
         return
     total, largest = sum(g.pool_bytes for g in own), max(g.pool_bytes for g in own)

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Graph
+from graphdoctor.trace.names import CAPTURED
 
 ID, NAME = "GD403", "rank-capture-failed"
 
@@ -47,7 +48,7 @@ def check(view: TraceView) -> Iterator[Finding]:
 
 
 def _failed_graphs(view: TraceView) -> list[Graph]:
-    return [g for g in view.graphs if g.status != "captured"]
+    return [g for g in view.graphs if g.status != CAPTURED]
 
 
 def _how_they_ended(view: TraceView, ranks: list[int]) -> str:

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 from graphdoctor.diagnose.model import NEUTRAL, WARNING, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace.names import CUDAGRAPH_RECORD, RECOMPILE
 
 ID, NAME = "GD205", "rerecord-per-shape"
 LIMIT = 3
@@ -27,9 +28,9 @@ def check(view: TraceView) -> Iterator[Finding]:
         graphs = view.graphs_of(fn.id)
         if len(graphs) < LIMIT:
             continue
-        records = [(i, e) for i, e in view.compile_events("cudagraph_record")
+        records = [(i, e) for i, e in view.compile_events(CUDAGRAPH_RECORD)
                    if view.function_at(e.t) == fn.id]
-        recompiles = [(i, e) for i, e in view.compile_events("recompile")]
+        recompiles = [(i, e) for i, e in view.compile_events(RECOMPILE)]
         keys = [e.key or "no dynamic sizes" for _, e in records]
         replays = sum(1 for r in view.trace.tables["replays"]
                       if r.graph in {g.id for g in graphs})

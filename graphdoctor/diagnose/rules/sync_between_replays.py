@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from graphdoctor.diagnose.model import NEUTRAL, WARNING, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace.model import REPLAY
 
 ID, NAME = "GD203", "sync-between-replays"
 SHARE = 0.5  # syncs per replay at which the CPU is in the loop
@@ -24,7 +25,7 @@ def check(view: TraceView) -> Iterator[Finding]:
     replays = view.trace.tables["replays"]
     if not len(replays):
         return
-    syncs = view.user_syncs([(i, s) for i, s in view.rows("syncs") if s.phase == "replay"])
+    syncs = view.user_syncs([(i, s) for i, s in view.rows("syncs") if s.phase == REPLAY])
     by_site: dict[tuple[str, int], list[int]] = {}
     for index, sync in syncs:
         frame = view.culprit_frame(sync.stack)

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from graphdoctor.diagnose.model import ERROR, UNSAFE, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import TeardownEvent
+from graphdoctor.trace.names import CAPTURED
 
 ID, NAME = "GD405", "teardown-hang"
 
@@ -35,7 +36,7 @@ def check(view: TraceView) -> Iterator[Finding]:
     if unfinished is None:
         return
     index, begin = unfinished
-    alive = [g for g in view.graphs if g.status == "captured" and g.deleted_at < 0
+    alive = [g for g in view.graphs if g.status == CAPTURED and g.deleted_at < 0
              and any(c.graph == g.id for c in view.trace.tables["collectives"])]
     yield Finding(
         ID, NAME, ERROR, UNSAFE,
