@@ -265,6 +265,83 @@ def _input_copies(trace: Trace, note: dict[str, Any]) -> None:
     assert copied and copied[0].copied_bytes == 256 * 2**20 and copied[0].name == "step"
 
 
+# -- real libraries (transformers, torchvision, timm) ---------------------------------------
+# Each times its eager code before the graph exists (or before torch.compile wraps it), as a
+# user comparing the two would. These checks hold the scenario's facts; the verdicts that
+# follow from them today ("unmeasured" for all but the transformers one, which skips CUDA
+# graphs) are in tests/diagnose/test_fixture_matrix.py.
+def function_names(trace: Trace, kind: str) -> list[str]:
+    return [f.name for f in trace.functions if f.kind == kind]
+
+
+def calls_in_mode(trace: Trace, mode: str) -> list[Any]:
+    return [c for c in trace.tables["calls"] if c.mode == mode]
+
+
+@expect("real_mlp48_sidestream_warmup")
+def _real_mlp48(trace: Trace, note: dict[str, Any]) -> None:
+    assert note["exit_code"] == 0 and note["self_timing"]["speedup"] > 1
+    graph = graphs(trace)[0]
+    assert [g.api for g in graphs(trace)] == ["torch.cuda.graph"] and graph.status == "captured"
+    assert user_line(trace, graph.stack) == ("real_mlp48_sidestream_warmup.py", 47)
+    assert [trace.functions[i].name for i in graph.callees] == ["MLP48.forward"]
+    assert len([r for r in trace.tables["replays"] if r.graph == graph.id]) == 200
+
+
+@expect("real_tv_resnet_train_capture")
+def _real_resnet(trace: Trace, note: dict[str, Any]) -> None:
+    assert note["exit_code"] == 0 and note["self_timing"]["speedup"] > 1
+    graph = graphs(trace)[0]
+    assert [g.api for g in graphs(trace)] == ["torch.cuda.graph"] and graph.status == "captured"
+    assert user_line(trace, graph.stack) == ("real_tv_resnet_train_capture.py", 56)
+    # of the captured lines (model, loss_fn, backward, opt.step) only torchvision's forward
+    # is a callee: torch's own code is not watched
+    assert [trace.functions[i].name for i in graph.callees] == ["ResNet.forward"]
+    assert len([r for r in trace.tables["replays"] if r.graph == graph.id]) == 100
+
+
+@expect("real_graphed_callables_autocast")
+def _real_mgc_autocast(trace: Trace, note: dict[str, Any]) -> None:
+    assert note["exit_code"] == 0 and note["self_timing"]["speedup"] > 1
+    assert [g.api for g in graphs(trace)] == ["make_graphed_callables"] * 2
+    assert all(g.status == "captured" for g in graphs(trace))
+    assert function_names(trace, "graphed") == ["Sequential.forward"]
+    for graph in graphs(trace):  # 3 untimed graphed steps, then 5 x 20 timed ones
+        assert len([r for r in trace.tables["replays"] if r.graph == graph.id]) == 103
+    assert calls_in_mode(trace, "warmup")
+
+
+@expect("real_decode_eager_then_compiled")
+def _real_decode(trace: Trace, note: dict[str, Any]) -> None:
+    assert note["exit_code"] == 0 and note["self_timing"]["speedup"] > 1
+    assert function_names(trace, "compiled") == ["decode_step"]
+    assert not compile_events(trace, "cudagraph_skip")
+    assert len(compile_events(trace, "cudagraph_record")) == 1
+    assert len(calls_in_mode(trace, "replay")) >= 5 * 64
+
+
+@expect("real_timm_infer_compiled")
+def _real_timm(trace: Trace, note: dict[str, Any]) -> None:
+    assert note["exit_code"] == 0 and note["self_timing"]["speedup"] > 1
+    assert len(function_names(trace, "compiled")) == 1
+    assert not compile_events(trace, "cudagraph_skip")
+    assert len(calls_in_mode(trace, "replay")) >= 100
+
+
+@expect("real_hf_static_cache_generate")
+def _real_hf_generate(trace: Trace, note: dict[str, Any]) -> None:
+    # transformers' static cache under a user-compiled forward: the prefill graph is skipped
+    # for mutated inputs (the cache's cumulative_length.add_), then the next compile fails on
+    # a cache tensor overwritten by a CUDA graph run; the script reports its eager half only
+    assert note["exit_code"] == 1
+    assert note["self_timing"]["eager"] and note["self_timing"]["graphed"] is None
+    skips = compile_events(trace, "cudagraph_skip")
+    assert skips and skips[0].reason.startswith("mutated inputs")
+    frames = trace.stack(skips[0].stack)
+    assert (frames[-1].file.rsplit("/", 1)[-1], frames[-1].line) == ("cache_utils.py", 478)
+    assert not len(trace.tables["replays"])
+
+
 # -- several ranks or GPUs -----------------------------------------------------------------
 RankCheck = Callable[[dict[int, Trace], dict[str, Any]], None]
 RANK_EXPECTATIONS: dict[str, RankCheck] = {}

@@ -64,9 +64,22 @@ EXPECTED: dict[str, tuple[set[str], tuple[str, int] | None, list[str]]] = {
     "dist_rank_capture_fails": (
         {"sync-in-capture", "ranks-diverged", "rank-capture-failed", "collective-in-capture"},
         ("dist_rank_capture_fails.py", 24), ["unmeasured", "failed"]),
+    # Real-library scripts that time their eager code before the capture or before
+    # torch.compile: every graph that replayed is "unmeasured" today, though each script
+    # measured its own speedup (3.5x to 6.2x, in its recording's note).
+    "real_mlp48_sidestream_warmup": (set(), None, ["unmeasured"]),
+    "real_tv_resnet_train_capture": (set(), None, ["unmeasured"]),
+    "real_graphed_callables_autocast": (set(), None, ["unmeasured", "unmeasured"]),
+    "real_decode_eager_then_compiled": (set(), None, ["unmeasured"]),
+    "real_timm_infer_compiled": (set(), None, ["unmeasured"]),
+    # the culprit is transformers' cache_utils.py:478, a file this checkout does not hold
+    "real_hf_static_cache_generate": ({"cudagraph-skipped"}, None, ["skipped"]),
 }
 HEALTHY_DISTRIBUTED = ("dist_healthy_capture",)
-HEALTHY = ("launch_bound", "compile_healthy", "healthy_make_graphed_callables")
+HEALTHY = ("launch_bound", "compile_healthy", "healthy_make_graphed_callables",
+           "real_mlp48_sidestream_warmup", "real_tv_resnet_train_capture",
+           "real_graphed_callables_autocast", "real_decode_eager_then_compiled",
+           "real_timm_infer_compiled")
 
 
 def test_every_recording_has_expectations() -> None:
