@@ -1,6 +1,7 @@
-"""graphdoctor's terminal UI: a report, explored. One screen per question (summary, findings,
-timeline, allocations, graphs), switched with the number keys or the first letters; ``?``
-lists every key, ``/`` searches, ``q`` quits.
+"""graphdoctor's terminal UI: a report, explored. One screen per question, each opened by
+its number or its letter (:data:`SCREENS` lists them); ``?`` lists every key, ``/``
+searches, ``q`` quits. A screen asks for another with a message of
+:mod:`graphdoctor.tui.navigation`, and the app opens it.
 
 The app is built from a :class:`~graphdoctor.report.document.Report` object, never a path,
 so it runs on any machine (no GPU, no torch) and tests hand it recorded reports.
@@ -9,8 +10,9 @@ so it runs on any machine (no GPU, no torch) and tests hand it recorded reports.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar, TypeVar
 
 from textual import work
 from textual.app import App
@@ -18,25 +20,42 @@ from textual.binding import Binding, BindingType
 from textual.filter import LineFilter
 
 from graphdoctor.report.document import Report
+from graphdoctor.tui.navigation import GoToScreen, ShowEvent, ShowFinding, ShowGraph
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import ShowControls
 from graphdoctor.tui.screens.allocations import AllocationsScreen
+from graphdoctor.tui.screens.base import ReportScreen, ScreenEntry
 from graphdoctor.tui.screens.findings import FindingsScreen
 from graphdoctor.tui.screens.graphs import GraphsScreen
 from graphdoctor.tui.screens.help import HelpScreen, binding_lines
 from graphdoctor.tui.screens.summary import SummaryScreen
 from graphdoctor.tui.screens.timeline import TimelineScreen
 from graphdoctor.tui.search import SearchPalette
-from graphdoctor.tui.widgets.mode_bar import MODES
-from graphdoctor.tui.widgets.timeline import Timeline
 
 SHOW_CONTROLS = ShowControls()  # one instance: Textual caches filtered lines per filter
-SHORTCUTS = {"summary": "s", "findings": "f", "timeline": "t", "allocations": "a", "graphs": "g"}
+
+SCREENS = (
+    ScreenEntry("summary", "s", "Summary", SummaryScreen),
+    ScreenEntry("findings", "f", "Findings", FindingsScreen),
+    ScreenEntry("timeline", "t", "Timeline", TimelineScreen),
+    ScreenEntry("allocations", "a", "Allocations", AllocationsScreen),
+    ScreenEntry("graphs", "g", "Graphs", GraphsScreen),
+)
+"""The app's screens, in the order of their number keys and of the bar on top. The one list
+of them: the modes, the keys, the bar and the help are all made from it."""
+
+APP_KEYS: list[BindingType] = [
+    Binding("question_mark", "help", "Help", key_display="?"),
+    Binding("slash", "search", "Search", key_display="/"),
+    Binding("q", "quit", "Quit"),
+]
+
+ScreenT = TypeVar("ScreenT", bound=ReportScreen)
 
 
-def _mode_bindings() -> list[BindingType]:
-    return [Binding(f"{number},{SHORTCUTS[mode]}", f"switch_mode('{mode}')", title, show=False)
-            for number, (mode, title) in enumerate(MODES, 1)]
+def _screen_keys() -> list[BindingType]:
+    return [Binding(f"{number},{entry.key}", f"switch_mode('{entry.name}')", entry.title,
+                    show=False) for number, entry in enumerate(SCREENS, 1)]
 
 
 class GraphDoctorApp(App[None]):
@@ -44,26 +63,15 @@ class GraphDoctorApp(App[None]):
 
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute, so subclasses elsewhere work
     TITLE = "graphdoctor"
-    MODES: ClassVar[dict[str, Any]] = {
-        "summary": SummaryScreen,
-        "findings": FindingsScreen,
-        "timeline": TimelineScreen,
-        "allocations": AllocationsScreen,
-        "graphs": GraphsScreen,
-    }
-    DEFAULT_MODE = "summary"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        *_mode_bindings(),
-        Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("slash", "search", "Search", key_display="/"),
-        Binding("q", "quit", "Quit"),
-    ]
+    DEFAULT_MODE = SCREENS[0].name
+    BINDINGS: ClassVar[list[BindingType]] = [*_screen_keys(), *APP_KEYS]
 
     def __init__(self, report: Report, name: str = "") -> None:
         super().__init__()
         self.view = ReportView(report, name)
         self.sub_title = self.view.name
-        self._targets: dict[str, Any] = {}
+        for entry in SCREENS:  # modes of this instance, not the class: built on its view
+            self.add_mode(entry.name, partial(entry.screen, self.view, SCREENS, entry.name))
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._prepare_timeline)
@@ -79,21 +87,31 @@ class GraphDoctorApp(App[None]):
         a noticeable moment, which should not be spent after they press 3."""
         self.view.prepare_timeline()
 
-    def go_to(self, mode: str, target: Any) -> None:
-        """Open ``mode``'s screen showing ``target``: a finding's index, an event, a graph."""
-        self._targets[mode] = target
-        if self.current_mode != mode:
-            self.switch_mode(mode)
-        else:  # the screen is open (perhaps under the search palette): hand it over after
-            self.call_after_refresh(self._deliver, mode)
+    # -- where the screens' messages lead -----------------------------------------------------
+    def on_go_to_screen(self, message: GoToScreen) -> None:
+        self.switch_mode(message.name)
 
-    def _deliver(self, mode: str) -> None:
-        target = self.take_target(mode)
-        if target is not None and hasattr(self.screen, "reveal"):
-            self.screen.reveal(target)
+    def on_show_finding(self, message: ShowFinding) -> None:
+        findings = self._open(FindingsScreen)
+        findings.call_later(findings.reveal, message.index)
 
-    def take_target(self, mode: str) -> Any:
-        return self._targets.pop(mode, None)
+    def on_show_graph(self, message: ShowGraph) -> None:
+        graphs = self._open(GraphsScreen)
+        graphs.call_later(graphs.reveal, message.key)
+
+    def on_show_event(self, message: ShowEvent) -> None:
+        timeline = self._open(TimelineScreen)
+        timeline.call_later(timeline.reveal, message.ref)
+
+    def _open(self, kind: type[ScreenT]) -> ScreenT:
+        """Switch to the screen of class ``kind`` and return it. One opened for the first time
+        is returned before it has mounted; what it is handed with its ``call_later`` waits
+        in its queue, which it starts on only after its mount."""
+        self.switch_mode(next(entry.name for entry in SCREENS if entry.screen is kind))
+        screen = self.screen_stack[0]  # the mode's own, even while the search closes over it
+        if not isinstance(screen, kind):
+            raise TypeError(f"the {kind.__name__}'s mode holds a {type(screen).__name__}")
+        return screen
 
     def crash_summary(self) -> str:
         """The exception that ended the app, in one line. Textual keeps it in a private
@@ -114,13 +132,11 @@ class GraphDoctorApp(App[None]):
 
 
 def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
-    everywhere = [(f"{n} {SHORTCUTS[mode]}", title) for n, (mode, title) in enumerate(MODES, 1)]
-    return [
-        ("Everywhere", everywhere + binding_lines(GraphDoctorApp.BINDINGS[len(MODES):])),
-        ("Timeline", binding_lines(Timeline.BINDINGS)),
-        ("Findings", [("↑ ↓", "choose a finding"), *binding_lines(FindingsScreen.BINDINGS),
-                      ("tab", "move between the list and the evidence")]),
-        ("Allocations", [*binding_lines(AllocationsScreen.BINDINGS),
-                         ("enter", "show the group's largest allocation on the timeline")]),
-        ("Graphs", binding_lines(GraphsScreen.BINDINGS)),
-    ]
+    """Every key: first those that work everywhere, then each screen's own, the timeline's
+    first, as it has the most."""
+    everywhere = [(f"{number} {entry.key}", entry.title)
+                  for number, entry in enumerate(SCREENS, 1)]
+    screens = sorted(SCREENS, key=lambda entry: entry.screen is not TimelineScreen)
+    own = [(entry.title, entry.screen.key_help()) for entry in screens]
+    return [("Everywhere", everywhere + binding_lines(APP_KEYS)),
+            *((title, keys) for title, keys in own if keys)]

@@ -21,7 +21,8 @@ LIST_KINDS = ("exceptions", "compile_events", "warnings", "input_events", "graph
               "functions", "teardown")
 
 
-class EventRef(NamedTuple):
+@dataclass(frozen=True)
+class EventRef:
     """``rank`` says whose trace the row is in: -1 in a single-process report, where there
     is only one, so refs there read and compare as they always did."""
 

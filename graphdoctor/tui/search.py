@@ -6,21 +6,23 @@ content, never as markup."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
 
 from textual.await_complete import AwaitComplete
 from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 from textual.fuzzy import Matcher
+from textual.message import Message
 
 from graphdoctor.diagnose.model import SEVERITY_RANK
 from graphdoctor.report.facts import clean
 from graphdoctor.trace.model import Trace
 from graphdoctor.tui.events import EventRef
+from graphdoctor.tui.navigation import ShowEvent, ShowFinding, ShowGraph
 from graphdoctor.tui.report_view import ReportView
+from graphdoctor.tui.screens.base import ReportScreen
 from graphdoctor.tui.units import format_moment
 
 MAX_PER_KIND = 300  # a run with thousands of compile events needs no more to be found
@@ -33,8 +35,7 @@ KINDS_OF_EVENT = (("syncs", "kind", "sync"), ("stream_ops", "op", "stream op"),
 class SearchItem:
     text: str  # what the query matches
     help: str  # where it leads; the palette reads it as markup, so none of it is the report's
-    mode: str  # the screen that shows it
-    target: Any  # what that screen is given to show
+    shows: Callable[[], Message]  # the message, posted to the app, that opens it
 
 
 def search_items(view: ReportView) -> list[SearchItem]:
@@ -66,13 +67,14 @@ def _findings(view: ReportView) -> Iterator[SearchItem]:
         whose = f"rank {view.rank_key(finding.rank)} " if view.multi_rank else ""
         known = f"{finding.severity} " if finding.severity in SEVERITY_RANK else ""
         yield SearchItem(f"{finding.id} {whose}{finding.name}: {finding.title}",
-                         f"{known}finding", "findings", index)
+                         f"{known}finding", partial(ShowFinding, index))
 
 
 def _graphs(rank: _Rank) -> Iterator[SearchItem]:
     for graph in rank.trace.graphs:
         yield SearchItem(rank.text(f"graph {graph.id} {graph.api} {graph.status} pool "
-                                   f"{graph.pool}"), "graph", "graphs", (rank.rank, graph.id))
+                                   f"{graph.pool}"), "graph",
+                         partial(ShowGraph, (rank.rank, graph.id)))
 
 
 def _events(rank: _Rank) -> Iterator[SearchItem]:
@@ -97,7 +99,7 @@ def _events(rank: _Rank) -> Iterator[SearchItem]:
 
 def _at(text: str, what: str, t: int, ref: EventRef) -> SearchItem:
     return SearchItem(" ".join(text.split())[:160], f"{what} at {format_moment(t, 1_000)}",
-                      "timeline", ref)
+                      partial(ShowEvent, ref))
 
 
 def _kinds(rank: _Rank) -> Iterator[SearchItem]:
@@ -107,14 +109,15 @@ def _kinds(rank: _Rank) -> Iterator[SearchItem]:
         for value in sorted(set(values), key=str):
             first = values.index(value)
             yield SearchItem(rank.text(f"{what} {value}"), f"first of {values.count(value)}",
-                             "timeline", rank.ref(table, first))
+                             partial(ShowEvent, rank.ref(table, first)))
 
 
 class ReportSearch(Provider):
     """The report's search index in the command palette."""
 
     async def startup(self) -> None:
-        self.items = search_items(self.app.view)  # type: ignore[attr-defined]
+        searched = self.screen  # the screen the search was opened on: each shows the report
+        self.items = search_items(searched.view) if isinstance(searched, ReportScreen) else []
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
@@ -129,8 +132,8 @@ class ReportSearch(Provider):
             yield DiscoveryHit(Content(item.text), self._go(item), text=item.text,
                                help=item.help)
 
-    def _go(self, item: SearchItem) -> partial[None]:
-        return partial(self.app.go_to, item.mode, item.target)  # type: ignore[attr-defined]
+    def _go(self, item: SearchItem) -> Callable[[], object]:
+        return lambda: self.app.post_message(item.shows())
 
 
 def highlighted(matcher: Matcher, text: str) -> Content:

@@ -35,8 +35,8 @@ def build_lanes(trace: Trace, run_end: int) -> list[Lane]:
 
 
 def list_series(source: str, name: str, mark: Mark, items: Sequence[Any],
-                keep: Callable[[Any], bool] = lambda item: True,
-                end: Callable[[Any], int] | None = None, shaded: bool = True) -> Series:
+                keep: Callable[..., bool] = lambda item: True,
+                end: Callable[..., int] | None = None, shaded: bool = True) -> Series:
     """A series over one of the trace's lists (exceptions, compile events...)."""
     picked = sorted((_start(item), index) for index, item in enumerate(items) if keep(item))
     rows = [index for _, index in picked]
@@ -201,7 +201,7 @@ def compile_lane(trace: Trace) -> Lane:
 
 def gpu_lanes(orders: Orders) -> list[Lane]:
     samples = orders["gpu_samples"]
-    lanes = []
+    lanes: list[Lane] = []
     for device in samples.distinct("device"):
         positions = samples.where(device=device)
         readings = samples.series("gpu_samples", "GPU reading", marks.OTHER_EVENT, positions)

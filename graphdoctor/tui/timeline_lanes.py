@@ -13,7 +13,6 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import NamedTuple
 
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.palette import GPU_UTIL_STYLE, MEMORY_STYLE
@@ -26,7 +25,8 @@ LaneRow = tuple[str, list[Cell]]
 """One screen row of a lane: the text for the label column, and its cells."""
 
 
-class EventAt(NamedTuple):
+@dataclass(frozen=True)
+class EventAt:
     """An event as a lane holds it: its series and its position there."""
 
     series: Series

@@ -6,8 +6,9 @@ from textual.command import CommandPalette
 from textual.widgets import OptionList
 
 from graphdoctor.report.document import Report
-from graphdoctor.trace.model import Trace
+from graphdoctor.trace.model import NONE, Trace
 from graphdoctor.tui.events import EventRef
+from graphdoctor.tui.navigation import ShowGraph
 from graphdoctor.tui.screens.allocations import AllocationsScreen
 from graphdoctor.tui.screens.findings import FindingsScreen
 from graphdoctor.tui.screens.graphs import GraphsScreen
@@ -309,7 +310,7 @@ async def test_panes_stack_in_a_narrow_terminal_and_stand_side_by_side_in_a_wide
 async def test_a_graph_asked_for_before_the_table_is_filled_is_highlighted_once_it_is() -> None:
     app = app_for(report_for("many_private_pools"))
     async with app.run_test(size=(120, 40)) as pilot:
-        app.go_to("graphs", 5)  # the rows are counted off the UI thread, after the switch
+        app.post_message(ShowGraph((NONE, 5)))  # the rows are counted off the UI thread
         await settle(pilot)
         assert app.screen.query_one("#graphs-table").cursor_row == 5  # type: ignore[attr-defined]
         assert shown(app, "#graph-text").startswith("graph 5 ")

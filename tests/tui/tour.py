@@ -12,6 +12,7 @@ from textual.pilot import Pilot
 
 from graphdoctor.tui.app import GraphDoctorApp
 from graphdoctor.tui.events import LIST_KINDS, EventRef
+from graphdoctor.tui.navigation import ShowEvent
 from tests.tui.helpers import settle
 
 SIZE = (200, 70)  # room for long lines, so what is cut off is little
@@ -88,7 +89,7 @@ async def _timeline(pilot: Pilot[None], app: GraphDoctorApp) -> AsyncIterator[tu
         kinds = [k for k in LIST_KINDS if getattr(trace, k)] + \
             [k for k, table in trace.tables.items() if len(table)]
         for kind in kinds:
-            app.go_to("timeline", EventRef(kind, 0, rank))
+            app.post_message(ShowEvent(EventRef(kind, 0, rank)))
             await settle(pilot)
             yield f"timeline: rank {rank}'s first {kind}", drawn(app)
 

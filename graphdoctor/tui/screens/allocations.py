@@ -4,6 +4,8 @@ that share its pool; enter shows its largest allocation on the timeline."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import work
@@ -15,11 +17,13 @@ from textual.widgets import DataTable, Footer, Static, Tab, Tabs
 from graphdoctor.report.facts import clean
 from graphdoctor.tui.aggregate import ALLOC_COLUMNS, AllocGroup, sort_groups
 from graphdoctor.tui.events import EventRef
+from graphdoctor.tui.navigation import ShowEvent
 from graphdoctor.tui.rendering import culprit_source, stack_text
+from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import report_text
-from graphdoctor.tui.screens.base import ReportScreen
+from graphdoctor.tui.screens.base import ReportScreen, ScreenEntry
+from graphdoctor.tui.screens.help import binding_lines
 from graphdoctor.tui.units import format_bytes, format_count
-from graphdoctor.tui.widgets.mode_bar import ModeBar
 
 GROUP_TITLES = {"phase": "By phase", "pool": "By pool", "site": "By call site"}
 HEADINGS = {"key": "", "allocs": "allocs", "allocated": "allocated", "frees": "frees",
@@ -37,7 +41,6 @@ def cell(group: AllocGroup, column: str) -> Text:
 
 
 class AllocationsScreen(ReportScreen):
-    MODE = "allocations"
     BINDINGS = [
         Binding("p", "group('phase')", "By phase"),
         Binding("o", "group('pool')", "By pool"),
@@ -47,16 +50,21 @@ class AllocationsScreen(ReportScreen):
         Binding("r", "reverse", "Reverse"),
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, view: ReportView, screens: Sequence[ScreenEntry], name: str) -> None:
+        super().__init__(view, screens, name)
         self.grouping = "phase"
         self.sort_column = "allocated"
         self.descending = True
         self._groups: list[AllocGroup] = []
         self._sorted: list[AllocGroup] = []  # as the table shows them
 
+    @classmethod
+    def key_help(cls) -> list[tuple[str, str]]:
+        return [*binding_lines(cls.BINDINGS),
+                ("enter", "show the group's largest allocation on the timeline")]
+
     def compose(self) -> ComposeResult:
-        yield ModeBar(self.MODE)
+        yield self.mode_bar()
         yield Tabs(*(Tab(title, id=key) for key, title in GROUP_TITLES.items()), id="groupings")
         yield DataTable(id="alloc-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="alloc-detail"):
@@ -134,7 +142,7 @@ class AllocationsScreen(ReportScreen):
             group = self._sorted[event.cursor_row]
             if group.largest_row >= 0:
                 largest = EventRef("allocs", group.largest_row, group.rank)
-                self.app.go_to("timeline", largest)  # type: ignore[attr-defined]
+                self.post_message(ShowEvent(largest))
 
     def group_text(self, group: AllocGroup) -> RenderableType:
         text = Text()

@@ -1,31 +1,60 @@
-"""What every screen of the app shares: the mode bar, the footer, the report's view, and
-receiving a target (a finding, an event, a graph) that another screen asked it to show."""
+"""What every screen of the app shares: the report's view, the bar of screens on top, its
+keys in the help; and :class:`ScreenEntry`, how the app declares a screen."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from textual.screen import Screen
 
 from graphdoctor.tui.report_view import ReportView
+from graphdoctor.tui.widgets.mode_bar import ModeBar
 
 NARROW = 120  # below this many columns, panes stack instead of standing side by side
 
 
+@dataclass(frozen=True)
+class ScreenEntry:
+    """One of the app's screens as its ``SCREENS`` declare it: the name of its mode, the
+    letter that opens it (its place in ``SCREENS`` is the number that does), its title in
+    the bar and the help, and its class."""
+
+    name: str
+    key: str
+    title: str
+    screen: type[ReportScreen]
+
+
 class ReportScreen(Screen[None]):
-    MODE: ClassVar[str] = ""
+    """A screen of the app, built with the report's view and the app's screens (for the bar
+    on top). To show something on another screen it posts a message of
+    :mod:`graphdoctor.tui.navigation`; the app opens that screen and hands it over."""
 
-    @property
-    def view(self) -> ReportView:
-        return self.app.view  # type: ignore[attr-defined, no-any-return]
+    def __init__(self, view: ReportView, screens: Sequence[ScreenEntry], name: str) -> None:
+        super().__init__(name=name)
+        self.view = view
+        self.screens = screens
 
-    def reveal(self, target: Any) -> None:
-        """Show ``target``; each screen knows its own kind of target."""
+    @classmethod
+    def bar_count(cls, view: ReportView) -> int:
+        """How many things the screen lists, shown beside its title in the bar (0: none)."""
+        return 0
 
-    def on_screen_resume(self) -> None:
-        target = self.app.take_target(self.MODE)  # type: ignore[attr-defined]
-        if target is not None:
-            self.reveal(target)
+    @classmethod
+    def key_help(cls) -> list[tuple[str, str]]:
+        """(keys, what they do) for the help screen's section on this screen."""
+        return []
+
+    def mode_bar(self) -> ModeBar:
+        """The bar of screens, this one lit."""
+        tabs = [(entry.name, _label(entry, self.view)) for entry in self.screens]
+        return ModeBar(tabs, self.name, self.view.name)
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < NARROW, "narrow")
+
+
+def _label(entry: ScreenEntry, view: ReportView) -> str:
+    count = entry.screen.bar_count(view)
+    return f"{entry.title} ({count})" if count else entry.title

@@ -4,8 +4,6 @@ fix, and the evidence, each item of which opens on the timeline."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.table import Table
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -15,11 +13,13 @@ from textual.widgets.option_list import Option
 
 from graphdoctor.diagnose.model import Finding
 from graphdoctor.report.facts import clean
+from graphdoctor.tui.navigation import ShowEvent
 from graphdoctor.tui.palette import severity_badge, severity_style
 from graphdoctor.tui.rendering import evidence_label, finding_view, labelled
+from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.screens.base import ReportScreen
-from graphdoctor.tui.widgets.mode_bar import ModeBar
+from graphdoctor.tui.screens.help import binding_lines
 
 NO_FINDINGS = ("No findings: the diagnosis found nothing in this run that needs changing. "
                "The Summary (1) has the verdicts; the Timeline (3) shows what happened.")
@@ -37,15 +37,23 @@ def finding_line(finding: Finding, rank: int | None = None) -> Table:
 
 
 class FindingsScreen(ReportScreen):
-    MODE = "findings"
     BINDINGS = [
         # A priority binding, so the footer shows it over the lists' own "select" on enter.
         Binding("enter", "show_evidence", "Show on timeline", priority=True),
         Binding("e", "focus_evidence", "Evidence list"),
     ]
 
+    @classmethod
+    def bar_count(cls, view: ReportView) -> int:
+        return len(view.findings)
+
+    @classmethod
+    def key_help(cls) -> list[tuple[str, str]]:
+        return [("↑ ↓", "choose a finding"), *binding_lines(cls.BINDINGS),
+                ("tab", "move between the list and the evidence")]
+
     def compose(self) -> ComposeResult:
-        yield ModeBar(self.MODE)
+        yield self.mode_bar()
         with Horizontal(id="findings-body"):
             yield OptionList(*(Option(finding_line(f, self.view.shown_rank(f)), id=str(index))
                                for index, f in enumerate(self.view.findings)),
@@ -83,11 +91,11 @@ class FindingsScreen(ReportScreen):
             options.add_option(Option("no evidence recorded for this finding", disabled=True))
         self.query_one("#finding-detail").scroll_home(animate=False)
 
-    def reveal(self, target: Any) -> None:
-        """Highlight finding number ``target``."""
-        if isinstance(target, int) and 0 <= target < len(self.view.findings):
+    def reveal(self, index: int) -> None:
+        """Highlight finding number ``index``."""
+        if 0 <= index < len(self.view.findings):
             findings = self.query_one("#findings-list", OptionList)
-            findings.highlighted = target
+            findings.highlighted = index
             findings.focus()
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
@@ -121,7 +129,7 @@ class FindingsScreen(ReportScreen):
             return
         _, ref = self.view.evidence(self.view.findings[self.current])[number]
         if ref is not None:
-            self.app.go_to("timeline", ref)  # type: ignore[attr-defined]
+            self.post_message(ShowEvent(ref))
 
     def action_focus_evidence(self) -> None:
         evidence = self.query_one("#evidence", OptionList)

@@ -5,6 +5,7 @@ timeline. A distributed run lists each rank's graphs, rank first (each rank has 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -19,13 +20,14 @@ from graphdoctor.report.facts import clean
 from graphdoctor.trace.model import NONE
 from graphdoctor.tui.aggregate import GraphRow, Timing
 from graphdoctor.tui.events import EventRef
+from graphdoctor.tui.navigation import ShowEvent
 from graphdoctor.tui.palette import GRAPH_STATUS_STYLES, severity_badge, severity_style
 from graphdoctor.tui.rendering import culprit_source, error_text, stack_text
-from graphdoctor.tui.report_view import GraphKey
+from graphdoctor.tui.report_view import GraphKey, ReportView
 from graphdoctor.tui.safe_text import report_text
-from graphdoctor.tui.screens.base import ReportScreen
+from graphdoctor.tui.screens.base import ReportScreen, ScreenEntry
+from graphdoctor.tui.screens.help import binding_lines
 from graphdoctor.tui.units import format_bytes, format_duration, format_speedup
-from graphdoctor.tui.widgets.mode_bar import ModeBar
 
 COLUMNS = ("graph", "api", "status", "pool", "capture", "replays", "replay host", "replay GPU",
            "eager host", "eager GPU", "function")
@@ -53,15 +55,18 @@ def _cells(row: GraphRow) -> tuple[Any, ...]:
 
 
 class GraphsScreen(ReportScreen):
-    MODE = "graphs"
     BINDINGS = [Binding("enter", "show_capture", "Show capture on timeline")]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, view: ReportView, screens: Sequence[ScreenEntry], name: str) -> None:
+        super().__init__(view, screens, name)
         self._pending: GraphKey | None = None  # asked for before the rows were in
 
+    @classmethod
+    def key_help(cls) -> list[tuple[str, str]]:
+        return binding_lines(cls.BINDINGS)
+
     def compose(self) -> ComposeResult:
-        yield ModeBar(self.MODE)
+        yield self.mode_bar()
         yield DataTable(id="graphs-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="graph-detail"):
             yield Static(id="graph-text")
@@ -87,15 +92,13 @@ class GraphsScreen(ReportScreen):
             table.add_row(*graph_cells(row, self.view.multi_rank), key=f"{row.rank}:{row.graph.id}")
         if not rows:
             self.query_one("#graph-text", Static).update("This run captured no CUDA graph.")
-        target = self.app.take_target(self.MODE) or self._pending  # type: ignore[attr-defined]
-        self._pending = None
-        if target is not None:
-            self.reveal(target)
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self.reveal(pending)
 
-    def reveal(self, target: Any) -> None:
-        """Highlight the graph ``target``: a (rank, graph id) pair, or a graph id of the main
-        rank. Asked before the rows are in (they are counted off the UI thread), it waits."""
-        key = self.view.graph_key(NONE, target) if isinstance(target, int) else tuple(target)
+    def reveal(self, key: GraphKey) -> None:
+        """Highlight the graph ``key``. Asked before the rows are in (they are counted off the
+        UI thread), it waits for them."""
         table = self.query_one("#graphs-table", DataTable)
         keys = [(row.rank, row.graph.id) for row in self.view.graph_rows]
         if table.row_count < len(keys):
@@ -116,7 +119,7 @@ class GraphsScreen(ReportScreen):
         cursor = self.query_one("#graphs-table", DataTable).cursor_row
         if 0 <= cursor < len(rows):
             capture = EventRef("graphs", rows[cursor].index, rows[cursor].rank)
-            self.app.go_to("timeline", capture)  # type: ignore[attr-defined]
+            self.post_message(ShowEvent(capture))
 
     def graph_text(self, row: GraphRow) -> RenderableType:
         """What became of a graph: verdict, timings, pool, errors, findings, where."""

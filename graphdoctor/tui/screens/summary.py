@@ -16,6 +16,7 @@ from graphdoctor.diagnose.model import Verdict
 from graphdoctor.report.facts import clean
 from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT, signal_name
 from graphdoctor.trace.model import NONE, RunStatus, Trace
+from graphdoctor.tui.navigation import ShowFinding, ShowGraph
 from graphdoctor.tui.palette import (
     GRAPH_STATUS_STYLES,
     VERDICT_MARKS,
@@ -27,7 +28,6 @@ from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.screens.base import ReportScreen
 from graphdoctor.tui.screens.findings import finding_line
 from graphdoctor.tui.units import counted, format_bytes, format_duration, format_speedup
-from graphdoctor.tui.widgets.mode_bar import ModeBar
 
 TOP_FINDINGS = 5
 TABLE_NOUNS = {"replays": "replay", "calls": "timed call", "allocs": "allocator event",
@@ -36,10 +36,8 @@ TABLE_NOUNS = {"replays": "replay", "calls": "timed call", "allocs": "allocator 
 
 
 class SummaryScreen(ReportScreen):
-    MODE = "summary"
-
     def compose(self) -> ComposeResult:
-        yield ModeBar(self.MODE)
+        yield self.mode_bar()
         with VerticalScroll(id="summary"):
             yield Static(outcome_text(self.view), id="outcome")
             yield Static("Verdicts (enter: the graph)", classes="section-title")
@@ -56,10 +54,10 @@ class SummaryScreen(ReportScreen):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         kind, _, value = (event.option.id or "").partition(":")
         if kind == "finding":
-            self.app.go_to("findings", int(value))  # type: ignore[attr-defined]
+            self.post_message(ShowFinding(int(value)))
         elif kind == "graph":
             rank, _, graph = value.partition(":")
-            self.app.go_to("graphs", (int(rank), int(graph)))  # type: ignore[attr-defined]
+            self.post_message(ShowGraph((int(rank), int(graph))))
 
 
 def verdict_options(view: ReportView) -> list[Option]:

@@ -5,8 +5,6 @@ selected event, with its stack and the user's source line."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -16,9 +14,9 @@ from graphdoctor.report.facts import clean
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.rendering import details_view
 from graphdoctor.tui.screens.base import ReportScreen
+from graphdoctor.tui.screens.help import binding_lines
 from graphdoctor.tui.timeline_view import TimelineState
 from graphdoctor.tui.units import format_duration, format_moment
-from graphdoctor.tui.widgets.mode_bar import ModeBar
 from graphdoctor.tui.widgets.timeline import Timeline
 
 HINT = ("←/→ move · ↑/↓ lane · +/- zoom · 0 whole run · n/N next/previous event on the lane · "
@@ -30,10 +28,12 @@ RANKS_STATUS = "· times from each rank's start"
 
 
 class TimelineScreen(ReportScreen):
-    MODE = "timeline"
+    @classmethod
+    def key_help(cls) -> list[tuple[str, str]]:
+        return binding_lines(Timeline.BINDINGS)  # the timeline widget's: the screen has none
 
     def compose(self) -> ComposeResult:
-        yield ModeBar(self.MODE)
+        yield self.mode_bar()
         yield Timeline(self.view.lanes, self.view.limits, id="timeline")
         yield Static(id="timeline-status")
         with VerticalScroll(id="event-detail"):
@@ -51,11 +51,11 @@ class TimelineScreen(ReportScreen):
     def _show_status(self) -> None:
         self.query_one("#timeline-status", Static).update(self.status_text(self.timeline.state))
 
-    def reveal(self, target: Any) -> None:
-        """Select the event ``target`` (an EventRef) and bring it into view."""
-        span = self.view.span_of(target) if isinstance(target, EventRef) else None
-        if span is None or not self.timeline.reveal(target, *span):
-            self.notify(f"{target} is not on the timeline.", severity="warning", timeout=3)
+    def reveal(self, ref: EventRef) -> None:
+        """Select the event ``ref`` and bring it into view."""
+        span = self.view.span_of(ref)
+        if span is None or not self.timeline.reveal(ref, *span):
+            self.notify(f"{ref} is not on the timeline.", severity="warning", timeout=3)
         self.timeline.focus()
 
     def on_timeline_changed(self, message: Timeline.Changed) -> None:

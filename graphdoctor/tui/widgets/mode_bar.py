@@ -3,28 +3,27 @@ the report's name."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.text import Text
 from textual.events import Click
 from textual.widgets import Static
 
-MODES = (
-    ("summary", "Summary"),
-    ("findings", "Findings"),
-    ("timeline", "Timeline"),
-    ("allocations", "Allocations"),
-    ("graphs", "Graphs"),
-)
+from graphdoctor.tui.navigation import GoToScreen
+
+Tab = tuple[str, str]
+"""A screen in the bar: its name, and its label there. Its number is its place in the bar."""
 
 
-def mode_bar_text(active: str, findings: int, name: str, width: int) -> tuple[Text, list[int]]:
-    """The bar's text, and the column where each mode's title ends (for mouse clicks)."""
+def mode_bar_text(tabs: Sequence[Tab], active: str | None, name: str,
+                  width: int) -> tuple[Text, list[int]]:
+    """The bar's text, and the column where each screen's label ends (for mouse clicks)."""
     text = Text(" graphdoctor ", style="bold reverse")
     ends = []
-    for number, (mode, title) in enumerate(MODES, 1):
-        label = f"{title} ({findings})" if mode == "findings" and findings else title
-        style = "bold reverse" if mode == active else ""
+    for number, (screen, label) in enumerate(tabs, 1):
+        style = "bold reverse" if screen == active else ""
         text.append(" ")
-        text.append(f"{number}", style="bold underline" if mode != active else style)
+        text.append(f"{number}", style="bold underline" if screen != active else style)
         text.append(f" {label}", style=style)
         ends.append(text.cell_len)
     room = width - text.cell_len - 3
@@ -46,9 +45,11 @@ class ModeBar(Static):
     }
     """
 
-    def __init__(self, active: str) -> None:
+    def __init__(self, tabs: Sequence[Tab], active: str | None, report_name: str) -> None:
         super().__init__()
+        self.tabs = tabs
         self.active = active
+        self.report_name = report_name
         self._ends: list[int] = []
 
     def on_mount(self) -> None:
@@ -58,13 +59,12 @@ class ModeBar(Static):
         self._draw()
 
     def _draw(self) -> None:
-        view = self.app.view  # type: ignore[attr-defined]
-        text, self._ends = mode_bar_text(self.active, len(view.findings), view.name,
+        text, self._ends = mode_bar_text(self.tabs, self.active, self.report_name,
                                          self.size.width)
         self.update(text)
 
     def on_click(self, event: Click) -> None:
-        for (mode, _), end in zip(MODES, self._ends, strict=True):
+        for (screen, _), end in zip(self.tabs, self._ends, strict=True):
             if event.x < end:
-                self.app.switch_mode(mode)
+                self.post_message(GoToScreen(screen))
                 return

@@ -1,0 +1,130 @@
+"""Moving between screens: the keys, the bar and the help all follow the app's SCREENS, and
+each jump posts its navigation message and lands on the right screen, on the right row."""
+
+from __future__ import annotations
+
+from textual.message import Message
+from textual.widgets import DataTable
+
+from graphdoctor.trace.model import NONE
+from graphdoctor.tui.app import SCREENS, GraphDoctorApp
+from graphdoctor.tui.events import EventRef
+from graphdoctor.tui.navigation import GoToScreen, ShowEvent, ShowFinding, ShowGraph
+from graphdoctor.tui.screens.findings import FindingsScreen
+from graphdoctor.tui.screens.graphs import GraphsScreen
+from graphdoctor.tui.screens.timeline import TimelineScreen
+from graphdoctor.tui.widgets.mode_bar import ModeBar
+from graphdoctor.tui.widgets.timeline import Timeline
+from tests.reports import report_for
+from tests.tui.helpers import app_for, demo_app, settle, shown
+
+BAR = "1 Summary 2 Findings (1) 3 Timeline 4 Allocations 5 Graphs"
+EVERYWHERE = [("1 s", "Summary"), ("2 f", "Findings"), ("3 t", "Timeline"),
+              ("4 a", "Allocations"), ("5 g", "Graphs"), ("?", "Help"), ("/", "Search"),
+              ("q", "Quit")]
+
+
+def help_sections(text: str) -> dict[str, list[tuple[str, str]]]:
+    """The help's sections (a heading flush left), each with its (keys, description) lines."""
+    sections: dict[str, list[tuple[str, str]]] = {}
+    for line in text.splitlines():
+        if line and not line.startswith(" "):
+            lines = sections.setdefault(line.strip(), [])
+        elif line.strip():
+            lines.append((line[2:18].strip(), line[18:].strip()))
+    return sections
+
+
+def selected(app: GraphDoctorApp) -> EventRef | None:
+    return app.screen.query_one(Timeline).state.selected
+
+
+async def test_each_screen_opens_on_its_number_and_its_letter() -> None:
+    app = demo_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        for number, entry in enumerate(SCREENS, 1):
+            await pilot.press(str(number))
+            assert type(app.screen) is entry.screen and app.current_mode == entry.name
+        for entry in SCREENS:
+            await pilot.press(entry.key)
+            assert type(app.screen) is entry.screen, entry.key
+
+
+async def test_the_bar_and_the_help_name_the_screens_in_order() -> None:
+    app = demo_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        assert BAR in shown(app, "ModeBar")
+        await pilot.press("question_mark")
+        sections = help_sections(shown(app, "#help-text"))
+        assert sections["Everywhere"] == EVERYWHERE
+        assert list(sections)[:5] == ["Everywhere", "Timeline", "Findings", "Allocations",
+                                      "Graphs"]
+
+
+async def test_a_click_on_a_title_in_the_bar_opens_that_screen() -> None:
+    posted: list[Message] = []
+    app = demo_app()
+    async with app.run_test(size=(100, 30), message_hook=posted.append) as pilot:
+        column = shown(app, "ModeBar").index("Timeline")
+        await pilot.click(ModeBar, offset=(column, 0))
+        assert isinstance(app.screen, TimelineScreen)
+        assert {m.name for m in posted if isinstance(m, GoToScreen)} == {"timeline"}
+
+
+async def test_a_findings_evidence_is_posted_and_selected_on_its_lane() -> None:
+    posted: list[Message] = []
+    app = demo_app()
+    async with app.run_test(size=(100, 40), message_hook=posted.append) as pilot:
+        await pilot.press("2", "enter")
+        await settle(pilot)
+        # The hook sees a message at each step of its bubbling: the same one, twice.
+        assert {m.ref for m in posted if isinstance(m, ShowEvent)} == {EventRef("syncs", 1)}
+        assert isinstance(app.screen, TimelineScreen)
+        timeline = app.screen.query_one(Timeline)
+        assert timeline.state.selected == EventRef("syncs", 1)
+        assert timeline.lanes[timeline.state.lane].key == "syncs"
+
+
+async def test_a_finding_asked_for_before_its_screen_is_built_is_highlighted() -> None:
+    app = app_for(report_for("dist_rank_capture_fails"))  # four findings: 2 is not the first
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.post_message(ShowFinding(2))
+        await settle(pilot)
+        assert isinstance(app.screen, FindingsScreen) and app.screen.current == 2
+        assert "GD403" in shown(app, "#finding-text")
+
+
+async def test_a_ranks_verdict_posts_its_graph_and_the_graphs_table_shows_that_row() -> None:
+    posted: list[Message] = []
+    app = app_for(report_for("dist_rank_capture_fails"))
+    async with app.run_test(size=(120, 40), message_hook=posted.append) as pilot:
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        assert {m.key for m in posted if isinstance(m, ShowGraph)} == {(1, 0)}
+        assert isinstance(app.screen, GraphsScreen)
+        assert app.screen.query_one("#graphs-table", DataTable).cursor_row == 1
+
+
+async def test_an_event_asked_for_on_the_open_timeline_is_selected_there() -> None:
+    app = demo_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("3")
+        await settle(pilot)
+        timeline = app.screen
+        app.post_message(ShowEvent(EventRef("exceptions", 0)))
+        await settle(pilot)
+        assert app.screen is timeline and selected(app) == EventRef("exceptions", 0)
+
+
+async def test_search_hits_post_their_messages() -> None:
+    posted: list[Message] = []
+    app = demo_app()
+    async with app.run_test(size=(100, 30), message_hook=posted.append) as pilot:
+        await pilot.press("slash", *"GD101", "enter")
+        await settle(pilot)
+        assert {m.index for m in posted if isinstance(m, ShowFinding)} == {0}
+        await pilot.press("slash", *"graph 0 torch.cuda", "enter")
+        await settle(pilot)
+        assert {m.key for m in posted if isinstance(m, ShowGraph)} == {(NONE, 0)}
+        assert isinstance(app.screen, GraphsScreen)
+        assert app.screen.query_one("#graphs-table", DataTable).cursor_row == 0
