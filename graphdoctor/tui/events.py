@@ -7,18 +7,21 @@ or list (``kind``) and the row in it (``index``).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, NamedTuple
 
 from graphdoctor.diagnose.model import Evidence
 from graphdoctor.report.document import Report
 from graphdoctor.report.facts import teardown_calls
-from graphdoctor.trace.model import NONE, TABLE_ROWS, USER, Frame, Trace
+from graphdoctor.trace.event_kinds import BY_NAME, EventKind, rows_of
+from graphdoctor.trace.model import NONE, USER, Frame, Trace
 from graphdoctor.tui.units import format_bytes, format_duration, format_moment
 
-LIST_KINDS = ("exceptions", "compile_events", "warnings", "input_events", "graphs", "phases",
-              "functions", "teardown")
+# What a ref may name besides the kinds of event: the trace's structure.
+STRUCTURE = ("graphs", "phases", "functions")
 
 
 @dataclass(frozen=True)
@@ -58,9 +61,9 @@ def ref_from_evidence(trace: Trace, evidence: Evidence, rank: int = NONE) -> Eve
 
 
 def exists(trace: Trace, ref: EventRef) -> bool:
-    if ref.kind in TABLE_ROWS:
-        return 0 <= ref.index < len(trace.tables[ref.kind])
-    if ref.kind in LIST_KINDS:
+    if ref.kind in BY_NAME:
+        return 0 <= ref.index < len(rows_of(trace, BY_NAME[ref.kind]))
+    if ref.kind in STRUCTURE:
         return 0 <= ref.index < len(getattr(trace, ref.kind))
     return False
 
@@ -69,7 +72,7 @@ def event_span(trace: Trace, ref: EventRef) -> tuple[int, int] | None:
     """When the event happened, [start, end]; an instant has end == start."""
     if not exists(trace, ref):
         return None
-    if ref.kind in TABLE_ROWS:
+    if ref.kind in BY_NAME and BY_NAME[ref.kind].columnar:
         return _table_span(trace, ref)
     item = getattr(trace, ref.kind)[ref.index]
     if ref.kind == "graphs":
@@ -152,7 +155,8 @@ def describe(trace: Trace, ref: EventRef, streams: dict[int, str] | None = None)
     span = event_span(trace, ref)
     start, end = span if span else (None, None)
     names = stream_names(trace) if streams is None else streams
-    title, fields, stack = _DESCRIBERS[ref.kind](_Context(trace, names), ref.index)
+    describer = _DESCRIBERS.get(ref.kind) or partial(_any_kind, BY_NAME[ref.kind])
+    title, fields, stack = describer(_Context(trace, names), ref.index)
     when = (("when", _when(start, end)),) if start is not None else ()
     return EventDetails(ref, title, start, end, when + tuple(fields), tuple(trace.stack(stack)))
 
@@ -312,6 +316,16 @@ def _function(context: _Context, index: int) -> Described:
     function = context.trace.functions[index]
     where = f"{function.file}:{function.line}" if function.file else "—"
     return f"function {function.name}", [("kind", function.kind), ("defined", where)], NONE
+
+
+def _any_kind(kind: EventKind, context: _Context, index: int) -> Described:
+    """A kind with no account of its own: its label, and each field as recorded."""
+    row = rows_of(context.trace, kind)[index]
+    values = row._asdict() if kind.columnar else dataclasses.asdict(row)
+    title = f"{kind.label}: {values[kind.sort]}" if kind.sort else kind.label
+    fields = [(name.replace("_", " "), str(value)) for name, value in values.items()
+              if name not in ("t", kind.span, kind.sort, "stack")]
+    return title, fields, int(values.get("stack", NONE))
 
 
 _DESCRIBERS: dict[str, Callable[[_Context, int], Described]] = {

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from graphdoctor.diagnose.model import ERROR, INFO, WARNING
+from graphdoctor.trace.event_kinds import EventKind
 from graphdoctor.trace.model import CAPTURE, EAGER, OWN, REPLAY, WARMUP
 
 
@@ -114,3 +115,9 @@ def severity_badge(severity: str) -> str:
 
 def verdict_mark(kind: str) -> Mark:
     return VERDICT_MARKS.get(kind, Mark("•", "white", 0))
+
+
+def kind_mark(kind: EventKind) -> Mark:
+    """How a kind of event with no mark of its own above is drawn: as its registry says."""
+    return Mark(kind.glyph, kind.colour, 1)
+

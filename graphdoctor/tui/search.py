@@ -18,6 +18,7 @@ from textual.message import Message
 
 from graphdoctor.diagnose.model import SEVERITY_RANK
 from graphdoctor.report.facts import clean
+from graphdoctor.trace.event_kinds import BY_NAME, KINDS
 from graphdoctor.trace.model import Trace
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.navigation import ShowEvent, ShowFinding, ShowGraph
@@ -26,9 +27,8 @@ from graphdoctor.tui.screens.base import ReportScreen
 from graphdoctor.tui.units import format_moment
 
 MAX_PER_KIND = 300  # a run with thousands of compile events needs no more to be found
-KINDS_OF_EVENT = (("syncs", "kind", "sync"), ("stream_ops", "op", "stream op"),
-                  ("calls", "mode", "call"), ("allocs", "pool", "allocation in pool"),
-                  ("collectives", "op", "collective"))
+# Besides each kind's sorts (a sync's kind, a stream op's op...): the pools allocations came from.
+POOLS = (BY_NAME["allocs"], "pool", "allocation in pool")
 
 
 @dataclass(frozen=True)
@@ -103,13 +103,15 @@ def _at(text: str, what: str, t: int, ref: EventRef) -> SearchItem:
 
 
 def _kinds(rank: _Rank) -> Iterator[SearchItem]:
-    """The first event of each kind of sync, stream op, call, pool and collective."""
-    for table, column, what in KINDS_OF_EVENT:
-        values = rank.trace.tables[table].data[column]
+    """The first event of each sort of each kind (sync item, stream op wait_event, call
+    eager...), and of each pool allocations came from."""
+    sorts = [(kind, kind.sort, kind.label) for kind in KINDS if kind.columnar and kind.sort]
+    for kind, field, what in [*sorts, POOLS]:
+        values = rank.trace.tables[kind.name].data[field]
         for value in sorted(set(values), key=str):
             first = values.index(value)
             yield SearchItem(rank.text(f"{what} {value}"), f"first of {values.count(value)}",
-                             partial(ShowEvent, rank.ref(table, first)))
+                             partial(ShowEvent, rank.ref(kind.name, first)))
 
 
 class ReportSearch(Provider):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from graphdoctor.trace.event_kinds import KINDS
 from graphdoctor.trace.model import NONE, Trace
 from graphdoctor.tui import palette as marks
 from graphdoctor.tui.events import stream_names, teardown_end
@@ -85,6 +86,28 @@ def _main_thread_series(trace: Trace, orders: Orders) -> list[Series]:
     series.append(list_series("warnings", "warning", marks.WARNING_MARK, trace.warnings))
     series.append(list_series("input_events", "captured input freed", marks.INPUT_EVENT,
                               trace.input_events))
+    return series + _other_kinds(trace, orders)
+
+
+# The kinds of event the lanes above draw in their own way; any other kind is drawn on the
+# main thread's lane in its registry mark, so a new kind shows without a change here.
+DRAWN_APART = frozenset({"replays", "calls", "allocs", "syncs", "stream_ops", "collectives",
+                         "memory", "gpu_samples", "exceptions", "compile_events", "warnings",
+                         "input_events", "teardown"})
+
+
+def _other_kinds(trace: Trace, orders: Orders) -> list[Series]:
+    series = []
+    for kind in (k for k in KINDS if k.name not in DRAWN_APART):
+        mark = marks.kind_mark(kind)
+        if kind.columnar:
+            order = orders[kind.name]
+            series.append(order.series(kind.name, kind.label, mark, range(len(order)),
+                                       kind.span or None))
+        else:
+            series.append(list_series(kind.name, kind.label, mark, getattr(trace, kind.name),
+                                      end=(lambda e, f=kind.span: e.t + getattr(e, f))
+                                      if kind.span else None))
     return series
 
 

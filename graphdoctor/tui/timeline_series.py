@@ -114,7 +114,7 @@ class TimeOrder:
     Tables from :func:`graphdoctor.trace.assemble` are already sorted, which costs one linear
     check; a hand-built trace that is not gets an order computed once."""
 
-    def __init__(self, table: Table):
+    def __init__(self, table: Table[Any]):
         self.table = table
         times: list[int] = table.data["t"]
         in_order = all(map(operator.le, times, times[1:]))

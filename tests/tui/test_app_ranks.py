@@ -178,7 +178,7 @@ async def test_allocations_name_their_rank_and_open_there() -> None:
 async def test_search_finds_each_ranks_events() -> None:
     app = app_for(report_for(FAILS))
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("slash", *"rank 1 sync item", "enter")
+        await pilot.press("slash", *"rank 1 synchronization item", "enter")
         await settle(pilot)
         selected = timeline(app).state.selected
         assert selected == EventRef("syncs", 1, 1)

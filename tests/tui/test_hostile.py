@@ -15,8 +15,9 @@ from textual.command import CommandList
 from textual.filter import LineFilter
 from textual.widgets import Static
 
+from graphdoctor.trace.event_kinds import KINDS, rows_of
 from graphdoctor.tui.app import GraphDoctorApp
-from graphdoctor.tui.events import LIST_KINDS, EventRef
+from graphdoctor.tui.events import STRUCTURE, EventRef
 from graphdoctor.tui.rendering import details_view, evidence_label, finding_view
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import ShowControls, report_text
@@ -60,8 +61,8 @@ def views(view: ReportView) -> Iterator[RenderableType]:
                     for item, ref in view.evidence(finding))
     for rank, rank_view in view.rank_views.items():
         trace = rank_view.trace
-        kinds = [k for k in LIST_KINDS if getattr(trace, k)] + \
-            [k for k, table in trace.tables.items() if len(table)]
+        kinds = [k for k in STRUCTURE if getattr(trace, k)] + \
+            [kind.name for kind in KINDS if len(rows_of(trace, kind))]
         yield from (details_view(view, view.describe(EventRef(k, 0, rank))) for k in kinds)
     for row in view.graph_rows:
         yield from _cells(graph_cells(row, view.multi_rank))

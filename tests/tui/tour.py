@@ -10,8 +10,9 @@ from collections.abc import AsyncIterator
 from textual._compositor import CompositorUpdate
 from textual.pilot import Pilot
 
+from graphdoctor.trace.event_kinds import KINDS, rows_of
 from graphdoctor.tui.app import GraphDoctorApp
-from graphdoctor.tui.events import LIST_KINDS, EventRef
+from graphdoctor.tui.events import STRUCTURE, EventRef
 from graphdoctor.tui.navigation import ShowEvent
 from tests.tui.helpers import settle
 
@@ -86,8 +87,8 @@ async def _timeline(pilot: Pilot[None], app: GraphDoctorApp) -> AsyncIterator[tu
     yield "timeline", drawn(app)
     for rank, rank_view in app.view.rank_views.items():
         trace = rank_view.trace
-        kinds = [k for k in LIST_KINDS if getattr(trace, k)] + \
-            [k for k, table in trace.tables.items() if len(table)]
+        kinds = [k for k in STRUCTURE if getattr(trace, k)] + \
+            [kind.name for kind in KINDS if len(rows_of(trace, kind))]
         for kind in kinds:
             app.post_message(ShowEvent(EventRef(kind, 0, rank)))
             await settle(pilot)

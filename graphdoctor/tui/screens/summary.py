@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option
 from graphdoctor.diagnose.model import Verdict
 from graphdoctor.report.facts import clean
 from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT, signal_name
+from graphdoctor.trace.event_kinds import KINDS, rows_of
 from graphdoctor.trace.model import NONE, RunStatus, Trace
 from graphdoctor.tui.navigation import ShowFinding, ShowGraph
 from graphdoctor.tui.palette import (
@@ -30,9 +31,6 @@ from graphdoctor.tui.screens.findings import finding_line
 from graphdoctor.tui.units import counted, format_bytes, format_duration, format_speedup
 
 TOP_FINDINGS = 5
-TABLE_NOUNS = {"replays": "replay", "calls": "timed call", "allocs": "allocator event",
-               "syncs": "sync", "stream_ops": "stream op", "memory": "memory sample",
-               "gpu_samples": "GPU reading", "collectives": "collective"}
 
 
 class SummaryScreen(ReportScreen):
@@ -208,10 +206,8 @@ def environment_text(view: ReportView) -> Table:
 
 
 def event_counts(trace: Trace) -> str:
-    counts = [counted(len(t), TABLE_NOUNS.get(n, n)) for n, t in trace.tables.items() if len(t)]
+    counts = [counted(len(rows), kind.label) for kind in KINDS if len(rows := rows_of(trace, kind))]
     counts.append(counted(len(trace.graphs), "graph"))
-    if trace.compile_events:
-        counts.append(counted(len(trace.compile_events), "compile event"))
     return " · ".join(counts)
 
 
