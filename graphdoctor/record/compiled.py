@@ -23,6 +23,7 @@ import torch
 
 from graphdoctor.record import compat
 from graphdoctor.record.recorder import Recorder, Uninstall, patch
+from graphdoctor.trace.model import TORCH
 
 _state: dict[str, Any] = {"installed": False, "undos": []}
 
@@ -160,15 +161,6 @@ def _function_of(recorder: Recorder, compile_id: str) -> int:
     return recorder.function_id(("compiled", frame_key), name, "compiled", file, line, compile_id)
 
 
-# torch packages whose frames sit between a compiled function and the tree, never the
-# function itself
-_MACHINERY = ("_dynamo", "_inductor", "_functorch", "fx", "utils", "cuda", "autograd",
-              "_ops.py", "_compile.py", "_library")
-
-
-_MODULE_CALLS = frozenset({"_call_impl", "_wrapped_call_impl", "__call__"})
-
-
 def _compiled_frame(recorder: Recorder, frame: Any) -> tuple[str, str, int]:
     """(name, file, line) of the compiled function: the frame dynamo runs (the user's
     function, or a torch module's forward), and the place it is defined, or for a torch
@@ -179,9 +171,9 @@ def _compiled_frame(recorder: Recorder, frame: Any) -> tuple[str, str, int]:
         return ("<compiled>", "", 0)
     code = frame.f_code
     name = getattr(code, "co_qualname", code.co_name)
-    module = frame.f_locals.get("self") if code.co_name in _MODULE_CALLS else None
+    module = frame.f_locals.get("self") if code.co_name in compat.MODULE_CALLS else None
     if module is not None:  # a compiled nn.Module: dynamo runs Module._call_impl
-        module = getattr(module, "_orig_mod", module)  # torch.compile(module) wraps it
+        module = compat.compiled_module(module)  # torch.compile(module) wraps it
         name = f"{type(module).__qualname__}.forward"
     if recorder.stacks.is_user_code(code):
         return (name, code.co_filename, code.co_firstlineno)
@@ -194,13 +186,14 @@ def _compiled_frame(recorder: Recorder, frame: Any) -> tuple[str, str, int]:
 
 
 def _is_machinery(recorder: Recorder, path: str) -> bool:
+    """Torch's compile machinery between a compiled function and the tree, never the
+    function itself."""
     kind = recorder.stacks.kind(path)
-    if kind is None or "torchinductor_" in path or path.startswith("<"):
+    if kind is None or compat.is_inductor_code(path) or path.startswith("<"):
         return True  # graphdoctor, Inductor's generated modules, FX's generated code
-    if kind != "torch":
+    if kind != TORCH:
         return False
-    inside = path.replace("\\", "/").rsplit("/torch/", 1)[-1]
-    return inside.startswith(_MACHINERY)
+    return compat.is_torch_machinery(path)
 
 
 def _emit_call(recorder: Recorder, call: CompiledCall, t0: int, token: Any, first: bool) -> None:

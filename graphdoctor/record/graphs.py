@@ -33,7 +33,7 @@ from graphdoctor.record.recorder import CaptureState, Recorder, Uninstall, patch
 _ID = "_graphdoctor_id"
 _thread_ident = threading.get_ident
 MEMORY_SAMPLE_NS = 100_000_000
-MANUAL_APIS = ("torch.cuda.graph", "CUDAGraph")  # the user's own code holds the block
+MANUAL_APIS = (compat.CONTEXT_API, compat.RAW_API)  # the user's own code holds the block
 
 
 @dataclass
@@ -68,22 +68,6 @@ def install(recorder: Recorder) -> Uninstall:
             undo()
 
     return uninstall
-
-
-def classify_api(frame: FrameType | None) -> tuple[str, bool]:
-    """Which public API started this capture, and whether it is torch's own bookkeeping."""
-    api = "CUDAGraph"
-    while frame is not None:
-        path, name = frame.f_code.co_filename, frame.f_code.co_name
-        if path.endswith("cudagraph_trees.py"):
-            return ("torch.compile", name == "__init__")
-        if path.endswith("graphs.py") and "cuda" in path:
-            if name == "make_graphed_callables":
-                return ("make_graphed_callables", False)
-            if name == "__enter__":
-                api = "torch.cuda.graph"
-        frame = frame.f_back
-    return (api, False)
 
 
 class _GraphHooks:
@@ -127,11 +111,10 @@ class _GraphHooks:
         rec = self.rec
         gid = rec.new_id("graph")
         setattr(graph, _ID, gid)
-        api, internal = classify_api(caller)
-        pool_arg = kwargs.get("pool", args[0] if args else None)
-        mode = kwargs.get("capture_error_mode", args[1] if len(args) > 1 else "global")
+        api, internal = compat.capture_api(caller)
+        pool_arg, mode = compat.capture_begin_arguments(args, kwargs)
         call = rec.compiled_call.get(_thread_ident())
-        fn = call.fn if call is not None and api == "torch.compile" else -1
+        fn = call.fn if call is not None and api == compat.COMPILE_API else -1
         stream = torch.cuda.current_stream().cuda_stream
         rec.in_warmup = False
         device = torch.cuda.current_device()
@@ -248,7 +231,7 @@ class _GraphHooks:
         @functools.wraps(original)
         def __exit__(context: Any, exc_type: Any = None, exc: Any = None, tb: Any = None) -> Any:
             if exc is not None and self.rec.enabled and not already_recorded(exc):
-                gid = getattr(getattr(context, "cuda_graph", None), _ID, -1)
+                gid = getattr(compat.graph_of_context(context), _ID, -1)
                 exc_id = record_exception(self.rec, exc, "capture_region", gid)
                 mark_recorded(exc)
                 state = self.rec.capture_on_this_thread()

@@ -18,10 +18,9 @@ from typing import Any
 import torch
 
 from graphdoctor.record import compat
+from graphdoctor.record.compat import SYNC_WARNING
 from graphdoctor.record.recorder import Recorder, Uninstall, patch
 from graphdoctor.trace.model import LIBRARY, USER
-
-SYNC_WARNING = "called a synchronizing CUDA operation"
 
 # What a user line that synced most likely called, checked in this order.
 _SITE_PATTERNS = (

@@ -25,10 +25,7 @@ class EventTimer:
     """Only built once CUDA is initialized (so only on a CUDA build)."""
 
     def __init__(self, recorder: Any):
-        # The base-class methods: the user-facing ones are patched to record stream
-        # operations, and the timer's own events must not show up as the user's.
-        base = torch._C._CudaEventBase
-        self._record, self._query, self._elapsed = base.record, base.query, base.elapsed_time
+        self._record, self._query, self._elapsed = compat.unpatched_event_methods()
         self._recorder = recorder
         self._stream = compat.CurrentStream()
         self._free: list[tuple[Any, Any]] = []
@@ -60,7 +57,7 @@ class EventTimer:
         done: list[list[Any]] = []
         try:
             if wait and self._pending:
-                torch._C._cuda_synchronize()  # not the patched one: not a user sync
+                compat.synchronize_unpatched()  # not the patched one: not a user sync
             pending, query, elapsed = self._pending, self._query, self._elapsed
             while pending and query(pending[0][1]):
                 start, end, row = pending.popleft()
