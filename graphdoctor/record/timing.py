@@ -10,11 +10,13 @@ Each pending pair carries the record it will complete (its GPU time goes in colu
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from graphdoctor.record import compat
+from graphdoctor.record.recorder import Recorder, TimerToken
 
 MAX_PENDING = 4096
 RESOLVE_EVERY = 64
@@ -22,9 +24,10 @@ GPU_COLUMN = 3
 
 
 class EventTimer:
-    """Only built once CUDA is initialized (so only on a CUDA build)."""
+    """Only built once CUDA is initialized (so only on a CUDA build); ``recorder.timer``
+    then (see ``recorder.GpuTimer``)."""
 
-    def __init__(self, recorder: Any):
+    def __init__(self, recorder: Recorder):
         self._record, self._query, self._elapsed = compat.unpatched_event_methods()
         self._recorder = recorder
         self._stream = compat.CurrentStream()
@@ -32,7 +35,7 @@ class EventTimer:
         self._pending: deque[tuple[Any, Any, list[Any]]] = deque()
         self.untimed = 0
 
-    def start(self) -> tuple[Any, Any, Any, int] | None:
+    def start(self) -> TimerToken | None:
         """Record a start event on the current stream; None when timing must be skipped."""
         if self._recorder.captures or len(self._pending) >= MAX_PENDING:
             self.untimed += 1
@@ -42,7 +45,7 @@ class EventTimer:
         self._record(start, stream)
         return (start, end, stream, handle)
 
-    def stop(self, token: tuple[Any, Any, Any, int], row: list[Any]) -> None:
+    def stop(self, token: TimerToken, row: list[Any]) -> None:
         """Record the end event; ``row`` is emitted once its GPU time is known."""
         start, end, stream, _ = token
         self._record(end, stream)
@@ -76,4 +79,5 @@ class EventTimer:
 
     @staticmethod
     def _new_pair() -> tuple[Any, Any]:
-        return (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+        make_event: Callable[..., Any] = torch.cuda.Event  # its __new__ is unannotated
+        return (make_event(enable_timing=True), make_event(enable_timing=True))
