@@ -29,7 +29,7 @@ def install(recorder: Recorder) -> Uninstall | None:
         return None
     c10d = compat.c10d_module()
     hooks = _CollectiveHooks(recorder)
-    undos = []
+    undos: list[Uninstall] = []
     for module in (torch.distributed, c10d):
         undos.extend(patch(module, name, hooks.wrap(name)) for name in COLLECTIVES
                      if hasattr(module, name))
