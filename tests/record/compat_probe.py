@@ -108,7 +108,8 @@ def stream_context_streams() -> None:
     assert compat.stream_context_streams(torch.cuda.StreamContext(None)) == (None, None)
     if torch.cuda.is_available():
         side = torch.cuda.Stream()
-        with torch.cuda.stream(side) as context:
+        context = torch.cuda.stream(side)  # its __enter__ returns None
+        with context:
             target, previous = compat.stream_context_streams(context)
         assert target == side and previous == torch.cuda.current_stream()
 

@@ -12,10 +12,10 @@ from typing import Any, NamedTuple
 import torch
 
 from graphdoctor.record.compat.resolve import Entry, TorchName, TorchParameters
-from graphdoctor.record.compat.versions import CUDA_RUN_CPU_STUB, RUN_ON_BOTH
+from graphdoctor.record.compat.versions import CHECKED_SEEN, RUN_NOT_SEEN, RUN_SEEN, STUB_SEEN
 
 _RECORD_HISTORY = TorchName("torch.cuda.memory", "_record_memory_history")
-MEMORY_HISTORY = Entry("memory_history", f"{RUN_ON_BOTH} (called on the GPU only)", (
+MEMORY_HISTORY = Entry("memory_history", CHECKED_SEEN, (
     _RECORD_HISTORY,
     # the keywords _record_memory_history passes on, when its first argument is not a bool
     TorchParameters(TorchName("torch.cuda.memory", "_record_memory_history_impl"),
@@ -39,7 +39,7 @@ def memory_history(enabled: bool, *, stacks: bool, max_entries: int, clear: bool
 
 
 _SNAPSHOT = TorchName("torch._C", "_cuda_memorySnapshot", cuda_only=True)
-MEMORY_SNAPSHOT = Entry("memory_snapshot", CUDA_RUN_CPU_STUB, (_SNAPSHOT,))
+MEMORY_SNAPSHOT = Entry("memory_snapshot", STUB_SEEN, (_SNAPSHOT,))
 
 
 def memory_snapshot(pool: tuple[int, int] | None = None,
@@ -68,7 +68,7 @@ def memory_snapshot(pool: tuple[int, int] | None = None,
 _NO_INDUCTOR = types.SimpleNamespace()  # has no ``codecache``: symbolizing then skips it
 # Checked by tests/record/test_compat.py's symbolizer probe, not by a requirement: what it
 # keeps from happening is in torch's native code (combined_traceback.cpp).
-INDUCTOR_LEFT_UNIMPORTED = Entry("inductor_left_unimported", RUN_ON_BOTH, ())
+INDUCTOR_LEFT_UNIMPORTED = Entry("inductor_left_unimported", RUN_NOT_SEEN, ())
 
 
 @contextlib.contextmanager
@@ -101,7 +101,7 @@ class AllocatorTotals(NamedTuple):
 
 _GET_DEVICE = TorchName("torch._C", "_cuda_getDevice", cuda_only=True)
 _MEMORY_STATS = TorchName("torch._C", "_cuda_memoryStats", cuda_only=True)
-ALLOCATOR_TOTALS = Entry("allocator_totals", CUDA_RUN_CPU_STUB, (_GET_DEVICE, _MEMORY_STATS))
+ALLOCATOR_TOTALS = Entry("allocator_totals", STUB_SEEN, (_GET_DEVICE, _MEMORY_STATS))
 
 
 def allocator_totals() -> AllocatorTotals:
@@ -123,7 +123,7 @@ def allocator_totals() -> AllocatorTotals:
 
 
 _STORAGE_WEAK_REF = TorchName("torch.multiprocessing.reductions", "StorageWeakRef")
-STORAGE_WEAK_REF = Entry("storage_weak_ref", RUN_ON_BOTH, (
+STORAGE_WEAK_REF = Entry("storage_weak_ref", RUN_SEEN, (
     _STORAGE_WEAK_REF, TorchName("torch.multiprocessing.reductions", "StorageWeakRef.expired"),
 ))
 # Resolved once, with the recorder's sources: never inside a capture, which must import nothing.

@@ -14,7 +14,7 @@ from graphdoctor.record.compat.resolve import (
     TorchParameters,
     TorchSource,
 )
-from graphdoctor.record.compat.versions import RUN_ON_BOTH
+from graphdoctor.record.compat.versions import RUN_SEEN
 
 # The public APIs a capture can begin through, as the report names them.
 RAW_API = "CUDAGraph"
@@ -27,7 +27,7 @@ _GRAPHS_FILE = "graphs.py"  # torch/cuda/graphs.py: torch.cuda.graph, make_graph
 _TREES_FILE = "cudagraph_trees.py"  # torch/_inductor/cudagraph_trees.py
 _CONTEXT_ENTER = "__enter__"
 _OWN_BOOKKEEPING = "__init__"  # the tree manager's own empty capture, in its __init__
-CAPTURE_API = Entry("capture_api", RUN_ON_BOTH, (
+CAPTURE_API = Entry("capture_api", RUN_SEEN, (
     TorchFile(f"cuda/{_GRAPHS_FILE}"), TorchFile(f"_inductor/{_TREES_FILE}"),
     TorchName("torch.cuda.graphs", f"graph.{_CONTEXT_ENTER}"),
     TorchName("torch.cuda.graphs", GRAPHED_CALLABLES_API),
@@ -66,7 +66,7 @@ def api_of_frame(code: CodeType) -> tuple[str, bool] | None:
 _POOL = "pool"
 _ERROR_MODE = "capture_error_mode"
 _DEFAULT_ERROR_MODE = "global"
-CAPTURE_BEGIN_ARGUMENTS = Entry("capture_begin_arguments", RUN_ON_BOTH, (
+CAPTURE_BEGIN_ARGUMENTS = Entry("capture_begin_arguments", RUN_SEEN, (
     TorchParameters(TorchName("torch.cuda.graphs", "CUDAGraph.capture_begin"),
                     (_POOL, _ERROR_MODE)),
 ))
@@ -81,7 +81,7 @@ def capture_begin_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tu
 
 
 _CONTEXT_GRAPH = TorchAttribute(TorchName("torch.cuda.graphs", "graph"), "cuda_graph")
-GRAPH_OF_CONTEXT = Entry("graph_of_context", RUN_ON_BOTH, (_CONTEXT_GRAPH,))
+GRAPH_OF_CONTEXT = Entry("graph_of_context", RUN_SEEN, (_CONTEXT_GRAPH,))
 
 
 def graph_of_context(context: object) -> Any:
@@ -90,7 +90,7 @@ def graph_of_context(context: object) -> Any:
 
 
 _GRAPH_POOL = TorchAttribute(TorchName("torch.cuda.graphs", "CUDAGraph"), "pool")
-GRAPH_POOL = Entry("graph_pool", RUN_ON_BOTH, (_GRAPH_POOL,))
+GRAPH_POOL = Entry("graph_pool", RUN_SEEN, (_GRAPH_POOL,))
 
 
 def graph_pool(graph: object) -> tuple[int, int] | None:

@@ -16,12 +16,17 @@ from graphdoctor.record.compat.resolve import (
     TorchSource,
     TorchText,
 )
-from graphdoctor.record.compat.versions import CUDA_RUN_CPU_STUB, CUDA_RUN_ONLY, RUN_ON_BOTH
+from graphdoctor.record.compat.versions import (
+    CHECKED_SEEN,
+    CUDA_TEXT_SEEN,
+    RUN_SEEN,
+    STUB_SEEN,
+)
 
 _GET_CURRENT_STREAM = TorchName("torch._C", "_cuda_getCurrentStream", cuda_only=True)
 _GET_DEVICE = TorchName("torch._C", "_cuda_getDevice", cuda_only=True)
 
-CUDA_BUILT = Entry("cuda_built", CUDA_RUN_CPU_STUB, (_GET_CURRENT_STREAM,))
+CUDA_BUILT = Entry("cuda_built", STUB_SEEN, (_GET_CURRENT_STREAM,))
 
 
 def cuda_built() -> bool:
@@ -29,7 +34,7 @@ def cuda_built() -> bool:
 
 
 _LAZY_CALL = TorchName("torch.cuda", "_lazy_call")
-LAZY_CUDA_CALL = Entry("lazy_cuda_call", RUN_ON_BOTH, (_LAZY_CALL,))
+LAZY_CUDA_CALL = Entry("lazy_cuda_call", RUN_SEEN, (_LAZY_CALL,))
 
 
 def lazy_cuda_call(fn: Callable[[], object]) -> bool:
@@ -46,7 +51,7 @@ def lazy_cuda_call(fn: Callable[[], object]) -> bool:
 
 
 _SET_SYNC_DEBUG_MODE = TorchName("torch.cuda", "set_sync_debug_mode")
-ENABLE_SYNC_WARNINGS = Entry("enable_sync_warnings", RUN_ON_BOTH, (_SET_SYNC_DEBUG_MODE,))
+ENABLE_SYNC_WARNINGS = Entry("enable_sync_warnings", CHECKED_SEEN, (_SET_SYNC_DEBUG_MODE,))
 
 
 def enable_sync_warnings() -> bool:
@@ -65,11 +70,11 @@ def enable_sync_warnings() -> bool:
 
 # The start of the warning sync debug mode "warn" gives (c10/cuda/CUDAFunctions.cpp).
 SYNC_WARNING = "called a synchronizing CUDA operation"
-SYNC_WARNING_TEXT = Entry("SYNC_WARNING", CUDA_RUN_ONLY,
+SYNC_WARNING_TEXT = Entry("SYNC_WARNING", CUDA_TEXT_SEEN,
                           (TorchText(SYNC_WARNING, "libc10_cuda"),))
 
 
-CURRENT_STREAM = Entry("CurrentStream", CUDA_RUN_CPU_STUB, (
+CURRENT_STREAM = Entry("CurrentStream", STUB_SEEN, (
     _GET_CURRENT_STREAM, _GET_DEVICE,
     # torch.cuda.current_stream() rebuilds its Stream from the same three numbers
     TorchSource(TorchName("torch.cuda", "current_stream"),
@@ -100,7 +105,7 @@ class CurrentStream:
 _EVENT_RECORD = TorchName("torch._C", "_CudaEventBase.record", cuda_only=True)
 _EVENT_QUERY = TorchName("torch._C", "_CudaEventBase.query", cuda_only=True)
 _EVENT_ELAPSED = TorchName("torch._C", "_CudaEventBase.elapsed_time", cuda_only=True)
-UNPATCHED_EVENT_METHODS = Entry("unpatched_event_methods", CUDA_RUN_CPU_STUB,
+UNPATCHED_EVENT_METHODS = Entry("unpatched_event_methods", STUB_SEEN,
                                 (_EVENT_RECORD, _EVENT_QUERY, _EVENT_ELAPSED))
 
 
@@ -113,7 +118,7 @@ def unpatched_event_methods() -> tuple[Callable[..., Any], Callable[..., Any],
 
 
 _SYNCHRONIZE = TorchName("torch._C", "_cuda_synchronize", cuda_only=True)
-SYNCHRONIZE_UNPATCHED = Entry("synchronize_unpatched", CUDA_RUN_CPU_STUB, (_SYNCHRONIZE,))
+SYNCHRONIZE_UNPATCHED = Entry("synchronize_unpatched", STUB_SEEN, (_SYNCHRONIZE,))
 
 
 def synchronize_unpatched() -> None:
@@ -125,7 +130,7 @@ def synchronize_unpatched() -> None:
 _STREAM_CONTEXT = TorchName("torch.cuda", "StreamContext")
 _CONTEXT_STREAM = TorchAttribute(_STREAM_CONTEXT, "stream")
 _CONTEXT_PREVIOUS = TorchAttribute(_STREAM_CONTEXT, "src_prev_stream")
-STREAM_CONTEXT_STREAMS = Entry("stream_context_streams", RUN_ON_BOTH,
+STREAM_CONTEXT_STREAMS = Entry("stream_context_streams", RUN_SEEN,
                                (_CONTEXT_STREAM, _CONTEXT_PREVIOUS))
 
 

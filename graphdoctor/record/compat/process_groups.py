@@ -6,10 +6,10 @@ from __future__ import annotations
 from types import ModuleType
 
 from graphdoctor.record.compat.resolve import Entry, TorchAttribute, TorchName
-from graphdoctor.record.compat.versions import RUN_ON_BOTH
+from graphdoctor.record.compat.versions import RUN_NOT_SEEN, RUN_SEEN
 
 _C10D = TorchName("torch.distributed.distributed_c10d")
-C10D_MODULE = Entry("c10d_module", RUN_ON_BOTH, (_C10D,))
+C10D_MODULE = Entry("c10d_module", RUN_SEEN, (_C10D,))
 
 
 def c10d_module() -> ModuleType:
@@ -22,7 +22,8 @@ def c10d_module() -> ModuleType:
 
 
 _GROUP_NAME = TorchAttribute(TorchName("torch.distributed", "ProcessGroup"), "group_name")
-GROUP_NAME = Entry("group_name", RUN_ON_BOTH, (_GROUP_NAME,))
+# fixtures/recordings only use the default group, which needs no name
+GROUP_NAME = Entry("group_name", RUN_NOT_SEEN, (_GROUP_NAME,))
 
 
 def group_name(group: object) -> str:

@@ -22,7 +22,7 @@ from graphdoctor.record.compat.resolve import (
     TorchName,
     TorchSource,
 )
-from graphdoctor.record.compat.versions import RUN_ON_BOTH
+from graphdoctor.record.compat.versions import LOGGERS_SEEN, RUN_SEEN
 
 # Artifact loggers (module.__artifact). Skips went to perf_hints up to 2.10, cudagraphs from 2.11.
 SKIP_LOGGERS = (
@@ -40,7 +40,8 @@ RECOMPILE_LOGGERS = (ArtifactLogger("torch._dynamo.guards", "recompiles"),)
 _LOGGER_GROUPS = (SKIP_LOGGERS, TREE_LOGGERS, PARTITION_LOGGERS, GRAPH_BREAK_LOGGERS,
                   RECOMPILE_LOGGERS)
 # Each group needs one logger of the installed release; a release may lack the others.
-LOGGER_NAMES = Entry("logger_names", RUN_ON_BOTH, tuple(AnyOf(group) for group in _LOGGER_GROUPS))
+LOGGER_NAMES = Entry("logger_names", LOGGERS_SEEN,
+                     tuple(AnyOf(group) for group in _LOGGER_GROUPS))
 
 
 def logger_names() -> tuple[str, ...]:
@@ -52,7 +53,7 @@ def logger(name: str) -> logging.Logger:
 
 
 _CALLBACK_HANDLER = TorchName("torch._dynamo.callback", "callback_handler")
-REGISTER_COMPILE_CALLBACKS = Entry("register_compile_callbacks", RUN_ON_BOTH, (
+REGISTER_COMPILE_CALLBACKS = Entry("register_compile_callbacks", RUN_SEEN, (
     TorchName("torch._dynamo.callback", "callback_handler.register_start_callback"),
     TorchName("torch._dynamo.callback", "callback_handler.register_end_callback"),
 ))
@@ -71,7 +72,7 @@ def register_compile_callbacks(on_start: Callable[..., None],
 _CALLBACK_ARGS = TorchName("torch._dynamo.callback", "CallbackArgs")
 _TRIGGER = TorchAttribute(_CALLBACK_ARGS, "callback_trigger")
 _CALLBACK_COMPILE_ID = TorchAttribute(_CALLBACK_ARGS, "compile_id")
-CALLBACK_ARGS = Entry("callback_args", f"{RUN_ON_BOTH}; none are passed before 2.8",
+CALLBACK_ARGS = Entry("callback_args", f"{RUN_SEEN}; none are passed before 2.8",
                       (_TRIGGER, _CALLBACK_COMPILE_ID))
 
 
@@ -85,7 +86,7 @@ def callback_args(args: tuple[Any, ...]) -> tuple[str, str]:
 
 
 _COMPILE_CONTEXT_ID = TorchName("torch._guards", "CompileContext.current_compile_id")
-CURRENT_COMPILE_ID = Entry("current_compile_id", RUN_ON_BOTH, (_COMPILE_CONTEXT_ID,))
+CURRENT_COMPILE_ID = Entry("current_compile_id", RUN_SEEN, (_COMPILE_CONTEXT_ID,))
 
 
 def current_compile_id() -> str:
@@ -99,7 +100,7 @@ def current_compile_id() -> str:
 
 
 _COUNTERS = TorchName("torch._dynamo.utils", "counters")
-DYNAMO_COUNTERS = Entry("dynamo_counters", RUN_ON_BOTH, (_COUNTERS,))
+DYNAMO_COUNTERS = Entry("dynamo_counters", RUN_SEEN, (_COUNTERS,))
 
 
 def dynamo_counters() -> dict[str, dict[str, int]]:
@@ -110,7 +111,7 @@ def dynamo_counters() -> dict[str, dict[str, int]]:
 
 
 _TREE_MANAGER = TorchName("torch._inductor.cudagraph_trees", "CUDAGraphTreeManager")
-TREE_MANAGER_CLASS = Entry("tree_manager_class", RUN_ON_BOTH, (
+TREE_MANAGER_CLASS = Entry("tree_manager_class", RUN_SEEN, (
     TorchName("torch._inductor.cudagraph_trees", "CUDAGraphTreeManager.run"),
 ))
 
@@ -123,7 +124,7 @@ def tree_manager_class() -> Any | None:
 
 
 _ID_TO_COMPILE_ID = TorchAttribute(_TREE_MANAGER, "id_to_compile_id")
-TREE_COMPILE_ID = Entry("tree_compile_id", RUN_ON_BOTH, (_ID_TO_COMPILE_ID,))
+TREE_COMPILE_ID = Entry("tree_compile_id", RUN_SEEN, (_ID_TO_COMPILE_ID,))
 
 
 def tree_compile_id(manager: Any, function_id: Any) -> str:
@@ -135,7 +136,7 @@ def tree_compile_id(manager: Any, function_id: Any) -> str:
 _IDS_TO_FUNCS = TorchAttribute(_TREE_MANAGER, "ids_to_funcs")
 _STATIC_INPUTS = TorchAttribute(TorchName("torch._inductor.cudagraph_utils", "WrappedFunction"),
                                 "static_input_idxs")
-TREE_INPUT_COPIES = Entry("tree_input_copies", RUN_ON_BOTH, (_IDS_TO_FUNCS, _STATIC_INPUTS))
+TREE_INPUT_COPIES = Entry("tree_input_copies", RUN_SEEN, (_IDS_TO_FUNCS, _STATIC_INPUTS))
 
 
 def tree_input_copies(manager: Any, function_id: Any, inputs: Any) -> tuple[int, int]:
@@ -150,7 +151,7 @@ def tree_input_copies(manager: Any, function_id: Any, inputs: Any) -> tuple[int,
 
 _ORIGINAL_MODULE = TorchAttribute(TorchName("torch._dynamo.eval_frame", "OptimizedModule"),
                                   "_orig_mod")
-COMPILED_MODULE = Entry("compiled_module", RUN_ON_BOTH, (_ORIGINAL_MODULE,))
+COMPILED_MODULE = Entry("compiled_module", RUN_SEEN, (_ORIGINAL_MODULE,))
 
 
 def compiled_module(module: Any) -> Any:
@@ -160,7 +161,7 @@ def compiled_module(module: Any) -> Any:
 
 # The methods through which ``module(x)`` runs ``forward``: a compiled module's frame is one.
 MODULE_CALLS = frozenset({"_call_impl", "_wrapped_call_impl", "__call__"})
-MODULE_CALL_NAMES = Entry("MODULE_CALLS", RUN_ON_BOTH, (
+MODULE_CALL_NAMES = Entry("MODULE_CALLS", RUN_SEEN, (
     TorchName("torch.nn.modules.module", "Module._call_impl"),
     TorchName("torch.nn.modules.module", "Module._wrapped_call_impl"),
 ))
@@ -170,7 +171,7 @@ MODULE_CALL_NAMES = Entry("MODULE_CALLS", RUN_ON_BOTH, (
 MACHINERY = ("_dynamo", "_inductor", "_functorch", "fx", "utils", "cuda", "autograd",
              "_ops.py", "_compile.py", "_library")
 INDUCTOR_CODE_DIR = "torchinductor_"
-TORCH_MACHINERY = Entry("is_torch_machinery", RUN_ON_BOTH, (
+TORCH_MACHINERY = Entry("is_torch_machinery", RUN_SEEN, (
     *(TorchFile(path) for path in MACHINERY),
     TorchSource(TorchName("torch._inductor.runtime.cache_dir_utils", "default_cache_dir"),
                 (INDUCTOR_CODE_DIR,)),
