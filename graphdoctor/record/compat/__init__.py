@@ -1,13 +1,15 @@
 """Every use of a private or version-dependent torch API, in one place.
 
-Each entry feature-detects what it needs and reports what is missing instead of raising,
-so the recorder degrades to a line in the report's "not recorded" list. Each one reaches
-torch through a declared requirement (``resolve``), and ``ENTRIES`` lists them all with the
-torch versions each was checked on (``versions``); tests/record/test_compat.py checks and
-exercises every one against the installed torch.
+Entries feature-detect what they need and report what is missing instead of raising, so the
+recorder degrades to a line in the report's "not recorded" list; the few that raise where
+this torch lacks something (through ``TorchName.require``) raise where the code they
+replaced did. Each one reaches torch through a declared requirement (``resolve``), and
+``ENTRIES`` lists them all with the torch versions each was checked on (``versions``);
+tests/record/test_compat.py checks and exercises every one against the installed torch.
 
-Every submodule is imported here, once, when the recorder's sources are: nothing is
-imported later, inside a capture.
+Every submodule is imported here, with the recorder's sources. The torch modules an entry
+names are imported at its first call, never inside a capture, which must import nothing:
+those of dynamo and inductor when the script first calls torch.compile, the others with torch.
 """
 
 from __future__ import annotations

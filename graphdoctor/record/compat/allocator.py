@@ -66,7 +66,7 @@ def memory_snapshot(pool: tuple[int, int] | None = None,
 
 
 _NO_INDUCTOR = types.SimpleNamespace()  # has no ``codecache``: symbolizing then skips it
-# Checked by tests/record/test_compat.py's symbolizer probe, not by a requirement: what it
+# Checked by its exercise (tests/record/compat_probe.py), not by a requirement: what it
 # keeps from happening is in torch's native code (combined_traceback.cpp).
 INDUCTOR_LEFT_UNIMPORTED = Entry("inductor_left_unimported", RUN_NOT_SEEN, ())
 
