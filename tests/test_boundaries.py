@@ -14,13 +14,42 @@ PACKAGE = Path(__file__).resolve().parent.parent / "graphdoctor"
 BLOCK = "import sys\nfor name in ('torch', 'nvtx', 'pynvml'): sys.modules[name] = None\n"
 
 
+LAUNCH_MODULES = sorted(f"graphdoctor.launch.{p.stem}" for p in (PACKAGE / "launch").glob("*.py")
+                        if p.stem != "__init__")
+# Torch-free too, and imported by the child before the script imports torch.
+CHILD_BEFORE_TORCH = ["graphdoctor.record.child"]
+
+
 @pytest.mark.parametrize("module", ["graphdoctor.trace.assemble", "graphdoctor.diagnose",
                                     "graphdoctor.report.io", "graphdoctor.cli",
-                                    "graphdoctor.record.supervisor"])
+                                    "graphdoctor.launch", *LAUNCH_MODULES, *CHILD_BEFORE_TORCH])
 def test_imports_without_torch(module: str) -> None:
     done = subprocess.run([sys.executable, "-c", BLOCK + f"import {module}"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_launcher_side_imports_nothing_heavy_even_where_torch_is_installed() -> None:
+    """Not one module of torch, nvtx or pynvml, nor of the recorder, is imported with it."""
+    probe = ("import sys\n" + "".join(f"import {m}\n" for m in LAUNCH_MODULES)
+             + "print(' '.join(sorted(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    loaded = done.stdout.split()
+    assert not [m for m in loaded if m.split(".")[0] in ("torch", "nvtx", "pynvml")]
+    assert not [m for m in loaded if m.startswith("graphdoctor.record")]
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "launch").rglob("*.py")), ids=str)
+def test_the_launcher_side_never_imports_the_recorder(path: Path) -> None:
+    """graphdoctor.record may use graphdoctor.launch, never the other way round."""
+    assert not [m for m in imported_modules(path) if m.startswith("graphdoctor.record")]
+
+
+def test_the_child_module_the_supervisor_names_exists() -> None:
+    from graphdoctor.launch.child_process import CHILD_MODULE
+
+    assert (PACKAGE.parent / (CHILD_MODULE.replace(".", "/") + ".py")).is_file()
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -46,7 +75,7 @@ def test_only_the_recorder_imports_torch(path: Path) -> None:
 
 @pytest.mark.parametrize("stage", STAGES)
 def test_stages_import_only_earlier_stages(stage: str) -> None:
-    later = STAGES[STAGES.index(stage) + 1:] + ["record", "cli"]
+    later = STAGES[STAGES.index(stage) + 1:] + ["record", "launch", "cli"]
     for path in (PACKAGE / stage).rglob("*.py"):
         for name in imported_modules(path):
             parts = name.split(".")

@@ -22,7 +22,7 @@ from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, check, describe_cond
 from graphdoctor.report.redact import WHAT_GOES
 
 if TYPE_CHECKING:
-    from graphdoctor.record.supervisor import RunRequest
+    from graphdoctor.launch.supervisor import RunRequest
     from graphdoctor.report.document import Report
 
 RUN_HELP = f"""Run TARGET under graphdoctor and write a report.
@@ -150,7 +150,7 @@ def _check_module(name: str) -> None:
 
 
 def _record_and_report(options: RunOptions) -> tuple[int, Report | None]:
-    from graphdoctor.record.supervisor import record
+    from graphdoctor.launch.supervisor import record
 
     end = record(_request(options))
     spools = list(end.spools)
@@ -165,7 +165,7 @@ def _record_and_report(options: RunOptions) -> tuple[int, Report | None]:
 
 
 def _request(options: RunOptions) -> RunRequest:
-    from graphdoctor.record.supervisor import RANK, RunRequest
+    from graphdoctor.launch.supervisor import RANK, RunRequest
 
     # graphdoctor's pid: runs told to write the same report still record apart
     template = ".rank" + RANK if options.nproc > 1 else ""

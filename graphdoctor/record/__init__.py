@@ -1,5 +1,7 @@
 """Recording: the only stage that imports torch, nvtx or pynvml.
 
-The parent side (``supervisor``) imports none of them; the child side (``child``,
-``session`` and the sources) runs inside the user's process.
+Everything here runs inside the user's process: ``child`` (its entry point, which imports
+none of them itself), ``session`` and the sources it installs once the script imports torch.
+Every private or version-dependent torch API they use is reached through ``compat``. The
+parent side, which never imports torch, is :mod:`graphdoctor.launch`.
 """

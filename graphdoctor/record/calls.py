@@ -18,14 +18,17 @@ import sys
 from types import CodeType, FrameType, MethodType
 from typing import Any
 
-from graphdoctor.record.recorder import CaptureState, Recorder
+from graphdoctor.record.recorder import CaptureState, Recorder, TimerToken
 
 _TOOL_NAME = "graphdoctor"
 _TOOL_IDS = (5, 4, 3)  # the ids sys.monitoring leaves to tools other than debuggers/profilers
+# sys.monitoring (3.12+), or None. Typed Any so that mypy run by Python 3.10 or 3.11, whose
+# stubs lack it, checks this module as well.
+_monitoring: Any = getattr(sys, "monitoring", None)
 
 
 def monitoring_available() -> bool:
-    return hasattr(sys, "monitoring")
+    return _monitoring is not None
 
 
 class Monitor:
@@ -36,33 +39,33 @@ class Monitor:
 
     def claim(self, callbacks: dict[int, Any]) -> bool:
         if self.tool is None:
-            mon = sys.monitoring
+            mon = _monitoring
             free = [t for t in _TOOL_IDS if mon.get_tool(t) is None]
             if not free:
                 return False  # every free id is taken: another tool owns them
             mon.use_tool_id(free[0], _TOOL_NAME)
             self.tool = free[0]
         for event, callback in callbacks.items():
-            sys.monitoring.register_callback(self.tool, event, callback)
+            _monitoring.register_callback(self.tool, event, callback)
         return True
 
     def add_local(self, code: CodeType, events: int) -> None:
         if self.tool is not None:
-            current = sys.monitoring.get_local_events(self.tool, code)
-            sys.monitoring.set_local_events(self.tool, code, current | events)
+            current = _monitoring.get_local_events(self.tool, code)
+            _monitoring.set_local_events(self.tool, code, current | events)
 
     def remove_local(self, code: CodeType, events: int) -> None:
         if self.tool is not None:
-            current = sys.monitoring.get_local_events(self.tool, code)
-            sys.monitoring.set_local_events(self.tool, code, current & ~events)
+            current = _monitoring.get_local_events(self.tool, code)
+            _monitoring.set_local_events(self.tool, code, current & ~events)
 
     def release(self) -> None:
         if self.tool is None:
             return
-        for event in (sys.monitoring.events.PY_START, sys.monitoring.events.PY_RETURN,
-                      sys.monitoring.events.CALL):
-            sys.monitoring.register_callback(self.tool, event, None)
-        sys.monitoring.free_tool_id(self.tool)
+        for event in (_monitoring.events.PY_START, _monitoring.events.PY_RETURN,
+                      _monitoring.events.CALL):
+            _monitoring.register_callback(self.tool, event, None)
+        _monitoring.free_tool_id(self.tool)
         self.tool = None
 
 
@@ -97,23 +100,25 @@ class CallSiteWatcher:
         """Watch ``frame``'s code; return it (to pass to ``stop``), or None if not watched."""
         if frame is None or not monitoring_available() or not self._claim():
             return None
-        self._monitor.add_local(frame.f_code, sys.monitoring.events.CALL)
+        self._monitor.add_local(frame.f_code, _monitoring.events.CALL)
         return frame.f_code
 
     def stop(self, code: CodeType | None) -> None:
         if code is not None:
-            self._monitor.remove_local(code, sys.monitoring.events.CALL)
+            self._monitor.remove_local(code, _monitoring.events.CALL)
 
     def _claim(self) -> bool:
         if not self._claimed:
-            self._claimed = self._monitor.claim({sys.monitoring.events.CALL: self._on_call})
+            self._claimed = self._monitor.claim({_monitoring.events.CALL: self._on_call})
         return self._claimed
 
     def _on_call(self, code: CodeType, offset: int, target: Any, arg0: Any) -> Any:
         state = self._recorder.capture_on_this_thread()
-        called = callee_code(target) if state is not None else None
+        if state is None:
+            return None
+        called = callee_code(target)
         if called is not None and self._recorder.stacks.is_user_code(called):
-            note_callee(state, called)  # type: ignore[arg-type]
+            note_callee(state, called)
         return None
 
 
@@ -129,7 +134,8 @@ class EagerCallTimer:
         self._recorder = recorder
         self._monitor = monitor
         self._watched: dict[CodeType, tuple[int, int]] = {}  # code -> (function id, graph)
-        self._open: dict[int, list[tuple[int, str, Any]]] = {}  # function id -> open calls
+        # function id -> its calls in progress: (start, mode, GPU timer token)
+        self._open: dict[int, list[tuple[int, str, TimerToken | None]]] = {}
         self._claimed = False
 
     @property
@@ -142,13 +148,13 @@ class EagerCallTimer:
         if code in self._watched:
             return True
         if not self._claimed:
-            events = sys.monitoring.events
+            events = _monitoring.events
             self._claimed = self._monitor.claim({events.PY_START: self._on_start,
                                                  events.PY_RETURN: self._on_return})
             if not self._claimed:
                 return False
         self._watched[code] = (fn, graph)
-        events = sys.monitoring.events
+        events = _monitoring.events
         self._monitor.add_local(code, events.PY_START | events.PY_RETURN)
         return True
 
@@ -168,19 +174,22 @@ class EagerCallTimer:
 
     def _on_return(self, code: CodeType, offset: int, retval: Any) -> None:
         watched = self._watched.get(code)
-        calls = self._open.get(watched[0]) if watched is not None else None
+        if watched is None:
+            return
+        fn = watched[0]
+        calls = self._open.get(fn)
         if not calls:
             return
         t0, mode, token = calls.pop()
-        fn = watched[0]  # type: ignore[index]
         row = ["call", t0, self._recorder.now() - t0, -1, fn, mode, -1]
-        if token is None:
+        timer = self._recorder.timer
+        if token is None or timer is None:
             self._recorder.emit(row)
         else:
-            self._recorder.timer.stop(token, row)
+            timer.stop(token, row)
 
     def close(self) -> None:
         for code in self._watched:
-            events = sys.monitoring.events
+            events = _monitoring.events
             self._monitor.remove_local(code, events.PY_START | events.PY_RETURN)
         self._watched.clear()

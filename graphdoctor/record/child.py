@@ -19,13 +19,13 @@ import threading
 import time
 
 from graphdoctor import __version__
-from graphdoctor.record.lifeline import end_with_parent
+from graphdoctor.launch.child_process import CHILD_ENV
+from graphdoctor.launch.lifeline import end_with_parent
+from graphdoctor.launch.runner import Target, run_target
+from graphdoctor.record.errors import record_exception
 from graphdoctor.record.on_torch_import import call_when_imported
 from graphdoctor.record.recorder import Recorder, new_recorder, register_fork_guard
-from graphdoctor.record.runner import Target, run_target
 from graphdoctor.trace.spool import SpoolWriter
-
-CHILD_ENV = "GRAPHDOCTOR_CHILD"
 
 
 def main() -> int:
@@ -52,7 +52,7 @@ def main() -> int:
     flusher = _Flusher(spool, recorder)
     flusher.start()
     end_with_parent(lambda: _orphaned(spool, recorder))
-    outcome = run_target(target, lambda: recorder)
+    outcome = run_target(target, lambda error: _record_uncaught(recorder, error))
     if sources.installed:
         _stop_recorder(recorder)
     else:
@@ -88,6 +88,10 @@ class _Sources:
         except Exception as error:  # noqa: BLE001 - the script still runs, uninstrumented
             self.recorder.note("recording", f"graphdoctor could not start recording ({error!r});"
                                " the script ran without instrumentation")
+
+
+def _record_uncaught(recorder: Recorder, error: BaseException) -> None:
+    record_exception(recorder, error, "uncaught")
 
 
 def _stop_recorder(recorder: Recorder) -> None:

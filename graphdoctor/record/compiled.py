@@ -16,47 +16,57 @@ import logging
 import os
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any
 
 import torch
 
 from graphdoctor.record import compat
-from graphdoctor.record.recorder import Recorder, Uninstall, patch
+from graphdoctor.record.recorder import CompiledCall, Recorder, TimerToken, Uninstall, patch
+from graphdoctor.trace.model import TORCH
 
-_state: dict[str, Any] = {"installed": False, "undos": []}
+
+@dataclass
+class _CompileHooks:
+    """The hooks on dynamo and inductor: installed at the first ``torch.compile`` (or at once,
+    if the script imported dynamo first), undone with this source."""
+
+    installed: bool = False
+    undos: list[Uninstall] = field(default_factory=list)
 
 
 def install(recorder: Recorder) -> Uninstall:
-    undo_compile = patch(torch, "compile", functools.partial(_wrap_compile, recorder))
+    hooks = _CompileHooks()
+    undo_compile = patch(torch, "compile", functools.partial(_wrap_compile, recorder, hooks))
     if "torch._dynamo" in sys.modules:
-        _install_compile_hooks(recorder)
+        _install_compile_hooks(recorder, hooks)
 
     def uninstall() -> None:
-        if _state["installed"]:
+        if hooks.installed:
             recorder.emit(["counters", compat.dynamo_counters()])
         undo_compile()
-        for undo in reversed(_state["undos"]):
+        for undo in reversed(hooks.undos):
             undo()
-        _state["undos"].clear()
-        _state["installed"] = False
+        hooks.undos.clear()
+        hooks.installed = False
 
     return uninstall
 
 
-def _wrap_compile(recorder: Recorder, original: Any) -> Any:
+def _wrap_compile(recorder: Recorder, hooks: _CompileHooks, original: Any) -> Any:
     @functools.wraps(original)
     def compile(*args: Any, **kwargs: Any) -> Any:
-        if not _state["installed"]:
-            _install_compile_hooks(recorder)
+        if not hooks.installed:
+            _install_compile_hooks(recorder, hooks)
         return original(*args, **kwargs)
 
     return compile
 
 
-def _install_compile_hooks(recorder: Recorder) -> None:
-    _state["installed"] = True
-    undos: list[Uninstall] = _state["undos"]
+def _install_compile_hooks(recorder: Recorder, hooks: _CompileHooks) -> None:
+    hooks.installed = True
+    undos = hooks.undos
     undos.extend(_LogTap(recorder, name).attach() for name in compat.logger_names())
     if not compat.register_compile_callbacks(
         functools.partial(_on_compile, recorder, "compile_start"),
@@ -94,8 +104,14 @@ class _LogTap:
     def attach(self) -> Uninstall:
         log, old_level = self.log, self.log.level
         log.setLevel(logging.DEBUG)
+        # shadows Logger.callHandlers on this logger alone; mypy forbids assigning a method
         log.callHandlers = self._call_handlers  # type: ignore[method-assign]
-        return lambda: (log.setLevel(old_level), log.__dict__.pop("callHandlers", None))
+
+        def detach() -> None:
+            log.setLevel(old_level)
+            log.__dict__.pop("callHandlers", None)
+
+        return detach
 
     def _call_handlers(self, record: logging.LogRecord) -> None:
         if self.rec.enabled:
@@ -110,14 +126,6 @@ class _LogTap:
                                       else logging.WARNING)
         if record.levelno >= visible:
             logging.Logger.callHandlers(self.log, record)
-
-
-@dataclass
-class CompiledCall:
-    fn: int
-    compile_id: str
-    captured: bool = False
-    replayed: bool = False
 
 
 def _wrap_tree_run(recorder: Recorder, original: Any) -> Any:
@@ -160,16 +168,7 @@ def _function_of(recorder: Recorder, compile_id: str) -> int:
     return recorder.function_id(("compiled", frame_key), name, "compiled", file, line, compile_id)
 
 
-# torch packages whose frames sit between a compiled function and the tree, never the
-# function itself
-_MACHINERY = ("_dynamo", "_inductor", "_functorch", "fx", "utils", "cuda", "autograd",
-              "_ops.py", "_compile.py", "_library")
-
-
-_MODULE_CALLS = frozenset({"_call_impl", "_wrapped_call_impl", "__call__"})
-
-
-def _compiled_frame(recorder: Recorder, frame: Any) -> tuple[str, str, int]:
+def _compiled_frame(recorder: Recorder, frame: FrameType | None) -> tuple[str, str, int]:
     """(name, file, line) of the compiled function: the frame dynamo runs (the user's
     function, or a torch module's forward), and the place it is defined, or for a torch
     module the user's line that calls it."""
@@ -179,9 +178,9 @@ def _compiled_frame(recorder: Recorder, frame: Any) -> tuple[str, str, int]:
         return ("<compiled>", "", 0)
     code = frame.f_code
     name = getattr(code, "co_qualname", code.co_name)
-    module = frame.f_locals.get("self") if code.co_name in _MODULE_CALLS else None
+    module = frame.f_locals.get("self") if code.co_name in compat.MODULE_CALLS else None
     if module is not None:  # a compiled nn.Module: dynamo runs Module._call_impl
-        module = getattr(module, "_orig_mod", module)  # torch.compile(module) wraps it
+        module = compat.compiled_module(module)  # torch.compile(module) wraps it
         name = f"{type(module).__qualname__}.forward"
     if recorder.stacks.is_user_code(code):
         return (name, code.co_filename, code.co_firstlineno)
@@ -194,16 +193,18 @@ def _compiled_frame(recorder: Recorder, frame: Any) -> tuple[str, str, int]:
 
 
 def _is_machinery(recorder: Recorder, path: str) -> bool:
+    """Torch's compile machinery between a compiled function and the tree, never the
+    function itself."""
     kind = recorder.stacks.kind(path)
-    if kind is None or "torchinductor_" in path or path.startswith("<"):
+    if kind is None or compat.is_inductor_code(path) or path.startswith("<"):
         return True  # graphdoctor, Inductor's generated modules, FX's generated code
-    if kind != "torch":
+    if kind != TORCH:
         return False
-    inside = path.replace("\\", "/").rsplit("/torch/", 1)[-1]
-    return inside.startswith(_MACHINERY)
+    return compat.is_torch_machinery(path)
 
 
-def _emit_call(recorder: Recorder, call: CompiledCall, t0: int, token: Any, first: bool) -> None:
+def _emit_call(recorder: Recorder, call: CompiledCall, t0: int, token: TimerToken | None,
+               first: bool) -> None:
     """One call row; its mode says what the tree did: warm up (a function's first run),
     record, replay, or run eagerly (a skipped graph, or a tree stuck outside replay)."""
     dur = recorder.now() - t0
@@ -214,7 +215,8 @@ def _emit_call(recorder: Recorder, call: CompiledCall, t0: int, token: Any, firs
     else:
         mode = "warmup" if first else "eager"
     row = ["call", t0, dur, -1, call.fn, mode, -1]
-    if token is None:
+    timer = recorder.timer
+    if token is None or timer is None:
         recorder.emit(row)
     else:
-        recorder.timer.stop(token, row)
+        timer.stop(token, row)

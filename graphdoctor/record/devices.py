@@ -37,7 +37,7 @@ def environment() -> dict[str, Any]:
 
 def install(recorder: Recorder) -> Uninstall | None:
     try:
-        import pynvml
+        import pynvml  # type: ignore[import-untyped] # nvidia-ml-py ships no types
     except ImportError:
         recorder.note("device facts and utilisation", "nvidia-ml-py (pynvml) is not installed")
         return None

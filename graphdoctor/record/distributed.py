@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from graphdoctor.record import compat
 from graphdoctor.record.recorder import Recorder, Uninstall, patch
 
 COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter",
@@ -26,10 +27,9 @@ COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_sca
 def install(recorder: Recorder) -> Uninstall | None:
     if not torch.distributed.is_available():
         return None
-    from torch.distributed import distributed_c10d as c10d
-
+    c10d = compat.c10d_module()
     hooks = _CollectiveHooks(recorder)
-    undos = []
+    undos: list[Uninstall] = []
     for module in (torch.distributed, c10d):
         undos.extend(patch(module, name, hooks.wrap(name)) for name in COLLECTIVES
                      if hasattr(module, name))
@@ -83,7 +83,7 @@ class _CollectiveHooks:
             return "default"
         key = id(group)
         if key not in self._group_names:
-            name = getattr(group, "group_name", "") or ""
+            name = compat.group_name(group)
             try:
                 ranks = torch.distributed.get_process_group_ranks(group)
             except Exception:  # noqa: BLE001 - a group this rank is not in, or gone

@@ -5,6 +5,10 @@ Every capture path in PyTorch (the context manager, the raw API, make_graphed_ca
 CUDAGraph Trees under ``torch.compile(mode="reduce-overhead")``) goes through the methods of
 the Python ``CUDAGraph`` class, so patching that class sees them all. The replay wrapper is
 the hot path: a clock read, two pooled CUDA events and one buffered record.
+
+This source depends on one other: at each capture boundary and sampled replay it asks the
+allocator watch (``recorder.memory``, see :mod:`graphdoctor.record.memory`) for the
+allocator's totals and what the capture allocated; session wires it before installing.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Any
 
 import torch
 
-from graphdoctor.record import compat, inputs, memory, nvtx_ranges
+from graphdoctor.record import compat, inputs
 from graphdoctor.record.calls import (
     CallSiteWatcher,
     EagerCallTimer,
@@ -28,12 +32,18 @@ from graphdoctor.record.calls import (
     innermost_user_frame,
 )
 from graphdoctor.record.errors import already_recorded, mark_recorded, record_exception
-from graphdoctor.record.recorder import CaptureState, Recorder, Uninstall, patch
+from graphdoctor.record.recorder import (
+    CaptureMemory,
+    CaptureState,
+    Recorder,
+    Uninstall,
+    patch,
+)
 
 _ID = "_graphdoctor_id"
 _thread_ident = threading.get_ident
 MEMORY_SAMPLE_NS = 100_000_000
-MANUAL_APIS = ("torch.cuda.graph", "CUDAGraph")  # the user's own code holds the block
+MANUAL_APIS = (compat.CONTEXT_API, compat.RAW_API)  # the user's own code holds the block
 
 
 @dataclass
@@ -47,7 +57,9 @@ class _OpenCapture:
 
 
 def install(recorder: Recorder) -> Uninstall:
-    state = _GraphHooks(recorder)
+    if recorder.memory is None:
+        raise RuntimeError("the allocator watch is not wired (session wires it first)")
+    state = _GraphHooks(recorder, recorder.memory)
     cls = torch.cuda.CUDAGraph
     undos = [
         patch(cls, "capture_begin", state.wrap_capture_begin),
@@ -70,25 +82,10 @@ def install(recorder: Recorder) -> Uninstall:
     return uninstall
 
 
-def classify_api(frame: FrameType | None) -> tuple[str, bool]:
-    """Which public API started this capture, and whether it is torch's own bookkeeping."""
-    api = "CUDAGraph"
-    while frame is not None:
-        path, name = frame.f_code.co_filename, frame.f_code.co_name
-        if path.endswith("cudagraph_trees.py"):
-            return ("torch.compile", name == "__init__")
-        if path.endswith("graphs.py") and "cuda" in path:
-            if name == "make_graphed_callables":
-                return ("make_graphed_callables", False)
-            if name == "__enter__":
-                api = "torch.cuda.graph"
-        frame = frame.f_back
-    return (api, False)
-
-
 class _GraphHooks:
-    def __init__(self, recorder: Recorder):
+    def __init__(self, recorder: Recorder, memory: CaptureMemory):
         self.rec = recorder
+        self.memory = memory
         monitor = Monitor()
         self.eager_timer = EagerCallTimer(recorder, monitor)
         self.call_sites = CallSiteWatcher(recorder, monitor)
@@ -105,7 +102,7 @@ class _GraphHooks:
     # the capture phase shows the user's time and graphdoctor's apart.
     def wrap_capture_begin(self, original: Any) -> Any:
         @functools.wraps(original)
-        def capture_begin(graph: Any, *args: Any, **kwargs: Any) -> None:
+        def capture_begin(graph: Any, *args: Any, **kwargs: Any) -> Any:
             if not self.rec.enabled:
                 return original(graph, *args, **kwargs)
             entered = self.rec.now()
@@ -127,11 +124,10 @@ class _GraphHooks:
         rec = self.rec
         gid = rec.new_id("graph")
         setattr(graph, _ID, gid)
-        api, internal = classify_api(caller)
-        pool_arg = kwargs.get("pool", args[0] if args else None)
-        mode = kwargs.get("capture_error_mode", args[1] if len(args) > 1 else "global")
+        api, internal = compat.capture_api(caller)
+        pool_arg, mode = compat.capture_begin_arguments(args, kwargs)
         call = rec.compiled_call.get(_thread_ident())
-        fn = call.fn if call is not None and api == "torch.compile" else -1
+        fn = call.fn if call is not None and api == compat.COMPILE_API else -1
         stream = torch.cuda.current_stream().cuda_stream
         rec.in_warmup = False
         device = torch.cuda.current_device()
@@ -144,11 +140,11 @@ class _GraphHooks:
             "function": fn, "key": getattr(call, "compile_id", "") if call else "",
             "device": device,
         }])
-        state.memory_before = memory.capture_starting(rec, gid)
+        self.memory.capture_starting(gid)
         rec.captures[_thread_ident()] = state
         if call is not None:
             call.captured = True
-        nvtx_ranges.push(f"capture graph {gid}", "capture")
+        rec.nvtx.push(f"capture graph {gid}", "capture")
         frame = self._user_frame(api, caller)
         self._open[gid] = _OpenCapture(frame, frame.f_lineno if frame is not None else 0)
         return state
@@ -169,7 +165,7 @@ class _GraphHooks:
 
     def wrap_capture_end(self, original: Any) -> Any:
         @functools.wraps(original)
-        def capture_end(graph: Any) -> None:
+        def capture_end(graph: Any) -> Any:
             state = self.rec.captures.get(_thread_ident())
             if state is None or not self.rec.enabled:
                 return original(graph)
@@ -228,10 +224,9 @@ class _GraphHooks:
              settling_from: int) -> None:
         rec = self.rec
         rec.captures.pop(_thread_ident(), None)
-        nvtx_ranges.pop()
+        rec.nvtx.pop()
         pool = compat.graph_pool(graph) if status == "captured" else None
-        pool_bytes = memory.capture_ended(rec, state.graph, state.device, pool,
-                                          state.memory_before, state.stack)
+        pool_bytes = self.memory.capture_ended(state.graph, state.device, pool, state.stack)
         callees = self._callee_ids(state)
         ended = rec.now()
         rec.emit(["graph_end", {"id": state.graph, "t": ended, "status": status,
@@ -248,7 +243,7 @@ class _GraphHooks:
         @functools.wraps(original)
         def __exit__(context: Any, exc_type: Any = None, exc: Any = None, tb: Any = None) -> Any:
             if exc is not None and self.rec.enabled and not already_recorded(exc):
-                gid = getattr(getattr(context, "cuda_graph", None), _ID, -1)
+                gid = getattr(compat.graph_of_context(context), _ID, -1)
                 exc_id = record_exception(self.rec, exc, "capture_region", gid)
                 mark_recorded(exc)
                 state = self.rec.capture_on_this_thread()
@@ -264,9 +259,10 @@ class _GraphHooks:
         now = time.perf_counter_ns
         watched_inputs = self.watched
         replays = self._replay_counts
+        ranges = rec.nvtx
 
         @functools.wraps(original)
-        def replay(graph: Any) -> None:
+        def replay(graph: Any) -> Any:
             timer = rec.timer
             if not rec.enabled or timer is None:
                 return original(graph)
@@ -278,7 +274,7 @@ class _GraphHooks:
             watched = watched_inputs.get(gid)
             if watched is not None:
                 inputs.before_replay(rec, watched)
-            nvtx_ranges.push_replay(gid)
+            ranges.push_replay(gid)
             t0 = now()
             token = timer.start()
             try:
@@ -287,7 +283,7 @@ class _GraphHooks:
                 record_exception(rec, error, "replay", gid)
                 raise
             finally:
-                nvtx_ranges.pop()
+                ranges.pop()
             t1 = now()
             row = ["replay", t0 - rec.t0, t1 - t0, -1, gid, token[3] if token else 0, rec.thread()]
             if token is None:
@@ -312,7 +308,7 @@ class _GraphHooks:
 
     def _sample_memory(self, graph: int) -> None:
         self._last_memory_sample = time.perf_counter_ns()
-        memory.sample(self.rec, graph)
+        self.memory.sample(graph)
 
     # -- make_graphed_callables --------------------------------------------------------------
     def wrap_make_graphed_callables(self, original: Any) -> Any:

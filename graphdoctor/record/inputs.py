@@ -23,13 +23,8 @@ from typing import Any
 
 import torch
 
-from graphdoctor.record import captured_names
+from graphdoctor.record import captured_names, compat
 from graphdoctor.record.recorder import Recorder
-
-try:
-    from torch.multiprocessing.reductions import StorageWeakRef
-except ImportError:  # pragma: no cover - present in every release graphdoctor supports
-    StorageWeakRef = None
 
 MAX_CANDIDATES = 256  # a namespace with more CUDA tensors than this is not a capture script
 
@@ -37,7 +32,7 @@ MAX_CANDIDATES = 256  # a namespace with more CUDA tensors than this is not a ca
 @dataclass
 class _Input:
     name: str
-    ref: Any
+    ref: Any  # compat.storage_weak_ref: expired() once the storage is freed
     addr: int
     size: int
 
@@ -64,7 +59,7 @@ class GraphInputs:
 
 
 def available() -> bool:
-    return StorageWeakRef is not None
+    return compat.storage_weak_refs_available()
 
 
 def candidates(frame: FrameType) -> list[_Input]:
@@ -87,7 +82,7 @@ def _note(found: dict[int, _Input], name: str, tensor: torch.Tensor) -> None:
     except (RuntimeError, NotImplementedError, TypeError):  # a subclass without real storage
         return
     if addr and addr not in found:
-        found[addr] = _Input(name, StorageWeakRef(storage), addr, size)
+        found[addr] = _Input(name, compat.storage_weak_ref(storage), addr, size)
 
 
 def site_of(frame: FrameType, begin_line: int, end_line: int) -> CaptureSite:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import bisect
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from graphdoctor.record import compat
@@ -28,57 +27,98 @@ ACTIONS = frozenset({"alloc", "free_requested", "free_completed", "segment_alloc
                      "segment_free"})
 
 
-@dataclass
-class _History:
-    """--full's allocator history: on for the whole run, with stacks."""
+class AllocatorWatch:
+    """The allocator's totals at each capture boundary and sampled replay, what each capture
+    allocated, and --full's history. One per recording: session puts it on the recorder
+    (``recorder.memory``, which the capture source calls, whether or not the "memory" part
+    is switched off) and installs it as the "memory" source, which turns --full's history on.
+    """
 
-    on: bool = False
-    last_drain: int = 0
+    def __init__(self, recorder: Recorder):
+        self._rec = recorder
+        self._history_on = False  # --full's allocator history: on for the whole run, with stacks
+        self._last_drain = 0
+        self._before: dict[int, compat.AllocatorTotals] = {}  # graph -> totals as it began
 
-
-_history = _History()
-
-
-def install(recorder: Recorder) -> None:
-    if recorder.config.mode != "full":
+    def install(self, recorder: Recorder) -> None:
+        if recorder.config.mode != "full":
+            return None
+        if not compat.lazy_cuda_call(self._turn_on):
+            recorder.note("allocations outside captures", "torch.cuda._lazy_call is missing")
         return None
-    if not compat.lazy_cuda_call(lambda: _turn_on(recorder)):
-        recorder.note("allocations outside captures", "torch.cuda._lazy_call is missing")
-    return None
 
+    def _turn_on(self) -> None:
+        self._history_on = compat.memory_history(
+            True, stacks=True, max_entries=self._rec.config.max_memory_entries)
+        if not self._history_on:
+            self._rec.note("allocations",
+                           "torch.cuda.memory._record_memory_history is unavailable")
 
-def _turn_on(recorder: Recorder) -> None:
-    _history.on = compat.memory_history(True, stacks=True,
-                                        max_entries=recorder.config.max_memory_entries)
-    if not _history.on:
-        recorder.note("allocations", "torch.cuda.memory._record_memory_history is unavailable")
+    def capture_starting(self, graph: int) -> None:
+        """Sample the totals (kept, to see what the capture allocated); drain --full's history."""
+        self._before[graph] = self._record_totals(graph)
+        if self._history_on:
+            self.drain()
 
+    def capture_ended(self, graph: int, device: int, pool: tuple[int, int] | None,
+                      stack: int) -> int:
+        """Record what the capture allocated; return the bytes the graph's pool reserves."""
+        recorder = self._rec
+        before = self._before.pop(graph, compat.AllocatorTotals(0, 0))
+        after = self._record_totals(graph)
+        t = recorder.now()
+        if self._history_on:
+            snapshot = self.drain(graph)
+        elif not recorder.config.allocations or before.made == after.made:
+            return 0
+        else:
+            snapshot = compat.memory_snapshot(pool, traces=False) if pool else None
+            recorder.emit_many(_capture_allocations(t, graph, device, before, after, snapshot,
+                                                    stack))
+        if snapshot is None or pool is None:
+            return 0
+        return sum(int(s.get("total_size", 0)) for s in snapshot.get("segments", [])
+                   if tuple(s.get("segment_pool_id", ())) == pool)
 
-def capture_starting(recorder: Recorder, graph: int) -> compat.AllocatorTotals:
-    """Sample the totals (kept, to see what the capture allocated) and drain --full's history."""
-    totals = _record_totals(recorder, graph)
-    if _history.on:
-        drain(recorder)
-    return totals
+    def sample(self, graph: int) -> None:
+        """Record the allocator's totals now (and drain --full's history once a second)."""
+        self._record_totals(graph)
+        self._maybe_drain()
 
+    def finish(self) -> None:
+        self.drain()
+        if self._history_on:
+            compat.memory_history(False, stacks=False, max_entries=0)
+            self._history_on = False
 
-def capture_ended(recorder: Recorder, graph: int, device: int, pool: tuple[int, int] | None,
-                  before: compat.AllocatorTotals, stack: int) -> int:
-    """Record what the capture allocated; return the bytes the graph's pool reserves."""
-    after = _record_totals(recorder, graph)
-    t = recorder.now()
-    if _history.on:
-        snapshot = drain(recorder, graph)
-    elif not recorder.config.allocations or before.made == after.made:
-        return 0
-    else:
-        snapshot = compat.memory_snapshot(pool, traces=False) if pool else None
-        recorder.emit_many(_capture_allocations(t, graph, device, before, after, snapshot,
-                                                stack))
-    if snapshot is None or pool is None:
-        return 0
-    return sum(int(s.get("total_size", 0)) for s in snapshot.get("segments", [])
-               if tuple(s.get("segment_pool_id", ())) == pool)
+    def _maybe_drain(self) -> None:
+        now = time.perf_counter_ns()
+        if self._history_on and now - self._last_drain > DRAIN_EVERY_NS:
+            self.drain()
+
+    def drain(self, capture_graph: int = -1) -> dict[str, Any] | None:
+        """Move --full's allocator history into the spool and clear it; return the snapshot."""
+        if not self._history_on:
+            return None
+        self._last_drain = time.perf_counter_ns()
+        snapshot = compat.memory_snapshot()
+        if snapshot is None:
+            return None
+        recorder = self._rec
+        compat.memory_history(True, stacks=True, max_entries=recorder.config.max_memory_entries,
+                              clear=True)
+        pools = _SegmentPools(snapshot.get("segments", []))
+        records = [_record(recorder, entry, pools, capture_graph, device)
+                   for device, trace in enumerate(snapshot.get("device_traces", []))
+                   for entry in trace if entry.get("action", "") in ACTIONS]
+        recorder.emit_many(records)
+        return snapshot
+
+    def _record_totals(self, graph: int) -> compat.AllocatorTotals:
+        recorder = self._rec
+        totals = compat.allocator_totals()
+        recorder.emit(["mem", recorder.now(), totals.allocated, totals.reserved, graph])
+        return totals
 
 
 def _capture_allocations(t: int, graph: int, device: int, before: compat.AllocatorTotals,
@@ -95,30 +135,6 @@ def _capture_allocations(t: int, graph: int, device: int, before: compat.Allocat
             records.append(["alloc", t, "alloc", 0, made[1] - was[1], 0, "default", graph,
                             stack, other])
     return records
-
-
-def maybe_drain(recorder: Recorder) -> None:
-    now = time.perf_counter_ns()
-    if _history.on and now - _history.last_drain > DRAIN_EVERY_NS:
-        drain(recorder)
-
-
-def drain(recorder: Recorder, capture_graph: int = -1) -> dict[str, Any] | None:
-    """Move --full's allocator history into the spool and clear it; return the snapshot."""
-    if not _history.on:
-        return None
-    _history.last_drain = time.perf_counter_ns()
-    snapshot = compat.memory_snapshot()
-    if snapshot is None:
-        return None
-    compat.memory_history(True, stacks=True, max_entries=recorder.config.max_memory_entries,
-                          clear=True)
-    pools = _SegmentPools(snapshot.get("segments", []))
-    records = [_record(recorder, entry, pools, capture_graph, device)
-               for device, trace in enumerate(snapshot.get("device_traces", []))
-               for entry in trace if entry.get("action", "") in ACTIONS]
-    recorder.emit_many(records)
-    return snapshot
 
 
 def _record(recorder: Recorder, entry: dict[str, Any], pools: _SegmentPools,
@@ -152,22 +168,3 @@ class _SegmentPools:
 def _pool_name(pool_id: Any) -> str:
     pool = tuple(pool_id) if pool_id is not None else (0, 0)
     return "default" if pool == (0, 0) else str(pool)
-
-
-def sample(recorder: Recorder, graph: int) -> None:
-    """Record the allocator's totals now (and drain --full's history once a second)."""
-    _record_totals(recorder, graph)
-    maybe_drain(recorder)
-
-
-def _record_totals(recorder: Recorder, graph: int) -> compat.AllocatorTotals:
-    totals = compat.allocator_totals()
-    recorder.emit(["mem", recorder.now(), totals.allocated, totals.reserved, graph])
-    return totals
-
-
-def finish(recorder: Recorder) -> None:
-    drain(recorder)
-    if _history.on:
-        compat.memory_history(False, stacks=False, max_entries=0)
-        _history.on = False

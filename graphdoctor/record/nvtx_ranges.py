@@ -1,6 +1,7 @@
 """NVTX ranges for each phase, so Nsight Systems shows captures, replays and timed calls.
 
 Uses the ``nvtx`` package's domain API (cheap when no tool is attached); a no-op without it.
+One ``NvtxRanges`` per recording, on ``recorder.nvtx``. Imports no torch.
 """
 
 from __future__ import annotations
@@ -8,40 +9,42 @@ from __future__ import annotations
 from typing import Any
 
 _COLORS = {"capture": "red", "replay": "green", "eager": "blue", "warmup": "yellow"}
-_state: dict[str, Any] = {"domain": None, "replay_attrs": {}}
 
 
-def enable() -> bool:
-    try:
-        import nvtx
-    except ImportError:
-        return False
-    _state["domain"] = nvtx.get_domain("graphdoctor")
-    return True
+class NvtxRanges:
+    """graphdoctor's NVTX domain while enabled; every call a no-op otherwise."""
 
+    def __init__(self) -> None:
+        self._domain: Any = None  # nvtx.Domain: the nvtx package ships no types
+        self._replay_attrs: dict[int, Any] = {}  # graph id -> its replay range's attributes
 
-def disable() -> None:
-    _state["domain"] = None
+    def enable(self) -> bool:
+        try:
+            import nvtx  # type: ignore[import-untyped] # the package ships no types
+        except ImportError:
+            return False
+        self._domain = nvtx.get_domain("graphdoctor")
+        return True
 
+    def disable(self) -> None:
+        self._domain = None
 
-def push(message: str, phase: str) -> None:
-    domain = _state["domain"]
-    if domain is not None:
-        domain.push_range(domain.get_event_attributes(message=message, color=_COLORS[phase]))
+    def push(self, message: str, phase: str) -> None:
+        domain = self._domain
+        if domain is not None:
+            domain.push_range(domain.get_event_attributes(message=message, color=_COLORS[phase]))
 
+    def push_replay(self, graph: int) -> None:
+        domain = self._domain
+        if domain is None:
+            return
+        attrs = self._replay_attrs.get(graph)
+        if attrs is None:
+            attrs = domain.get_event_attributes(message=f"replay graph {graph}", color="green")
+            self._replay_attrs[graph] = attrs
+        domain.push_range(attrs)
 
-def push_replay(graph: int) -> None:
-    domain = _state["domain"]
-    if domain is None:
-        return
-    attrs = _state["replay_attrs"].get(graph)
-    if attrs is None:
-        attrs = domain.get_event_attributes(message=f"replay graph {graph}", color="green")
-        _state["replay_attrs"][graph] = attrs
-    domain.push_range(attrs)
-
-
-def pop() -> None:
-    domain = _state["domain"]
-    if domain is not None:
-        domain.pop_range()
+    def pop(self) -> None:
+        domain = self._domain
+        if domain is not None:
+            domain.pop_range()

@@ -1,8 +1,12 @@
 """The recorder: shared state of one recording, and the list of sources that feed it.
 
-Each source is a module with ``install(recorder) -> uninstall`` that patches one corner of
-torch (graphs, syncs, streams, memory, torch.compile, NVML). Sources talk to the spool only
-through the recorder, which owns the clock, the stack table and the ids it hands out.
+Each source has an ``install(recorder) -> uninstall`` that patches one corner of torch
+(graphs, syncs, streams, memory, torch.compile, NVML). Sources talk to the spool only
+through the recorder, which owns the clock, the stack table and the ids it hands out. What
+sources share goes through the recorder too, typed here: the GPU timer (``timer``), the
+allocator watch the capture source asks at each capture boundary (``memory``), the NVTX
+ranges (``nvtx``), and the captures and compiled calls in progress. Imports no torch: the
+child builds the recorder before the script imports it.
 """
 
 from __future__ import annotations
@@ -12,12 +16,51 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from types import CodeType
+from typing import Any, Protocol
 
+from graphdoctor.record.nvtx_ranges import NvtxRanges
 from graphdoctor.record.stacks import StackTable
 from graphdoctor.trace.spool import SpoolWriter
 
 Uninstall = Callable[[], None]
+# (start event, end event, stream, the stream's cudaStream_t handle)
+TimerToken = tuple[Any, Any, Any, int]
+
+
+class GpuTimer(Protocol):
+    """GPU time of replays and calls (``graphdoctor.record.timing.EventTimer``): once CUDA
+    is up, on ``recorder.timer``."""
+
+    untimed: int  # calls left untimed
+
+    def start(self) -> TimerToken | None: ...
+
+    def stop(self, token: TimerToken, row: list[Any]) -> None: ...
+
+    def resolve(self, wait: bool = False) -> None: ...
+
+
+class CaptureMemory(Protocol):
+    """What the capture source asks of the allocator
+    (``graphdoctor.record.memory.AllocatorWatch``, on ``recorder.memory``)."""
+
+    def capture_starting(self, graph: int) -> None:
+        """A capture begins: sample the allocator's totals."""
+        ...
+
+    def capture_ended(self, graph: int, device: int, pool: tuple[int, int] | None,
+                      stack: int) -> int:
+        """Record what the capture allocated; return the bytes the graph's pool reserves."""
+        ...
+
+    def sample(self, graph: int) -> None:
+        """Record the allocator's totals now (the replay of ``graph``, or -1)."""
+        ...
+
+    def finish(self) -> None:
+        """The run ends: record what is still pending."""
+        ...
 
 
 # Parts that can be switched off, to measure what each costs (bench/overhead.py --variants):
@@ -53,9 +96,19 @@ class CaptureState:
     region_error: int = -1  # an exception raised inside the captured block
     stack: int = -1  # where the capture began
     device: int = 0
-    memory_before: Any = None  # the allocator's totals when it began
-    callees: list[Any] = field(default_factory=list)  # code objects the capture ran
+    callees: list[CodeType] = field(default_factory=list)  # code objects the capture ran
     own: list[tuple[int, int]] = field(default_factory=list)  # graphdoctor's own time in it
+
+
+@dataclass
+class CompiledCall:
+    """A call of a compiled function under CUDAGraph Trees, in progress on one thread: the
+    capture source marks it captured or replayed, the torch.compile source records it."""
+
+    fn: int
+    compile_id: str
+    captured: bool = False
+    replayed: bool = False
 
 
 class Recorder:
@@ -70,13 +123,16 @@ class Recorder:
         self.enabled = True
         self.in_warmup = False  # inside make_graphed_callables, before its first capture
         self.captures: dict[int, CaptureState] = {}  # thread ident -> capture in progress
-        self.compiled_call: dict[int, Any] = {}  # thread ident -> compiled call in progress
+        # thread ident -> compiled call in progress
+        self.compiled_call: dict[int, CompiledCall] = {}
         self._threads: dict[int, int] = {threading.main_thread().ident or 0: 0}
         self._next = {"graph": 0, "fn": 0, "exc": 0, "coll": 0}
         self._functions: dict[Any, int] = {}
         self._lock = threading.Lock()
         self._uninstalls: list[Uninstall] = []
-        self.timer: Any = None  # record.timing.EventTimer once CUDA is up
+        self.timer: GpuTimer | None = None  # once CUDA is up (session starts it)
+        self.memory: CaptureMemory | None = None  # session wires it before the sources
+        self.nvtx = NvtxRanges()  # session enables them where the nvtx package is installed
         self.heartbeats: list[Callable[[], list[Any] | None]] = []
 
     # -- clock and ids -------------------------------------------------------------------

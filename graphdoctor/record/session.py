@@ -4,6 +4,7 @@ and at the end settle what is still pending (GPU times, allocator history, count
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -15,48 +16,74 @@ from graphdoctor.record import (
     distributed,
     graphs,
     memory,
-    nvtx_ranges,
     streams,
     syncs,
 )
 from graphdoctor.record.errors import record_exception
-from graphdoctor.record.recorder import OFF_ENV, Recorder
+from graphdoctor.record.recorder import OFF_ENV, Recorder, Uninstall
 from graphdoctor.record.timing import EventTimer
 
-# Installed in this order; each source is independent of the others.
-SOURCES = (graphs.install, syncs.install, streams.install, memory.install, compiled.install,
-           distributed.install, devices.install)
+Source = Callable[[Recorder], Uninstall | None]
+
+
+def sources(watch: memory.AllocatorWatch) -> tuple[Source, ...]:
+    """Every source, in the order they are installed. Sources import none of each other;
+    what they share is on the recorder, typed: the GPU timer (started here once CUDA is
+    up), the compiled call in progress (opened by ``compiled``, marked captured or replayed
+    by ``graphs``), and the allocator watch, wired here: ``graphs`` asks it
+    (``recorder.memory``) at each capture boundary and sampled replay, even when the
+    "memory" source (the watch's own install, which only turns --full's history on) is off.
+    """
+    return (graphs.install, syncs.install, streams.install, watch.install, compiled.install,
+            distributed.install, devices.install)
+
+
+def part_of(source: Source) -> str:
+    """The part of the recording a source is, as ``GRAPHDOCTOR_OFF`` names it: its module."""
+    return source.__module__.rsplit(".", 1)[-1]
 
 
 def start(recorder: Recorder) -> Recorder:
     """Install every source on a recorder made by ``new_recorder``, once torch is imported."""
     off = recorder.config.off
     recorder.emit(["meta", devices.environment()])
-    recorder.install([s for s in SOURCES if s.__module__.rsplit(".", 1)[-1] not in off])
+    watch = memory.AllocatorWatch(recorder)
+    recorder.memory = watch
+    recorder.install([s for s in sources(watch) if part_of(s) not in off])
     for part in sorted(off):
         recorder.note(part, f"switched off by {OFF_ENV}")
     if compat.cuda_built() and "timing" not in off:
-        if not compat.lazy_cuda_call(lambda: setattr(recorder, "timer", EventTimer(recorder))):
+        if not compat.lazy_cuda_call(lambda: _start_timer(recorder)):
             recorder.note("GPU times", "torch.cuda._lazy_call is missing")
     else:
         recorder.note("CUDA", "this torch build has no CUDA support")
-    if not nvtx_ranges.enable():
+    if not recorder.nvtx.enable():
         recorder.note("NVTX ranges", "the nvtx package is not installed")
     _watch_thread_exceptions(recorder)
     return recorder
 
 
+def _start_timer(recorder: Recorder) -> None:
+    """Once the script initializes CUDA: time replays and calls on the GPU from then on."""
+    recorder.timer = EventTimer(recorder)
+
+
 def stop(recorder: Recorder) -> None:
-    initialized = compat.cuda_built() and torch.cuda.is_initialized()
+    initialized = compat.cuda_built() and _cuda_initialized()
     if initialized and recorder.timer is not None:
         recorder.timer.resolve(wait=True)
         recorder.emit(["untimed", recorder.timer.untimed])
-    if initialized:
-        memory.finish(recorder)
-        memory.sample(recorder, -1)
+    if initialized and recorder.memory is not None:
+        recorder.memory.finish()
+        recorder.memory.sample(-1)
     recorder.emit(["cuda_state", _cuda_state()])
-    nvtx_ranges.disable()
+    recorder.nvtx.disable()
     recorder.uninstall()
+
+
+def _cuda_initialized() -> bool:
+    initialized: Callable[[], bool] = torch.cuda.is_initialized  # unannotated in torch
+    return initialized()
 
 
 def _cuda_state() -> dict[str, Any]:
@@ -66,7 +93,7 @@ def _cuda_state() -> dict[str, Any]:
     except Exception:  # noqa: BLE001
         available, count = False, 0
     return {"built": compat.cuda_built(), "available": available, "device_count": count,
-            "initialized": compat.cuda_built() and torch.cuda.is_initialized()}
+            "initialized": compat.cuda_built() and _cuda_initialized()}
 
 
 def _watch_thread_exceptions(recorder: Recorder) -> None:

@@ -73,7 +73,7 @@ class StackTable:
         return self.from_frame(frame)
 
     def from_frame(self, frame: FrameType | None) -> int:
-        key = []
+        key: list[tuple[CodeType, int]] = []
         while frame is not None and len(key) < self._limit:
             if frame.f_code.co_filename in _RUNPY_FILES:
                 break  # above this lies graphdoctor's runner, not the user's program

@@ -137,9 +137,8 @@ class _StreamOps:
                     result = original(context, *args)
                 finally:
                     self._busy = False
-                target = getattr(context, "stream", None)
+                target, previous = compat.stream_context_streams(context)
                 if self.rec.enabled and target is not None:
-                    previous = getattr(context, "src_prev_stream", None)
                     self.emit(which, _handle(target), _handle(previous), 1)
                 return result
 

@@ -13,15 +13,14 @@ import functools
 import linecache
 import re
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import torch
 
 from graphdoctor.record import compat
+from graphdoctor.record.compat import SYNC_WARNING
 from graphdoctor.record.recorder import Recorder, Uninstall, patch
 from graphdoctor.trace.model import LIBRARY, USER
-
-SYNC_WARNING = "called a synchronizing CUDA operation"
 
 # What a user line that synced most likely called, checked in this order.
 _SITE_PATTERNS = (
@@ -87,8 +86,9 @@ class _SyncHooks:
                 stream = args[0].cuda_stream if stream_arg == 0 and args else -1
                 self.emit_sync(kind, stream, 1)
                 result = original(*args, **kwargs)
-                if settles and self.rec.timer is not None:
-                    self.rec.timer.resolve()  # the GPU caught up: pending times are readable
+                timer = self.rec.timer
+                if settles and timer is not None:
+                    timer.resolve()  # the GPU caught up: pending times are readable
                     self.rec.spool.flush()  # a sync is slow anyway; a crash may follow it
                 return result
 
@@ -135,7 +135,9 @@ class _SyncHooks:
 
 
 def _remove_filter() -> None:
-    warnings.filters[:] = [f for f in warnings.filters if not _is_ours(f)]
+    # typeshed declares a Sequence; it is the module's own list, which is edited in place
+    filters = cast("list[Any]", warnings.filters)
+    filters[:] = [f for f in filters if not _is_ours(f)]
 
 
 def _is_ours(warning_filter: Any) -> bool:

@@ -10,11 +10,13 @@ Each pending pair carries the record it will complete (its GPU time goes in colu
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from graphdoctor.record import compat
+from graphdoctor.record.recorder import Recorder, TimerToken
 
 MAX_PENDING = 4096
 RESOLVE_EVERY = 64
@@ -22,20 +24,18 @@ GPU_COLUMN = 3
 
 
 class EventTimer:
-    """Only built once CUDA is initialized (so only on a CUDA build)."""
+    """Only built once CUDA is initialized (so only on a CUDA build); ``recorder.timer``
+    then (see ``recorder.GpuTimer``)."""
 
-    def __init__(self, recorder: Any):
-        # The base-class methods: the user-facing ones are patched to record stream
-        # operations, and the timer's own events must not show up as the user's.
-        base = torch._C._CudaEventBase
-        self._record, self._query, self._elapsed = base.record, base.query, base.elapsed_time
+    def __init__(self, recorder: Recorder):
+        self._record, self._query, self._elapsed = compat.unpatched_event_methods()
         self._recorder = recorder
         self._stream = compat.CurrentStream()
         self._free: list[tuple[Any, Any]] = []
         self._pending: deque[tuple[Any, Any, list[Any]]] = deque()
         self.untimed = 0
 
-    def start(self) -> tuple[Any, Any, Any, int] | None:
+    def start(self) -> TimerToken | None:
         """Record a start event on the current stream; None when timing must be skipped."""
         if self._recorder.captures or len(self._pending) >= MAX_PENDING:
             self.untimed += 1
@@ -45,7 +45,7 @@ class EventTimer:
         self._record(start, stream)
         return (start, end, stream, handle)
 
-    def stop(self, token: tuple[Any, Any, Any, int], row: list[Any]) -> None:
+    def stop(self, token: TimerToken, row: list[Any]) -> None:
         """Record the end event; ``row`` is emitted once its GPU time is known."""
         start, end, stream, _ = token
         self._record(end, stream)
@@ -60,7 +60,7 @@ class EventTimer:
         done: list[list[Any]] = []
         try:
             if wait and self._pending:
-                torch._C._cuda_synchronize()  # not the patched one: not a user sync
+                compat.synchronize_unpatched()  # not the patched one: not a user sync
             pending, query, elapsed = self._pending, self._query, self._elapsed
             while pending and query(pending[0][1]):
                 start, end, row = pending.popleft()
@@ -79,4 +79,5 @@ class EventTimer:
 
     @staticmethod
     def _new_pair() -> tuple[Any, Any]:
-        return (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+        make_event: Callable[..., Any] = torch.cuda.Event  # its __new__ is unannotated
+        return (make_event(enable_timing=True), make_event(enable_timing=True))

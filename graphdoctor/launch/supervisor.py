@@ -3,11 +3,11 @@ the spools.
 
 The child runs in its own session and process group so that a time-out can end it and
 everything it started (ranks, DataLoader workers, compile workers). The signals sent to
-graphdoctor are passed on (:mod:`graphdoctor.record.relay`); when one ends the run, whatever
+graphdoctor are passed on (:mod:`graphdoctor.launch.relay`); when one ends the run, whatever
 the run left is ended too, and the run is marked interrupted. Were graphdoctor killed
-outright, the child notices and ends itself (:mod:`graphdoctor.record.lifeline`). With
+outright, the child notices and ends itself (:mod:`graphdoctor.launch.lifeline`). With
 ``nproc > 1`` the ranks start through torch.distributed's own launcher (by way of
-:mod:`graphdoctor.record.launcher`), each recording to its own spool. Whatever way the run
+:mod:`graphdoctor.launch.launcher`), each recording to its own spool. Whatever way the run
 ends, the parent appends one ``run_end`` record to every spool: the exit code, the signal,
 whether it timed out or was interrupted, and the stacks faulthandler wrote for that process.
 """
@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphdoctor.errors import UnwritableFolderError
-from graphdoctor.record.child import CHILD_ENV
-from graphdoctor.record.lifeline import PARENT_ENV
-from graphdoctor.record.relay import SignalRelay, send
+from graphdoctor.launch import launcher
+from graphdoctor.launch.child_process import CHILD_ENV, CHILD_MODULE
+from graphdoctor.launch.lifeline import PARENT_ENV
+from graphdoctor.launch.relay import SignalRelay, send
 from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT
 from graphdoctor.trace.spool import append_record, read_records
 
@@ -112,12 +113,12 @@ def _spawn(request: RunRequest) -> subprocess.Popen[bytes]:
         "mode": request.mode, "target": request.target, "args": list(request.args),
         "module": request.module, "argv": list(request.argv),
     })
-    command = [sys.executable, "-m", "graphdoctor.record.child"]
+    command = [sys.executable, "-m", CHILD_MODULE]
     if request.nproc > 1:
         for key, value in DISTRIBUTED_DEFAULTS.items():
             env.setdefault(key, value)
-        command = [sys.executable, "-m", "graphdoctor.record.launcher", "--standalone",
-                   f"--nproc-per-node={request.nproc}", "-m", "graphdoctor.record.child"]
+        command = [sys.executable, "-m", launcher.__name__, "--standalone",
+                   f"--nproc-per-node={request.nproc}", "-m", CHILD_MODULE]
     return subprocess.Popen(command, env=env, start_new_session=True)
 
 

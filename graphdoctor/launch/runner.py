@@ -14,7 +14,6 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -30,9 +29,13 @@ class Outcome:
     interrupted: bool = False
 
 
-def run_target(target: Target, recorder_of: Callable[[], Any]) -> Outcome:
-    """Run the script; ``recorder_of`` gives the recorder once there is one (the script's
-    import of torch starts it)."""
+# Told of the exception the script did not catch, before it is printed.
+UncaughtHandler = Callable[[BaseException], None]
+
+
+def run_target(target: Target, on_uncaught: UncaughtHandler) -> Outcome:
+    """Run the script; ``on_uncaught`` records what it did not catch (the recording child
+    passes its recorder's; this module never imports the recorder)."""
     _prepare_sys(target)
     try:
         if target.module:
@@ -42,11 +45,11 @@ def run_target(target: Target, recorder_of: Callable[[], Any]) -> Outcome:
     except SystemExit as stop:
         return Outcome(_exit_code_of(stop))
     except KeyboardInterrupt as error:
-        _record_uncaught(recorder_of(), error)
+        _record_uncaught(on_uncaught, error)
         _print_uncaught(error, target)
         return Outcome(130, interrupted=True)
     except BaseException as error:  # noqa: BLE001 - the script's failure is its result
-        _record_uncaught(recorder_of(), error)
+        _record_uncaught(on_uncaught, error)
         _print_uncaught(error, target)
         return Outcome(1)
     return Outcome(0)
@@ -72,13 +75,9 @@ def _exit_code_of(stop: SystemExit) -> int:
     return 1
 
 
-def _record_uncaught(recorder: Any, error: BaseException) -> None:
-    if recorder is None:
-        return
-    from graphdoctor.record.errors import record_exception
-
+def _record_uncaught(on_uncaught: UncaughtHandler, error: BaseException) -> None:
     try:
-        record_exception(recorder, error, "uncaught")
+        on_uncaught(error)
     except Exception:  # noqa: BLE001 - never hide the user's error behind ours
         pass
 

@@ -1,0 +1,79 @@
+"""Every use of a private or version-dependent torch API, in one place.
+
+Entries feature-detect what they need and report what is missing instead of raising, so the
+recorder degrades to a line in the report's "not recorded" list; the few that raise where
+this torch lacks something (through ``TorchName.require``) raise where the code they
+replaced did. Each one reaches torch through a declared requirement (``resolve``), and
+``ENTRIES`` lists them all with the torch versions each was checked on (``versions``);
+tests/record/test_compat.py checks and exercises every one against the installed torch.
+
+Every submodule is imported here, with the recorder's sources. The torch modules an entry
+names are imported at its first call, never inside a capture, which must import nothing:
+those of dynamo and inductor when the script first calls torch.compile, the others with torch.
+"""
+
+from __future__ import annotations
+
+from graphdoctor.record.compat import allocator, capture, cuda, process_groups, torch_compile
+from graphdoctor.record.compat.allocator import (
+    AllocatorTotals,
+    allocator_totals,
+    inductor_left_unimported,
+    memory_history,
+    memory_snapshot,
+    storage_weak_ref,
+    storage_weak_refs_available,
+)
+from graphdoctor.record.compat.capture import (
+    COMPILE_API,
+    CONTEXT_API,
+    GRAPHED_CALLABLES_API,
+    RAW_API,
+    capture_api,
+    capture_begin_arguments,
+    graph_of_context,
+    graph_pool,
+)
+from graphdoctor.record.compat.cuda import (
+    SYNC_WARNING,
+    CurrentStream,
+    cuda_built,
+    enable_sync_warnings,
+    lazy_cuda_call,
+    stream_context_streams,
+    synchronize_unpatched,
+    unpatched_event_methods,
+)
+from graphdoctor.record.compat.process_groups import c10d_module, group_name
+from graphdoctor.record.compat.resolve import Entry
+from graphdoctor.record.compat.torch_compile import (
+    MODULE_CALLS,
+    callback_args,
+    compiled_module,
+    current_compile_id,
+    dynamo_counters,
+    is_inductor_code,
+    is_torch_machinery,
+    logger,
+    logger_names,
+    register_compile_callbacks,
+    tree_compile_id,
+    tree_input_copies,
+    tree_manager_class,
+)
+
+ENTRIES: tuple[Entry, ...] = (*cuda.ENTRIES, *allocator.ENTRIES, *capture.ENTRIES,
+                              *torch_compile.ENTRIES, *process_groups.ENTRIES)
+
+__all__ = [
+    "COMPILE_API", "CONTEXT_API", "ENTRIES", "GRAPHED_CALLABLES_API", "MODULE_CALLS", "RAW_API",
+    "SYNC_WARNING", "AllocatorTotals", "CurrentStream", "Entry", "allocator_totals",
+    "c10d_module", "callback_args", "capture_api", "capture_begin_arguments",
+    "compiled_module", "cuda_built", "current_compile_id", "dynamo_counters",
+    "enable_sync_warnings", "graph_of_context", "graph_pool", "group_name",
+    "inductor_left_unimported", "is_inductor_code", "is_torch_machinery", "lazy_cuda_call",
+    "logger", "logger_names", "memory_history", "memory_snapshot", "register_compile_callbacks",
+    "storage_weak_ref", "storage_weak_refs_available", "stream_context_streams",
+    "synchronize_unpatched", "tree_compile_id", "tree_input_copies", "tree_manager_class",
+    "unpatched_event_methods",
+]

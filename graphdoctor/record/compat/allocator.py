@@ -1,0 +1,145 @@
+"""The caching allocator: its history, its snapshot and its totals; and weak references to
+tensor storage (to see an input of a graph freed)."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import types
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+import torch
+
+from graphdoctor.record.compat.resolve import Entry, TorchName, TorchParameters
+from graphdoctor.record.compat.versions import CHECKED_SEEN, RUN_NOT_SEEN, RUN_SEEN, STUB_SEEN
+
+_RECORD_HISTORY = TorchName("torch.cuda.memory", "_record_memory_history")
+MEMORY_HISTORY = Entry("memory_history", CHECKED_SEEN, (
+    _RECORD_HISTORY,
+    # the keywords _record_memory_history passes on, when its first argument is not a bool
+    TorchParameters(TorchName("torch.cuda.memory", "_record_memory_history_impl"),
+                    ("enabled", "context", "stacks", "max_entries", "clear_history")),
+))
+
+
+def memory_history(enabled: bool, *, stacks: bool, max_entries: int, clear: bool = False) -> bool:
+    record = _RECORD_HISTORY.resolve()
+    if record is None:
+        return False
+    try:
+        if not enabled:
+            record(enabled=None)
+        else:
+            record(enabled="all", context="alloc" if stacks else None,
+                   stacks="python", max_entries=max_entries, clear_history=clear)
+    except (RuntimeError, TypeError):
+        return False
+    return True
+
+
+_SNAPSHOT = TorchName("torch._C", "_cuda_memorySnapshot", cuda_only=True)
+MEMORY_SNAPSHOT = Entry("memory_snapshot", STUB_SEEN, (_SNAPSHOT,))
+
+
+def memory_snapshot(pool: tuple[int, int] | None = None,
+                    traces: bool = True) -> dict[str, Any] | None:
+    """The allocator's snapshot: segments (of ``pool`` only, which keeps it cheap beside a
+    large model) and, with ``traces``, the history's trace entries.
+
+    ``torch._C._cuda_memorySnapshot`` takes ``(pool0, pool1, include_traces)`` in 2.11 and 2.13
+    (checked on both), ``None`` or ``(pool0, pool1)`` in older releases; (0, 0) is every
+    pool. Only segments are filtered by pool, never trace entries.
+    """
+    take = _SNAPSHOT.resolve()
+    if take is None:
+        return None
+    with inductor_left_unimported():
+        for argument in dict.fromkeys(((*(pool or (0, 0)), traces), pool, None)):
+            try:
+                return dict(take(argument))
+            except (TypeError, ValueError):
+                continue  # another release's signature
+            except RuntimeError:
+                return None
+    return None
+
+
+_NO_INDUCTOR = types.SimpleNamespace()  # has no ``codecache``: symbolizing then skips it
+# Checked by its exercise (tests/record/compat_probe.py), not by a requirement: what it
+# keeps from happening is in torch's native code (combined_traceback.cpp).
+INDUCTOR_LEFT_UNIMPORTED = Entry("inductor_left_unimported", RUN_NOT_SEEN, ())
+
+
+@contextlib.contextmanager
+def inductor_left_unimported() -> Iterator[None]:
+    """Keep a snapshot from importing torch._inductor.
+
+    To symbolize the Python frames of history entries, torch (2.9-2.13 at least) asks
+    ``hasattr(torch, "_inductor")``, which imports inductor the first time: 880 modules and
+    3-6 s on an H100, inside whatever the user was doing (a capture, in our case). While inductor
+    is not imported, a stand-in without ``codecache`` answers instead, and inductor's extra
+    frames (which only exist once it is imported) are correctly none.
+    """
+    if "torch._inductor" in sys.modules or "_inductor" in vars(torch):
+        yield
+        return
+    setattr(torch, "_inductor", _NO_INDUCTOR)  # noqa: B010 - not an attribute mypy knows
+    try:
+        yield
+    finally:
+        if vars(torch).get("_inductor") is _NO_INDUCTOR:  # an import meanwhile replaced it
+            delattr(torch, "_inductor")
+
+
+class AllocatorTotals(NamedTuple):
+    allocated: int  # bytes in use on the current device
+    reserved: int  # bytes the allocator holds on the current device
+    # per device: (allocations, bytes allocated) since the process started
+    made: tuple[tuple[int, int], ...] = ()
+
+
+_GET_DEVICE = TorchName("torch._C", "_cuda_getDevice", cuda_only=True)
+_MEMORY_STATS = TorchName("torch._C", "_cuda_memoryStats", cuda_only=True)
+ALLOCATOR_TOTALS = Entry("allocator_totals", STUB_SEEN, (_GET_DEVICE, _MEMORY_STATS))
+
+
+def allocator_totals() -> AllocatorTotals:
+    """The caching allocator's totals, from its nested statistics (``memory_stats`` flattens
+    them in Python: 0.1 ms a call). What was allocated is counted on every device, so a
+    capture that allocates on another device is noticed."""
+    get_device, stats_of = _GET_DEVICE.resolve(), _MEMORY_STATS.resolve()
+    if get_device is None or stats_of is None:
+        return AllocatorTotals(0, 0)
+    try:
+        current = get_device()
+        stats = [stats_of(d) for d in range(torch.cuda.device_count())]
+        made = tuple((int(s["allocation"]["all"]["allocated"]),
+                      int(s["allocated_bytes"]["all"]["allocated"])) for s in stats)
+        return AllocatorTotals(int(stats[current]["allocated_bytes"]["all"]["current"]),
+                               int(stats[current]["reserved_bytes"]["all"]["current"]), made)
+    except (RuntimeError, AssertionError, AttributeError, KeyError, TypeError, IndexError):
+        return AllocatorTotals(0, 0)
+
+
+_STORAGE_WEAK_REF = TorchName("torch.multiprocessing.reductions", "StorageWeakRef")
+STORAGE_WEAK_REF = Entry("storage_weak_ref", RUN_SEEN, (
+    _STORAGE_WEAK_REF, TorchName("torch.multiprocessing.reductions", "StorageWeakRef.expired"),
+))
+# Resolved once, with the recorder's sources: never inside a capture, which must import nothing.
+_make_storage_weak_ref: Callable[[Any], Any] | None = _STORAGE_WEAK_REF.resolve()
+
+
+def storage_weak_refs_available() -> bool:
+    return _make_storage_weak_ref is not None
+
+
+def storage_weak_ref(storage: Any) -> Any:
+    """A weak reference to a tensor's untyped storage; its ``expired()`` says whether the
+    memory was freed. Only where ``storage_weak_refs_available()``."""
+    assert _make_storage_weak_ref is not None
+    return _make_storage_weak_ref(storage)
+
+
+ENTRIES = (MEMORY_HISTORY, MEMORY_SNAPSHOT, INDUCTOR_LEFT_UNIMPORTED, ALLOCATOR_TOTALS,
+           STORAGE_WEAK_REF)

@@ -1,0 +1,49 @@
+"""The recorder's sources are independent, as session says: none imports another, and what
+they share is wired on the recorder."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from graphdoctor.record import memory, session  # noqa: E402 - only once torch is known there
+from graphdoctor.record.recorder import Recorder  # noqa: E402
+from graphdoctor.trace.spool import SpoolWriter  # noqa: E402
+
+RECORD = Path(session.__file__).parent
+
+
+def source_parts(recorder: Recorder) -> list[str]:
+    return [session.part_of(s) for s in session.sources(memory.AllocatorWatch(recorder))]
+
+
+def imported_record_modules(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module == "graphdoctor.record":
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "graphdoctor.record."):
+            names.add(str(node.module).split(".")[2])
+    return names
+
+
+def test_no_source_imports_another(tmp_path: Path) -> None:
+    parts = source_parts(Recorder(SpoolWriter(str(tmp_path / "s.spool"))))
+    assert parts == ["graphs", "syncs", "streams", "memory", "compiled", "distributed",
+                     "devices"]
+    for part in parts:
+        others = imported_record_modules(RECORD / f"{part}.py") & (set(parts) - {part})
+        assert not others, f"{part} imports {others}"
+
+
+def test_the_capture_source_needs_the_allocator_watch_wired(tmp_path: Path) -> None:
+    from graphdoctor.record import graphs
+
+    recorder = Recorder(SpoolWriter(str(tmp_path / "s.spool")))
+    with pytest.raises(RuntimeError, match="allocator watch"):
+        graphs.install(recorder)
