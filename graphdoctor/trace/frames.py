@@ -35,7 +35,7 @@ def frames_in_text(text: str) -> list[tuple[str, int, str]]:
 
 
 def trim_runner_frames(frames: list[tuple[str, int, str]]) -> list[tuple[str, int, str]]:
-    """Drop the frames of graphdoctor's runner (runpy and graphdoctor.record) above the
+    """Drop the frames of graphdoctor's runner (runpy, graphdoctor.launch and .record) above the
     user's program in a stack read from text."""
     last_runner = max((i for i, (file, _, _) in enumerate(frames) if _is_runner(file)),
                       default=-1)
@@ -45,4 +45,4 @@ def trim_runner_frames(frames: list[tuple[str, int, str]]) -> list[tuple[str, in
 def _is_runner(file: str) -> bool:
     normalized = file.replace("\\", "/")
     return (file == "<frozen runpy>" or normalized.endswith("/runpy.py")
-            or "/graphdoctor/record/" in normalized)
+            or "/graphdoctor/record/" in normalized or "/graphdoctor/launch/" in normalized)

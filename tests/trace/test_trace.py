@@ -121,14 +121,17 @@ def test_classify_path(path: str, kind: str) -> None:
     assert classify_path(path) == kind
 
 
-def test_frames_in_text_and_runner_trimming() -> None:
+@pytest.mark.parametrize("runner", ["/x/graphdoctor/record/child.py",
+                                    "/x/graphdoctor/launch/runner.py"])
+def test_frames_in_text_and_runner_trimming(runner: str) -> None:
     text = ('  File "<frozen runpy>", line 88, in _run_code\n'
-            '  File "/x/graphdoctor/record/runner.py", line 38, in run_target\n'
+            '  File "/x/graphdoctor/launch/launcher.py", line 20, in main\n'
+            f'  File "{runner}", line 38, in run_target\n'
             '  File "<frozen runpy>", line 98, in _run_module_code\n'
             '  File "/home/u/t.py", line 10, in <module>\n'
             '  File "/home/u/t.py", line 7, in f\n')
     frames = frames_in_text(text)
-    assert len(frames) == 5
+    assert len(frames) == 6
     assert trim_runner_frames(frames) == [("/home/u/t.py", 10, "<module>"),
                                           ("/home/u/t.py", 7, "f")]
 
