@@ -28,6 +28,7 @@ from graphdoctor.launch import launcher
 from graphdoctor.launch.child_process import CHILD_ENV, CHILD_MODULE
 from graphdoctor.launch.lifeline import PARENT_ENV
 from graphdoctor.launch.relay import SignalRelay, send
+from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT
 from graphdoctor.trace.spool import append_record, read_records
 
@@ -77,10 +78,10 @@ def record(request: RunRequest) -> RunEnd:
         send(signal.SIGKILL, _groups(child, request.spools()))
     for spool in request.spools():
         fault = _fault_file(spool)
-        append_record(spool, ["run_end", {
+        append_record(spool, sr.RunEnd({
             "exit_code": end.exit_code, "reason": end.reason, "signal": end.signal,
             "wall_ns": end.wall_ns, "timeout_s": request.timeout_s, "nproc": request.nproc,
-            "stacks": fault.read_text(errors="replace")[-200_000:]}])
+            "stacks": fault.read_text(errors="replace")[-200_000:]}))
         _remove(fault)
     return end
 

@@ -19,6 +19,8 @@ from types import CodeType, FrameType, MethodType
 from typing import Any
 
 from graphdoctor.record.recorder import CaptureState, Recorder, TimerToken
+from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.names import EAGER_CALL, WARMUP_CALL
 
 _TOOL_NAME = "graphdoctor"
 _TOOL_IDS = (5, 4, 3)  # the ids sys.monitoring leaves to tools other than debuggers/profilers
@@ -169,7 +171,7 @@ class EagerCallTimer:
             return
         timer = self._recorder.timer
         token = timer.start() if timer is not None else None
-        mode = "warmup" if self._recorder.in_warmup else "eager"
+        mode = WARMUP_CALL if self._recorder.in_warmup else EAGER_CALL
         self._open.setdefault(watched[0], []).append((self._recorder.now(), mode, token))
 
     def _on_return(self, code: CodeType, offset: int, retval: Any) -> None:
@@ -181,7 +183,7 @@ class EagerCallTimer:
         if not calls:
             return
         t0, mode, token = calls.pop()
-        row = ["call", t0, self._recorder.now() - t0, -1, fn, mode, -1]
+        row = sr.CallRecord(t0, self._recorder.now() - t0, -1, fn, mode, -1)
         timer = self._recorder.timer
         if token is None or timer is None:
             self._recorder.emit(row)

@@ -25,6 +25,8 @@ from graphdoctor.launch.runner import Target, run_target
 from graphdoctor.record.errors import record_exception
 from graphdoctor.record.on_torch_import import call_when_imported
 from graphdoctor.record.recorder import Recorder, new_recorder, register_fork_guard
+from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.names import UNCAUGHT
 from graphdoctor.trace.spool import SpoolWriter
 
 
@@ -33,11 +35,11 @@ def main() -> int:
     rank = os.environ.get("RANK", "0")  # set by torch.distributed's launcher for each rank
     spool = SpoolWriter(config["spool"].replace("{rank}", rank))
     target = Target(config["target"], tuple(config["args"]), bool(config["module"]))
-    spool.write(["hello", {"version": 1, "tool_version": __version__, "pid": os.getpid(),
+    spool.write(sr.Hello({"version": 1, "tool_version": __version__, "pid": os.getpid(),
                            "argv": config["argv"], "target": target.name,
                            "target_kind": "module" if target.module else "path",
                            "cwd": os.getcwd(), "mode": config["mode"],
-                           "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}])
+                           "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}))
     # the file must outlive every frame, even a crash's
     fault = open(config["fault"].replace("{rank}", rank), "w")  # noqa: SIM115
     faulthandler.enable(fault, all_threads=True)
@@ -58,7 +60,7 @@ def main() -> int:
     else:
         recorder.note("recording", NEVER_IMPORTED_TORCH)
     flusher.stop()
-    spool.write(["end", {"exit_code": outcome.exit_code, "interrupted": outcome.interrupted}])
+    spool.write(sr.End({"exit_code": outcome.exit_code, "interrupted": outcome.interrupted}))
     spool.close()
     if outcome.interrupted:
         _die_by_sigint()
@@ -91,7 +93,7 @@ class _Sources:
 
 
 def _record_uncaught(recorder: Recorder, error: BaseException) -> None:
-    record_exception(recorder, error, "uncaught")
+    record_exception(recorder, error, UNCAUGHT)
 
 
 def _stop_recorder(recorder: Recorder) -> None:
@@ -100,7 +102,7 @@ def _stop_recorder(recorder: Recorder) -> None:
     try:
         stop(recorder)
     except Exception as error:  # noqa: BLE001 - the script's result matters more
-        recorder.spool.write(["note", "end of recording", f"failed: {error!r}"])
+        recorder.spool.write(sr.NoteRecord("end of recording", f"failed: {error!r}"))
 
 
 def _flush(spool: SpoolWriter, recorder: Recorder) -> None:
@@ -112,8 +114,8 @@ def _orphaned(spool: SpoolWriter, recorder: Recorder) -> None:
     try:
         _flush(spool, recorder)
     finally:
-        spool.write(["note", "the end of the run", "graphdoctor was killed before the script "
-                     "ended, so the script was stopped"])
+        spool.write(sr.NoteRecord("the end of the run", "graphdoctor was killed before the "
+                                  "script ended, so the script was stopped"))
 
 
 class _Flusher(threading.Thread):

@@ -24,7 +24,17 @@ import torch
 
 from graphdoctor.record import compat
 from graphdoctor.record.recorder import CompiledCall, Recorder, TimerToken, Uninstall, patch
+from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.model import TORCH
+from graphdoctor.trace.names import (
+    COMPILE_END,
+    COMPILE_START,
+    COMPILED_FUNCTION,
+    EAGER_CALL,
+    RECORDING_CALL,
+    REPLAYING_CALL,
+    WARMUP_CALL,
+)
 
 
 @dataclass
@@ -44,7 +54,7 @@ def install(recorder: Recorder) -> Uninstall:
 
     def uninstall() -> None:
         if hooks.installed:
-            recorder.emit(["counters", compat.dynamo_counters()])
+            recorder.emit(sr.Counters(compat.dynamo_counters()))
         undo_compile()
         for undo in reversed(hooks.undos):
             undo()
@@ -69,8 +79,8 @@ def _install_compile_hooks(recorder: Recorder, hooks: _CompileHooks) -> None:
     undos = hooks.undos
     undos.extend(_LogTap(recorder, name).attach() for name in compat.logger_names())
     if not compat.register_compile_callbacks(
-        functools.partial(_on_compile, recorder, "compile_start"),
-        functools.partial(_on_compile, recorder, "compile_end"),
+        functools.partial(_on_compile, recorder, COMPILE_START),
+        functools.partial(_on_compile, recorder, COMPILE_END),
     ):
         recorder.note("compile spans", "torch._dynamo.callback is missing")
     manager = compat.tree_manager_class()
@@ -82,8 +92,8 @@ def _install_compile_hooks(recorder: Recorder, hooks: _CompileHooks) -> None:
 
 def _on_compile(recorder: Recorder, kind: str, *args: Any) -> None:
     trigger, compile_id = compat.callback_args(args)
-    recorder.emit(["compile_cb", recorder.now(), kind, trigger, compile_id,
-                   recorder.stacks.capture(1) if kind == "compile_start" else -1])
+    stack = recorder.stacks.capture(1) if kind == COMPILE_START else -1
+    recorder.emit(sr.CompileCallback(recorder.now(), kind, trigger, compile_id, stack))
 
 
 class _LogTap:
@@ -119,9 +129,9 @@ class _LogTap:
                 message = record.getMessage()
             except Exception:  # noqa: BLE001 - a bad format string is not ours to raise
                 message = str(record.msg)
-            self.rec.emit(["log", self.rec.now(), self.log.name, record.levelname,
+            self.rec.emit(sr.LogRecord(self.rec.now(), self.log.name, record.levelname,
                            message[:20000], compat.current_compile_id(),
-                           self.rec.stacks.capture(1)])
+                           self.rec.stacks.capture(1)))
         visible = self.user_level or (self.log.parent.getEffectiveLevel() if self.log.parent
                                       else logging.WARNING)
         if record.levelno >= visible:
@@ -144,7 +154,7 @@ def _wrap_tree_run(recorder: Recorder, original: Any) -> Any:
         if function_id not in seen_ids:  # once per tree function (one per recompile)
             seen_ids.add(function_id)
             count, size = compat.tree_input_copies(manager, function_id, new_inputs)
-            recorder.emit(["tree_inputs", recorder.now(), call.fn, compile_id, count, size])
+            recorder.emit(sr.TreeInputs(recorder.now(), call.fn, compile_id, count, size))
         recorder.compiled_call[ident] = call
         timer = recorder.timer
         token = timer.start() if timer is not None else None
@@ -165,7 +175,8 @@ def _function_of(recorder: Recorder, compile_id: str) -> int:
     if function is not None:
         return function
     name, file, line = _compiled_frame(recorder, sys._getframe(2))
-    return recorder.function_id(("compiled", frame_key), name, "compiled", file, line, compile_id)
+    return recorder.function_id(("compiled", frame_key), name, COMPILED_FUNCTION, file, line,
+                                compile_id)
 
 
 def _compiled_frame(recorder: Recorder, frame: FrameType | None) -> tuple[str, str, int]:
@@ -209,12 +220,12 @@ def _emit_call(recorder: Recorder, call: CompiledCall, t0: int, token: TimerToke
     record, replay, or run eagerly (a skipped graph, or a tree stuck outside replay)."""
     dur = recorder.now() - t0
     if call.captured:
-        mode = "record"
+        mode = RECORDING_CALL
     elif call.replayed:
-        mode = "replay"
+        mode = REPLAYING_CALL
     else:
-        mode = "warmup" if first else "eager"
-    row = ["call", t0, dur, -1, call.fn, mode, -1]
+        mode = WARMUP_CALL if first else EAGER_CALL
+    row = sr.CallRecord(t0, dur, -1, call.fn, mode, -1)
     timer = recorder.timer
     if token is None or timer is None:
         recorder.emit(row)

@@ -16,6 +16,7 @@ import threading
 from typing import Any
 
 from graphdoctor.record.recorder import Recorder, Uninstall
+from graphdoctor.trace import spool_records as sr
 
 _ENV_KEYS = ("CUDA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF", "TORCH_LOGS",
              "CUDA_LAUNCH_BLOCKING", "TORCHINDUCTOR_CUDAGRAPH_OR_ERROR", "NCCL_NVLS_ENABLE",
@@ -47,7 +48,7 @@ def install(recorder: Recorder) -> Uninstall | None:
         recorder.note("device facts and utilisation", f"NVML unavailable: {error}")
         return None
     handles = _visible_handles(pynvml)
-    recorder.emit(["devices", [_facts(pynvml, i, h) for i, h in handles]])
+    recorder.emit(sr.Devices([_facts(pynvml, i, h) for i, h in handles]))
     sampler = _Sampler(recorder, pynvml, handles)
     sampler.start()
 
@@ -124,8 +125,8 @@ class _Sampler(threading.Thread):
         except Exception:  # noqa: BLE001 - a device that stops answering ends the samples
             self._stop_event.set()
             return
-        self._rec.emit(["nvml", self._rec.now(), index, int(util.gpu), int(util.memory),
-                        int(memory.used), int(clock)])
+        self._rec.emit(sr.GpuSampleRecord(self._rec.now(), index, int(util.gpu),
+                                          int(util.memory), int(memory.used), int(clock)))
 
     def stop(self) -> None:
         self._stop_event.set()

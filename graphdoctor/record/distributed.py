@@ -16,6 +16,7 @@ import torch
 
 from graphdoctor.record import compat
 from graphdoctor.record.recorder import Recorder, Uninstall, patch
+from graphdoctor.trace import spool_records as sr
 
 COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter",
                "reduce_scatter_tensor", "broadcast", "reduce", "gather", "scatter", "all_to_all",
@@ -61,7 +62,7 @@ class _CollectiveHooks:
                 try:
                     return original(*args, **kwargs)
                 finally:  # returned or raised: either way it is no longer waiting
-                    self.rec.emit(["coll_end", token, self.rec.now()])
+                    self.rec.emit(sr.CollectiveEnd(token, self.rec.now()))
                     self._local.busy = False
 
             return collective
@@ -73,9 +74,10 @@ class _CollectiveHooks:
         sequence = self._sequence.get(group, 0)
         self._sequence[group] = sequence + 1
         token = self.rec.new_id("coll")
-        self.rec.emit(["coll", token, self.rec.now(), name, group, sequence, _bytes(args, kwargs),
-                       bool(kwargs.get("async_op", False)), self.rec.capturing_graph(),
-                       self.rec.thread(), self.rec.stacks.capture(2)])
+        self.rec.emit(sr.CollectiveRecord(
+            token, self.rec.now(), name, group, sequence, _bytes(args, kwargs),
+            bool(kwargs.get("async_op", False)), self.rec.capturing_graph(), self.rec.thread(),
+            self.rec.stacks.capture(2)))
         return token
 
     def _group_name(self, group: Any) -> str:
@@ -96,10 +98,10 @@ class _CollectiveHooks:
         def init_process_group(*args: Any, **kwargs: Any) -> Any:
             result = original(*args, **kwargs)
             if self.rec.enabled:
-                self.rec.emit(["dist", {"backend": str(torch.distributed.get_backend()),
+                self.rec.emit(sr.DistInfo({"backend": str(torch.distributed.get_backend()),
                                         "rank": torch.distributed.get_rank(),
                                         "world_size": torch.distributed.get_world_size(),
-                                        "t": self.rec.now()}])
+                                        "t": self.rec.now()}))
             return result
 
         return init_process_group
@@ -109,10 +111,10 @@ class _CollectiveHooks:
         def destroy_process_group(*args: Any, **kwargs: Any) -> Any:
             if not self.rec.enabled:
                 return original(*args, **kwargs)
-            self.rec.emit(["teardown", self.rec.now(), "begin", self.rec.stacks.capture(1)])
+            self.rec.emit(sr.TeardownRecord(self.rec.now(), "begin", self.rec.stacks.capture(1)))
             self.rec.spool.flush()  # a hang here is what this record is for
             result = original(*args, **kwargs)
-            self.rec.emit(["teardown", self.rec.now(), "end", -1])
+            self.rec.emit(sr.TeardownRecord(self.rec.now(), "end", -1))
             return result
 
         return destroy_process_group

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from graphdoctor.record.recorder import Recorder
+from graphdoctor.trace import spool_records as sr
 
 _CUDA_ERROR_NAME = re.compile(r"`?(cudaError\w+|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+)`?")
 _BOILERPLATE = (
@@ -52,8 +53,9 @@ def record_exception(recorder: Recorder, error: BaseException, where: str,
         message, cuda_error = clean_message(link)
         stack = recorder.stacks.from_traceback(link.__traceback__)
         links.append([type(link).__qualname__, message, cuda_error, stack])
-    recorder.emit(["exc", {"id": exc_id, "t": recorder.now(), "where": where, "graph": graph,
-                           "thread": recorder.thread(), "chain": links}])
+    recorder.emit(sr.ExceptionInfo({"id": exc_id, "t": recorder.now(), "where": where,
+                                    "graph": graph, "thread": recorder.thread(),
+                                    "chain": links}))
     return exc_id
 
 

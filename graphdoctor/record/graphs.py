@@ -39,11 +39,22 @@ from graphdoctor.record.recorder import (
     Uninstall,
     patch,
 )
+from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.names import (
+    AT_CAPTURE_BEGIN,
+    AT_CAPTURE_END,
+    AT_REPLAY,
+    CAPTURE_FAILED,
+    CAPTURED,
+    CAPTURED_FUNCTION,
+    GRAPHED_CALLABLES,
+    GRAPHED_FUNCTION,
+    MANUAL_APIS,
+)
 
 _ID = "_graphdoctor_id"
 _thread_ident = threading.get_ident
 MEMORY_SAMPLE_NS = 100_000_000
-MANUAL_APIS = (compat.CONTEXT_API, compat.RAW_API)  # the user's own code holds the block
 
 
 @dataclass
@@ -111,7 +122,7 @@ class _GraphHooks:
             try:
                 original(graph, *args, **kwargs)
             except BaseException as error:
-                self._fail(graph, state, error, "capture_begin")
+                self._fail(graph, state, error, AT_CAPTURE_BEGIN)
                 raise
             returned = self.rec.now()
             self._watch_block(state)
@@ -133,13 +144,13 @@ class _GraphHooks:
         device = torch.cuda.current_device()
         state = CaptureState(gid, stream, str(tuple(pool_arg)) if pool_arg else "", api, fn,
                              stack=rec.stacks.from_frame(caller), device=device)
-        rec.emit(["graph", {
+        rec.emit(sr.GraphBegin({
             "id": gid, "t": entered, "api": api, "internal": internal, "stream": stream,
             "shared_pool": pool_arg is not None, "pool": state.pool,
             "capture_error_mode": str(mode), "stack": state.stack,
             "function": fn, "key": getattr(call, "compile_id", "") if call else "",
             "device": device,
-        }])
+        }))
         self.memory.capture_starting(gid)
         rec.captures[_thread_ident()] = state
         if call is not None:
@@ -176,13 +187,13 @@ class _GraphHooks:
                 original(graph)
             except BaseException as error:
                 state.own.append((entered, handed))
-                self._fail(graph, state, error, "capture_end")
+                self._fail(graph, state, error, AT_CAPTURE_END)
                 raise
             state.own.append((entered, handed))
             # a block that raised is a failed capture, even when capture_end succeeds
-            status = "failed" if state.region_error >= 0 else "captured"
+            status = CAPTURE_FAILED if state.region_error >= 0 else CAPTURED
             self._end(graph, state, status, state.region_error, self.rec.now())
-            if opened is not None and status == "captured":
+            if opened is not None and status == CAPTURED:
                 self._watch_inputs(state.graph, opened, sys._getframe(1))
 
         return capture_end
@@ -205,7 +216,7 @@ class _GraphHooks:
         callees = []
         for code in state.callees:
             name = getattr(code, "co_qualname", code.co_name)
-            fn = self.rec.function_id(code, name, "captured", code.co_filename,
+            fn = self.rec.function_id(code, name, CAPTURED_FUNCTION, code.co_filename,
                                       code.co_firstlineno)
             self.eager_timer.watch(code, fn, state.graph)
             callees.append(fn)
@@ -218,22 +229,22 @@ class _GraphHooks:
             exc_id = record_exception(self.rec, error, where, state.graph)
             mark_recorded(error)
         self._stop_watching(state)
-        self._end(graph, state, "failed", exc_id, failed_at)
+        self._end(graph, state, CAPTURE_FAILED, exc_id, failed_at)
 
     def _end(self, graph: Any, state: CaptureState, status: str, exc_id: int,
              settling_from: int) -> None:
         rec = self.rec
         rec.captures.pop(_thread_ident(), None)
         rec.nvtx.pop()
-        pool = compat.graph_pool(graph) if status == "captured" else None
+        pool = compat.graph_pool(graph) if status == CAPTURED else None
         pool_bytes = self.memory.capture_ended(state.graph, state.device, pool, state.stack)
         callees = self._callee_ids(state)
         ended = rec.now()
-        rec.emit(["graph_end", {"id": state.graph, "t": ended, "status": status,
+        rec.emit(sr.GraphEnd({"id": state.graph, "t": ended, "status": status,
                                 "pool": str(pool) if pool else state.pool,
                                 "pool_bytes": pool_bytes, "error": exc_id, "callees": callees,
-                                "own": [*state.own, (settling_from, ended)]}])
-        if status == "captured":
+                                "own": [*state.own, (settling_from, ended)]}))
+        if status == CAPTURED:
             weakref.finalize(graph, _graph_deleted, rec, state.graph)
 
     def wrap_region_exit(self, original: Any) -> Any:
@@ -280,12 +291,13 @@ class _GraphHooks:
             try:
                 original(graph)
             except BaseException as error:
-                record_exception(rec, error, "replay", gid)
+                record_exception(rec, error, AT_REPLAY, gid)
                 raise
             finally:
                 ranges.pop()
             t1 = now()
-            row = ["replay", t0 - rec.t0, t1 - t0, -1, gid, token[3] if token else 0, rec.thread()]
+            row = sr.ReplayRecord(t0 - rec.t0, t1 - t0, -1, gid, token[3] if token else 0,
+                                  rec.thread())
             if token is None:
                 rec.emit(row)
             else:
@@ -299,12 +311,12 @@ class _GraphHooks:
 
         return replay
 
-    def progress(self) -> list[Any] | None:
+    def progress(self) -> sr.Progress | None:
         counts = dict(self._replay_counts)
         if counts == self._reported_counts:
             return None
         self._reported_counts = counts
-        return ["progress", self.rec.now(), {"replays": counts}]
+        return sr.Progress(self.rec.now(), {"replays": counts})
 
     def _sample_memory(self, graph: int) -> None:
         self._last_memory_sample = time.perf_counter_ns()
@@ -324,7 +336,7 @@ class _GraphHooks:
                 return original(callables, *args, **kwargs)
             finally:
                 self.rec.in_warmup = False
-                self.rec.emit(["region", "make_graphed_callables", t0, self.rec.now()])
+                self.rec.emit(sr.Region(GRAPHED_CALLABLES, t0, self.rec.now()))
 
         return make_graphed_callables
 
@@ -333,10 +345,11 @@ class _GraphHooks:
         code = getattr(target, "__code__", None)
         if code is not None:
             name = getattr(code, "co_qualname", code.co_name)
-            fn = self.rec.function_id(code, name, "graphed", code.co_filename, code.co_firstlineno)
+            fn = self.rec.function_id(code, name, GRAPHED_FUNCTION, code.co_filename,
+                                      code.co_firstlineno)
             self.eager_timer.watch(code, fn, -1)
 
 
 def _graph_deleted(rec: Recorder, graph: int) -> None:
-    rec.emit(["graph_del", graph, rec.now()])
+    rec.emit(sr.GraphDeleted(graph, rec.now()))
 

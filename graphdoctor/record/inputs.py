@@ -25,6 +25,7 @@ import torch
 
 from graphdoctor.record import captured_names, compat
 from graphdoctor.record.recorder import Recorder
+from graphdoctor.trace import spool_records as sr
 
 MAX_CANDIDATES = 256  # a namespace with more CUDA tensors than this is not a capture script
 
@@ -119,8 +120,9 @@ def _check(recorder: Recorder, watched: GraphInputs, items: list[_Input]) -> Non
         watched.freed.add(item.addr)
         line = _read_at(watched.site, item.name)
         if line is not None:
-            recorder.emit(["input", recorder.now(), watched.graph, "freed", item.addr,
-                           item.size, _stack_at(recorder, watched.site, line), watched.replays])
+            recorder.emit(sr.InputRecord(recorder.now(), watched.graph, "freed", item.addr,
+                                         item.size, _stack_at(recorder, watched.site, line),
+                                         watched.replays))
 
 
 def _read_at(site: CaptureSite, name: str) -> int | None:

@@ -21,6 +21,7 @@ from typing import Any
 
 from graphdoctor.record import compat
 from graphdoctor.record.recorder import Recorder
+from graphdoctor.trace import spool_records as sr
 
 DRAIN_EVERY_NS = 1_000_000_000
 ACTIONS = frozenset({"alloc", "free_requested", "free_completed", "segment_alloc",
@@ -117,36 +118,36 @@ class AllocatorWatch:
     def _record_totals(self, graph: int) -> compat.AllocatorTotals:
         recorder = self._rec
         totals = compat.allocator_totals()
-        recorder.emit(["mem", recorder.now(), totals.allocated, totals.reserved, graph])
+        recorder.emit(sr.MemoryRecord(recorder.now(), totals.allocated, totals.reserved, graph))
         return totals
 
 
 def _capture_allocations(t: int, graph: int, device: int, before: compat.AllocatorTotals,
                          after: compat.AllocatorTotals, snapshot: dict[str, Any] | None,
-                         stack: int) -> list[list[Any]]:
+                         stack: int) -> list[sr.AllocRecord]:
     """The blocks of the graph's pool still in use, and what other devices allocated."""
-    records = [["alloc", t, "alloc", int(block.get("address", 0)), int(block.get("size", 0)),
+    records = [sr.AllocRecord(t, "alloc", int(block.get("address", 0)), int(block.get("size", 0)),
                 int(segment.get("stream", 0)), _pool_name(segment.get("segment_pool_id")),
-                graph, stack, device]
+                graph, stack, device)
                for segment in (snapshot or {}).get("segments", [])
                for block in segment.get("blocks", []) if block.get("state") == "active_allocated"]
     for other, (made, was) in enumerate(zip(after.made, before.made)):
         if other != device and made != was:
-            records.append(["alloc", t, "alloc", 0, made[1] - was[1], 0, "default", graph,
-                            stack, other])
+            records.append(sr.AllocRecord(t, "alloc", 0, made[1] - was[1], 0, "default", graph,
+                            stack, other))
     return records
 
 
 def _record(recorder: Recorder, entry: dict[str, Any], pools: _SegmentPools,
-            capture_graph: int, device: int) -> list[Any]:
+            capture_graph: int, device: int) -> sr.AllocRecord:
     addr = int(entry.get("addr", 0))
     frames = entry.get("frames")
     stack = recorder.stacks.from_named(
         [(f.get("filename", "?"), int(f.get("line", 0)), f.get("name", "?")) for f in frames]
     ) if frames else -1
-    return ["alloc", recorder.from_unix_us(entry.get("time_us", 0)), entry["action"], addr,
+    return sr.AllocRecord(recorder.from_unix_us(entry.get("time_us", 0)), entry["action"], addr,
             int(entry.get("size", 0)), int(entry.get("stream", 0)), pools.pool_of(addr),
-            capture_graph, stack, device]
+            capture_graph, stack, device)
 
 
 class _SegmentPools:

@@ -14,14 +14,16 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any, Protocol
 
 from graphdoctor.record.nvtx_ranges import NvtxRanges
 from graphdoctor.record.stacks import StackTable
+from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.spool import SpoolWriter
+from graphdoctor.trace.spool_records import SpoolRecord, TimedRecord
 
 Uninstall = Callable[[], None]
 # (start event, end event, stream, the stream's cudaStream_t handle)
@@ -36,7 +38,7 @@ class GpuTimer(Protocol):
 
     def start(self) -> TimerToken | None: ...
 
-    def stop(self, token: TimerToken, row: list[Any]) -> None: ...
+    def stop(self, token: TimerToken, row: TimedRecord) -> None: ...
 
     def resolve(self, wait: bool = False) -> None: ...
 
@@ -133,7 +135,7 @@ class Recorder:
         self.timer: GpuTimer | None = None  # once CUDA is up (session starts it)
         self.memory: CaptureMemory | None = None  # session wires it before the sources
         self.nvtx = NvtxRanges()  # session enables them where the nvtx package is installed
-        self.heartbeats: list[Callable[[], list[Any] | None]] = []
+        self.heartbeats: list[Callable[[], SpoolRecord | None]] = []
 
     # -- clock and ids -------------------------------------------------------------------
     def now(self) -> int:
@@ -165,7 +167,7 @@ class Recorder:
         if fn is None:
             fn = self.new_id("fn")
             self._functions[key] = fn
-            self.emit(["fn", fn, name, kind, file, line, compile_id])
+            self.emit(sr.FunctionRecord(fn, name, kind, file, line, compile_id))
         return fn
 
     # -- capture state -------------------------------------------------------------------
@@ -182,11 +184,11 @@ class Recorder:
         return state.graph if state is not None else -1
 
     # -- output --------------------------------------------------------------------------
-    def emit(self, record: list[Any]) -> None:
+    def emit(self, record: SpoolRecord) -> None:
         if self.enabled:
             self.spool.write(record)
 
-    def emit_many(self, records: list[list[Any]]) -> None:
+    def emit_many(self, records: Sequence[SpoolRecord]) -> None:
         if self.enabled and records:
             self.spool.write_many(records)
 
@@ -199,7 +201,7 @@ class Recorder:
                 self.emit(record)
 
     def note(self, what: str, why: str) -> None:
-        self.emit(["note", what, why])
+        self.emit(sr.NoteRecord(what, why))
 
     def add_uninstall(self, undo: Uninstall) -> None:
         self._uninstalls.append(undo)

@@ -22,6 +22,8 @@ from graphdoctor.record import (
 from graphdoctor.record.errors import record_exception
 from graphdoctor.record.recorder import OFF_ENV, Recorder, Uninstall
 from graphdoctor.record.timing import EventTimer
+from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.names import IN_THREAD
 
 Source = Callable[[Recorder], Uninstall | None]
 
@@ -46,7 +48,7 @@ def part_of(source: Source) -> str:
 def start(recorder: Recorder) -> Recorder:
     """Install every source on a recorder made by ``new_recorder``, once torch is imported."""
     off = recorder.config.off
-    recorder.emit(["meta", devices.environment()])
+    recorder.emit(sr.MetaInfo(devices.environment()))
     watch = memory.AllocatorWatch(recorder)
     recorder.memory = watch
     recorder.install([s for s in sources(watch) if part_of(s) not in off])
@@ -72,11 +74,11 @@ def stop(recorder: Recorder) -> None:
     initialized = compat.cuda_built() and _cuda_initialized()
     if initialized and recorder.timer is not None:
         recorder.timer.resolve(wait=True)
-        recorder.emit(["untimed", recorder.timer.untimed])
+        recorder.emit(sr.Untimed(recorder.timer.untimed))
     if initialized and recorder.memory is not None:
         recorder.memory.finish()
         recorder.memory.sample(-1)
-    recorder.emit(["cuda_state", _cuda_state()])
+    recorder.emit(sr.CudaState(_cuda_state()))
     recorder.nvtx.disable()
     recorder.uninstall()
 
@@ -101,7 +103,7 @@ def _watch_thread_exceptions(recorder: Recorder) -> None:
 
     def excepthook(args: Any) -> None:
         if args.exc_value is not None and recorder.enabled:
-            record_exception(recorder, args.exc_value, "thread", recorder.capturing_graph())
+            record_exception(recorder, args.exc_value, IN_THREAD, recorder.capturing_graph())
         original(args)
 
     threading.excepthook = excepthook

@@ -16,8 +16,10 @@ from collections.abc import Callable
 from types import CodeType, FrameType
 from typing import Any
 
+from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.frames import classify_path
 from graphdoctor.trace.model import LIBRARY, PYTHON, TORCH, USER
+from graphdoctor.trace.spool_records import SpoolRecord
 
 _OWN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _STDLIB_DIRS = tuple(
@@ -55,7 +57,7 @@ def _describe_named(key: tuple[str, int, str]) -> tuple[str, int, str]:
 class StackTable:
     """Interns frames and stacks and emits their definitions once through ``emit``."""
 
-    def __init__(self, emit: Callable[[list[Any]], None], limit: int = 48):
+    def __init__(self, emit: Callable[[SpoolRecord], None], limit: int = 48):
         self._emit = emit
         self._limit = limit
         # keys: (code, line) pairs for live frames, (file, line, function) for named ones
@@ -117,7 +119,7 @@ class StackTable:
                 ids = [f for f in (self._frame_id(k, describe) for k in reversed(key))
                        if f is not None]
                 stack_id = self._stacks[key] = len(self._stacks)
-                self._emit(["stack", stack_id, ids])
+                self._emit(sr.StackRecord(stack_id, ids))
         return stack_id
 
     def _frame_id(self, key: Any, describe: Callable[[Any], tuple[str, int, str]]) -> int | None:
@@ -128,7 +130,7 @@ class StackTable:
             if kind is None:
                 return None
             frame_id = self._frames[key] = len(self._frames)
-            self._emit(["frame", frame_id, file, line, name, kind])
+            self._emit(sr.FrameRecord(frame_id, file, line, name, kind))
         return frame_id
 
     def kind(self, filename: str) -> str | None:

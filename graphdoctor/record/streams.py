@@ -12,6 +12,7 @@ import torch
 
 from graphdoctor.record import compat
 from graphdoctor.record.recorder import Recorder, Uninstall, patch
+from graphdoctor.trace import spool_records as sr
 
 
 def install(recorder: Recorder) -> Uninstall | None:
@@ -90,8 +91,8 @@ class _StreamOps:
 
     def emit(self, op: str, stream: int, other: int, skip: int) -> None:
         rec = self.rec
-        rec.emit(["sop", rec.now(), op, stream, other, rec.capturing_graph(), rec.thread(),
-                  rec.stacks.capture(skip + 1)])
+        rec.emit(sr.StreamOpRecord(rec.now(), op, stream, other, rec.capturing_graph(),
+                                   rec.thread(), rec.stacks.capture(skip + 1)))
 
     def op(self, name: str, stream_of: Any, other_of: Any) -> Any:
         def make(original: Any) -> Any:

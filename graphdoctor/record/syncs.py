@@ -20,7 +20,9 @@ import torch
 from graphdoctor.record import compat
 from graphdoctor.record.compat import SYNC_WARNING
 from graphdoctor.record.recorder import Recorder, Uninstall, patch
+from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.model import LIBRARY, USER
+from graphdoctor.trace.names import INTERNAL_SYNC
 
 # What a user line that synced most likely called, checked in this order.
 _SITE_PATTERNS = (
@@ -70,8 +72,8 @@ class _SyncHooks:
 
     def emit_sync(self, kind: str, stream: int, skip: int) -> None:
         rec = self.rec
-        rec.emit(["sync", rec.now(), kind, stream, rec.capturing_graph(), rec.thread(),
-                  rec.stacks.capture(skip + 1)])
+        rec.emit(sr.SyncRecord(rec.now(), kind, stream, rec.capturing_graph(), rec.thread(),
+                               rec.stacks.capture(skip + 1)))
 
     def explicit(self, kind: str, stream_arg: int | None) -> Any:
         """A wrapper for an explicit sync; ``stream_arg`` 0 reads the stream from ``self``."""
@@ -109,8 +111,9 @@ class _SyncHooks:
                 return None
             if self.rec.enabled:
                 rec = self.rec
-                rec.emit(["warn", rec.now(), getattr(category, "__name__", str(category)),
-                          text[:2000], rec.capturing_graph(), rec.stacks.capture(1)])
+                rec.emit(sr.WarnRecord(rec.now(), getattr(category, "__name__", str(category)),
+                                       text[:2000], rec.capturing_graph(),
+                                       rec.stacks.capture(1)))
             return original(message, category, filename, lineno, file, line)
 
         warnings.showwarning = showwarning
@@ -129,7 +132,7 @@ class _SyncHooks:
             if self.rec.stacks.kind(filename) in (USER, LIBRARY):
                 kind = sync_kind_of_line(linecache.getline(filename, lineno))
             else:
-                kind = "torch internal"
+                kind = INTERNAL_SYNC
             self._site_kinds[key] = kind
         return kind
 

@@ -4,7 +4,7 @@ A pair of pooled events brackets the work on the current stream; the pair is rea
 only once its end event has completed (``query()``, which does not block), in batches, and
 never while any capture is under way: an event query during a global-mode capture would
 invalidate the user's capture. At the end of the run one synchronize settles the rest.
-Each pending pair carries the record it will complete (its GPU time goes in column 3).
+Each pending pair carries the record it will complete with its GPU time.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import torch
 
 from graphdoctor.record import compat
 from graphdoctor.record.recorder import Recorder, TimerToken
+from graphdoctor.trace.spool_records import TimedRecord
 
 MAX_PENDING = 4096
 RESOLVE_EVERY = 64
-GPU_COLUMN = 3
 
 
 class EventTimer:
@@ -32,7 +32,7 @@ class EventTimer:
         self._recorder = recorder
         self._stream = compat.CurrentStream()
         self._free: list[tuple[Any, Any]] = []
-        self._pending: deque[tuple[Any, Any, list[Any]]] = deque()
+        self._pending: deque[tuple[Any, Any, TimedRecord]] = deque()
         self.untimed = 0
 
     def start(self) -> TimerToken | None:
@@ -45,7 +45,7 @@ class EventTimer:
         self._record(start, stream)
         return (start, end, stream, handle)
 
-    def stop(self, token: TimerToken, row: list[Any]) -> None:
+    def stop(self, token: TimerToken, row: TimedRecord) -> None:
         """Record the end event; ``row`` is emitted once its GPU time is known."""
         start, end, stream, _ = token
         self._record(end, stream)
@@ -57,15 +57,14 @@ class EventTimer:
         """Emit every finished pair's row, oldest first."""
         if self._recorder.captures:
             return
-        done: list[list[Any]] = []
+        done: list[TimedRecord] = []
         try:
             if wait and self._pending:
                 compat.synchronize_unpatched()  # not the patched one: not a user sync
             pending, query, elapsed = self._pending, self._query, self._elapsed
             while pending and query(pending[0][1]):
                 start, end, row = pending.popleft()
-                row[GPU_COLUMN] = int(elapsed(start, end) * 1e6)
-                done.append(row)
+                done.append(row._replace(gpu=int(elapsed(start, end) * 1e6)))
                 self._free.append((start, end))
         except RuntimeError:  # a sticky CUDA error: nothing more can be read
             self.abandon()

@@ -1,6 +1,7 @@
 """The spool: the append-only file the recording child streams its events to.
 
-One JSON array per line, its first element a tag (``["replay", t, dur, ...]``). Lines are
+One JSON array per line, its first element a tag (``["replay", t, dur, ...]``): the records
+of :mod:`graphdoctor.trace.spool_records`. Lines are
 written whole with ``os.write`` on an ``O_APPEND`` descriptor and flushed often, so a child
 that segfaults, hangs or is SIGKILLed still leaves every event written before that moment;
 a torn last line is skipped on reading. The parent appends one ``run_end`` record after the
@@ -14,12 +15,11 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-# Records that must reach the disk at once: they are what a post-mortem needs most.
-URGENT_TAGS = frozenset({"hello", "graph", "graph_end", "exc", "end", "run_end", "note", "meta"})
+from graphdoctor.trace.spool_records import URGENT, SpoolRecord, encode
 
 
 class SpoolWriter:
@@ -29,21 +29,21 @@ class SpoolWriter:
                  max_delay_s: float = 0.25):
         self.path = str(path)
         self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        self._buffer: list[Any] = []
+        self._buffer: list[SpoolRecord] = []
         self._lock = threading.Lock()
         self._max_buffer = max_buffer
         self._max_delay_ns = int(max_delay_s * 1e9)
         self._last_flush = time.perf_counter_ns()
         self._encode = json.JSONEncoder(separators=(",", ":"), default=str).encode
 
-    def write(self, record: list[Any] | tuple[Any, ...]) -> None:
+    def write(self, record: SpoolRecord) -> None:
         with self._lock:
             self._buffer.append(record)
-        if (record[0] in URGENT_TAGS or len(self._buffer) >= self._max_buffer
+        if (type(record) in URGENT or len(self._buffer) >= self._max_buffer
                 or time.perf_counter_ns() - self._last_flush > self._max_delay_ns):
             self.flush()
 
-    def write_many(self, records: list[list[Any]]) -> None:
+    def write_many(self, records: Sequence[SpoolRecord]) -> None:
         with self._lock:
             self._buffer.extend(records)
         if (len(self._buffer) >= self._max_buffer
@@ -56,7 +56,8 @@ class SpoolWriter:
             self._last_flush = time.perf_counter_ns()
             if not records or self._fd is None:
                 return
-            data = "".join(self._encode(r) + "\n" for r in records).encode("utf-8", "replace")
+            text = "".join(self._encode(encode(r)) + "\n" for r in records)
+            data = text.encode("utf-8", "replace")
             _write_all(self._fd, data)
 
     def close(self) -> None:
@@ -79,10 +80,10 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def append_record(path: str | os.PathLike[str], record: list[Any]) -> None:
+def append_record(path: str | os.PathLike[str], record: SpoolRecord) -> None:
     """Append one record from outside the child (the parent's ``run_end``)."""
     with open(path, "a", encoding="utf-8") as handle:
-        handle.write("\n" + json.dumps(record, separators=(",", ":"), default=str) + "\n")
+        handle.write("\n" + json.dumps(encode(record), separators=(",", ":"), default=str) + "\n")
 
 
 def read_records(path: str | os.PathLike[str]) -> Iterator[list[Any]]:

@@ -291,6 +291,15 @@ class TeardownRecord(NamedTuple):
     stack: int
 
 
+SpoolRecord = (Hello | MetaInfo | Devices | NoteRecord | CudaState | End | RunEnd | FrameRecord
+               | StackRecord | FunctionRecord | GraphBegin | GraphEnd | GraphDeleted
+               | ReplayRecord | CallRecord | Progress | Region | Untimed | InputRecord
+               | AllocRecord | MemoryRecord | SyncRecord | StreamOpRecord | GpuSampleRecord
+               | ExceptionInfo | WarnRecord | LogRecord | CompileCallback | Counters | TreeInputs
+               | CollectiveRecord | CollectiveEnd | DistInfo | TeardownRecord)
+# A record whose GPU time is filled in once its CUDA events have completed.
+TimedRecord = ReplayRecord | CallRecord
+
 TAGS: dict[type[tuple[Any, ...]], str] = {
     Hello: "hello", MetaInfo: "meta", Devices: "devices", NoteRecord: "note",
     CudaState: "cuda_state", End: "end", RunEnd: "run_end",
@@ -311,12 +320,12 @@ RECORDS: dict[str, type[tuple[Any, ...]]] = {tag: cls for cls, tag in TAGS.items
 URGENT = frozenset({Hello, GraphBegin, GraphEnd, ExceptionInfo, End, RunEnd, NoteRecord,
                     MetaInfo})
 
-def encode(record: tuple[Any, ...]) -> list[Any]:
+def encode(record: SpoolRecord) -> list[Any]:
     """The JSON array a record is written as: its tag, then its fields in order."""
     return [TAGS[type(record)], *record]
 
 
-def decode(raw: list[Any]) -> tuple[Any, ...]:
+def decode(raw: list[Any]) -> SpoolRecord:
     """The typed record of a spool line; :class:`SpoolDrift` when it matches none."""
     cls = RECORDS.get(raw[0])
     if cls is None:
@@ -326,4 +335,5 @@ def decode(raw: list[Any]) -> tuple[Any, ...]:
     values = raw[1:1 + len(fields)]
     if len(values) < required:
         raise SpoolDrift(f"{raw[0]!r} has {len(values)} fields, {required} are declared")
-    return cls(*values)
+    record: SpoolRecord = cls(*values)  # type: ignore[assignment]  # cls is one of them
+    return record

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import Any
 
 from graphdoctor.record.stacks import StackTable
+from graphdoctor.trace.spool_records import FrameRecord, SpoolRecord, StackRecord
 
 
 def test_ids_stay_unique_and_dense_across_threads() -> None:
-    records: list[list[Any]] = []
+    records: list[SpoolRecord] = []
     table = StackTable(records.append)
     sys.setswitchinterval(1e-6)  # switch threads as often as possible
     try:
@@ -23,14 +23,14 @@ def test_ids_stay_unique_and_dense_across_threads() -> None:
             thread.join()
     finally:
         sys.setswitchinterval(0.005)
-    stack_ids = [r[1] for r in records if r[0] == "stack"]
-    frame_ids = [r[1] for r in records if r[0] == "frame"]
+    stack_ids = [r.id for r in records if isinstance(r, StackRecord)]
+    frame_ids = [r.id for r in records if isinstance(r, FrameRecord)]
     assert sorted(stack_ids) == list(range(800))
     assert sorted(frame_ids) == list(range(801))  # 800 distinct lines and the shared <module>
 
 
 def test_live_and_named_stacks_share_one_id_space() -> None:
-    records: list[list[Any]] = []
+    records: list[SpoolRecord] = []
     table = StackTable(records.append)
     live = table.capture(0)
     named = table.from_named([("/u/t.py", 3, "g")])

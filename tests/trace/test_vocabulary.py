@@ -3,8 +3,10 @@ declaration that drifted from its readers or its rows."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import typing
+from pathlib import Path
 
 import pytest
 
@@ -85,3 +87,15 @@ def test_every_kind_is_drawable_and_sortable(kind: event_kinds.EventKind) -> Non
     assert len(kind.glyph) == 1 and kind.label
     assert not kind.sort or kind.sort in kind.fields
     assert kind.colour in event_kinds.ANSI_COLOURS
+
+
+def test_the_recorder_writes_only_declared_records() -> None:
+    """No list literal tagged by hand reaches the spool (mypy checks the types as well)."""
+    root = Path(__file__).parents[2] / "graphdoctor"
+    raw = []
+    for path in [*root.joinpath("record").rglob("*.py"), *root.joinpath("launch").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.List) and node.elts and isinstance(node.elts[0], ast.Constant) \
+                    and node.elts[0].value in RECORDS:
+                raw.append(f"{path.name}:{node.lineno}")
+    assert raw == []

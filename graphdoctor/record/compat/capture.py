@@ -15,12 +15,13 @@ from graphdoctor.record.compat.resolve import (
     TorchSource,
 )
 from graphdoctor.record.compat.versions import RUN_SEEN
+from graphdoctor.trace.names import COMPILED, CUDA_GRAPH, GRAPH_CONTEXT, GRAPHED_CALLABLES
 
 # The public APIs a capture can begin through, as the report names them.
-RAW_API = "CUDAGraph"
-CONTEXT_API = "torch.cuda.graph"
-GRAPHED_CALLABLES_API = "make_graphed_callables"
-COMPILE_API = "torch.compile"
+RAW_API = CUDA_GRAPH
+CONTEXT_API = GRAPH_CONTEXT
+GRAPHED_CALLABLES_API = GRAPHED_CALLABLES
+COMPILE_API = COMPILED
 
 # torch's frames that say which API began a capture: the files that hold them, and names.
 _GRAPHS_FILE = "graphs.py"  # torch/cuda/graphs.py: torch.cuda.graph, make_graphed_callables
