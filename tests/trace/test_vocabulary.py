@@ -92,10 +92,9 @@ def test_every_kind_is_drawable_and_sortable(kind: event_kinds.EventKind) -> Non
 def test_the_recorder_writes_only_declared_records() -> None:
     """No list literal tagged by hand reaches the spool (mypy checks the types as well)."""
     root = Path(__file__).parents[2] / "graphdoctor"
-    raw = []
-    for path in [*root.joinpath("record").rglob("*.py"), *root.joinpath("launch").rglob("*.py")]:
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.List) and node.elts and isinstance(node.elts[0], ast.Constant) \
-                    and node.elts[0].value in RECORDS:
-                raw.append(f"{path.name}:{node.lineno}")
-    assert raw == []
+    sources = [*root.joinpath("record").rglob("*.py"), *root.joinpath("launch").rglob("*.py")]
+    raw = [f"{path.name}:{node.lineno}" for path in sources
+           for node in ast.walk(ast.parse(path.read_text()))
+           if isinstance(node, ast.List) and node.elts and isinstance(node.elts[0], ast.Constant)
+           and node.elts[0].value in RECORDS]
+    assert sources and raw == []
