@@ -1,17 +1,21 @@
-"""Host syncs and warnings.
+"""Host syncs, warnings and garbage collections: where the script's host thread stops.
 
 Implicit syncs (``.item()``, ``.cpu()``, ``nonzero``, printing a CUDA tensor) come from
 PyTorch's sync debug mode set to "warn": its warning fires at the user's line before CUDA
 fails, inside a capture too. The warning is recorded and not shown. Explicit syncs (device,
 stream and event synchronize, event and stream queries) are patched at their Python entry
-points. Other warnings are recorded and then shown as usual.
+points. Other warnings are recorded and then shown as usual. Python's garbage collections
+are timed through ``gc.callbacks``; those that held the host long enough to matter in a
+launch-bound loop, and every full one, are recorded.
 """
 
 from __future__ import annotations
 
 import functools
+import gc
 import linecache
 import re
+import threading
 import warnings
 from typing import Any, cast
 
@@ -57,12 +61,37 @@ def install(recorder: Recorder) -> Uninstall:
             patch(torch.cuda.Event, "synchronize", hooks.explicit("event_synchronize", -1)),
             patch(torch.cuda.Event, "query", hooks.explicit("event_query", -1)),
         ]
+    undos.append(_watch_collections(recorder))
 
     def uninstall() -> None:
         for undo in reversed(undos):
             undo()
 
     return uninstall
+
+
+LONG_COLLECTION_NS = 100_000  # shorter ones are the routine cost of allocating objects
+FULL_COLLECTION = 2
+
+
+def _watch_collections(recorder: Recorder) -> Uninstall:
+    started: dict[int, int] = {}  # thread -> when its collection began
+
+    def on_collection(phase: str, info: dict[str, int]) -> None:
+        thread = threading.get_ident()
+        if phase == "start":
+            started[thread] = recorder.now()
+            return
+        t0 = started.pop(thread, None)
+        if t0 is None or not recorder.enabled:
+            return
+        dur, generation = recorder.now() - t0, info.get("generation", 0)
+        if dur >= LONG_COLLECTION_NS or generation == FULL_COLLECTION:
+            recorder.emit(sr.GcRecord(t0, dur, generation, info.get("collected", 0),
+                                      recorder.thread()))
+
+    gc.callbacks.append(on_collection)
+    return lambda: gc.callbacks.remove(on_collection)
 
 
 class _SyncHooks:

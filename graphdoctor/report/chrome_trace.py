@@ -366,8 +366,8 @@ def _gpu(x: _Export) -> Iterator[Event]:
 
 def _kind_lane(x: _Export, kind: EventKind) -> Iterator[Event]:
     """A kind no part above draws: its events on a host lane of their own, each with its
-    fields as arguments."""
-    tid = x.lanes.tid(x.host_pid, kind.name.replace("_", " "))
+    fields as arguments; the lane is named only once it has one."""
+    lane = kind.name.replace("_", " ")
     for row in rows_of(x.trace, kind):
         values = row._asdict() if kind.columnar else dataclasses.asdict(row)
         dur = values.get(kind.span, 0) if kind.span else 0
@@ -378,6 +378,7 @@ def _kind_lane(x: _Export, kind: EventKind) -> Iterator[Event]:
                                 for k, v in values.items() if k not in ("t", kind.span)}
         if "stack" in args:
             args["site"] = x.site(args.pop("stack"))
+        tid = x.lanes.tid(x.host_pid, lane)
         if dur > 0:
             yield _slice(x.host_pid, tid, name, values["t"], dur, kind.name, **args)
         else:

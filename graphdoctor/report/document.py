@@ -31,7 +31,7 @@ from graphdoctor.trace import codec
 from graphdoctor.trace.model import Trace
 
 FORMAT = "graphdoctor-report"
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 CONTEXT_LINES = 4
 
 

@@ -126,6 +126,19 @@ class GpuSample(NamedTuple):
     sm_clock: int
 
 
+class GcPause(NamedTuple):
+    """A Python garbage collection long enough to hold up the host, or a full one
+    (``torch.cuda.graph`` runs a full one before each capture): the host stood still for
+    ``dur``, with ``collected`` objects freed."""
+
+    t: int
+    dur: int
+    generation: int
+    collected: int
+    phase: str
+    thread: int
+
+
 RowT = TypeVar("RowT")
 
 
@@ -289,6 +302,8 @@ KINDS: tuple[EventKind, ...] = (
               glyph="▁", colour="blue"),
     EventKind("gpu_samples", "GPU sample", GpuSample, True, sr.GpuSampleRecord, glyph="▁",
               colour="green"),
+    EventKind("gc_pauses", "garbage collection", GcPause, True, sr.GcRecord, phased=True,
+              sort="generation", glyph="g", colour="bright_blue"),
     EventKind("exceptions", "exception", ExceptionRecord, False, glyph="X",
               colour="bright_red"),
     EventKind("compile_events", "compile event", CompileEvent, False, sort="kind", glyph="C",

@@ -215,6 +215,16 @@ class ExceptionInfo(NamedTuple):
     info: JsonObject
 
 
+class GcRecord(NamedTuple):
+    """A Python garbage collection that held the host (a long one, or any full one)."""
+
+    t: int
+    dur: int
+    generation: int
+    collected: int
+    thread: int
+
+
 class WarnRecord(NamedTuple):
     t: int
     category: str
@@ -295,8 +305,8 @@ SpoolRecord = (Hello | MetaInfo | Devices | NoteRecord | CudaState | End | RunEn
                | StackRecord | FunctionRecord | GraphBegin | GraphEnd | GraphDeleted
                | ReplayRecord | CallRecord | Progress | Region | Untimed | InputRecord
                | AllocRecord | MemoryRecord | SyncRecord | StreamOpRecord | GpuSampleRecord
-               | ExceptionInfo | WarnRecord | LogRecord | CompileCallback | Counters | TreeInputs
-               | CollectiveRecord | CollectiveEnd | DistInfo | TeardownRecord)
+               | GcRecord | ExceptionInfo | WarnRecord | LogRecord | CompileCallback | Counters
+               | TreeInputs | CollectiveRecord | CollectiveEnd | DistInfo | TeardownRecord)
 # A record whose GPU time is filled in once its CUDA events have completed.
 TimedRecord = ReplayRecord | CallRecord
 
@@ -308,7 +318,7 @@ TAGS: dict[type[tuple[Any, ...]], str] = {
     ReplayRecord: "replay", CallRecord: "call", Progress: "progress", Region: "region",
     Untimed: "untimed", InputRecord: "input",
     AllocRecord: "alloc", MemoryRecord: "mem", SyncRecord: "sync", StreamOpRecord: "sop",
-    GpuSampleRecord: "nvml",
+    GpuSampleRecord: "nvml", GcRecord: "gc",
     ExceptionInfo: "exc", WarnRecord: "warn", LogRecord: "log",
     CompileCallback: "compile_cb", Counters: "counters", TreeInputs: "tree_inputs",
     CollectiveRecord: "coll", CollectiveEnd: "coll_end", DistInfo: "dist",
