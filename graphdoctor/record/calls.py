@@ -158,6 +158,8 @@ class EagerCallTimer:
         self._watched[code] = (fn, graph)
         events = _monitoring.events
         self._monitor.add_local(code, events.PY_START | events.PY_RETURN)
+        if self._recorder.history is not None:  # its calls from before it was watched
+            self._recorder.history.claim(code, fn)
         return True
 
     def _on_start(self, code: CodeType, offset: int) -> None:

@@ -174,17 +174,25 @@ def _function_of(recorder: Recorder, compile_id: str) -> int:
     function = recorder.known_function(("compiled", frame_key))
     if function is not None:
         return function
-    name, file, line = _compiled_frame(recorder, sys._getframe(2))
-    return recorder.function_id(("compiled", frame_key), name, COMPILED_FUNCTION, file, line,
-                                compile_id)
+    frame = _compiled_function_frame(recorder, sys._getframe(2))
+    name, file, line = _compiled_frame(recorder, frame)
+    fn = recorder.function_id(("compiled", frame_key), name, COMPILED_FUNCTION, file, line,
+                              compile_id)
+    if frame is not None and recorder.history is not None:  # its calls before compiling
+        recorder.history.claim(frame.f_code, fn)
+    return fn
+
+
+def _compiled_function_frame(recorder: Recorder, frame: FrameType | None) -> FrameType | None:
+    """The frame dynamo runs: the user's function, or a torch module's forward."""
+    while frame is not None and _is_machinery(recorder, frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
 
 
 def _compiled_frame(recorder: Recorder, frame: FrameType | None) -> tuple[str, str, int]:
-    """(name, file, line) of the compiled function: the frame dynamo runs (the user's
-    function, or a torch module's forward), and the place it is defined, or for a torch
-    module the user's line that calls it."""
-    while frame is not None and _is_machinery(recorder, frame.f_code.co_filename):
-        frame = frame.f_back
+    """(name, file, line) of the compiled function run in ``frame``, and the place it is
+    defined, or for a torch module the user's line that calls it."""
     if frame is None:
         return ("<compiled>", "", 0)
     code = frame.f_code

@@ -40,6 +40,10 @@ class GpuTimer(Protocol):
 
     def stop(self, token: TimerToken, row: TimedRecord) -> None: ...
 
+    def end(self, token: TimerToken) -> None: ...
+
+    def settle(self, token: TimerToken, row: TimedRecord) -> None: ...
+
     def resolve(self, wait: bool = False) -> None: ...
 
 
@@ -65,8 +69,17 @@ class CaptureMemory(Protocol):
         ...
 
 
+class EagerClaims(Protocol):
+    """The user's functions' calls kept from before anything named them
+    (``graphdoctor.record.eager_history.EagerHistory``, on ``recorder.history``)."""
+
+    def claim(self, code: CodeType, fn: int) -> None:
+        """``code`` is function ``fn``: its kept calls become its eager calls."""
+        ...
+
+
 # Parts that can be switched off, to measure what each costs (bench/overhead.py --variants):
-# GRAPHDOCTOR_OFF="graphs,devices,syncs,streams,memory,timing,eager_calls"
+# GRAPHDOCTOR_OFF="graphs,devices,syncs,streams,memory,timing,eager_calls,eager_history"
 OFF_ENV = "GRAPHDOCTOR_OFF"
 
 
@@ -134,6 +147,7 @@ class Recorder:
         self._uninstalls: list[Uninstall] = []
         self.timer: GpuTimer | None = None  # once CUDA is up (session starts it)
         self.memory: CaptureMemory | None = None  # session wires it before the sources
+        self.history: EagerClaims | None = None  # the eager history source, once installed
         self.nvtx = NvtxRanges()  # session enables them where the nvtx package is installed
         self.heartbeats: list[Callable[[], SpoolRecord | None]] = []
 

@@ -14,6 +14,7 @@ from graphdoctor.record import (
     compiled,
     devices,
     distributed,
+    eager_history,
     graphs,
     memory,
     streams,
@@ -30,14 +31,16 @@ Source = Callable[[Recorder], Uninstall | None]
 
 def sources(watch: memory.AllocatorWatch) -> tuple[Source, ...]:
     """Every source, in the order they are installed. Sources import none of each other;
-    what they share is on the recorder, typed: the GPU timer (started here once CUDA is
-    up), the compiled call in progress (opened by ``compiled``, marked captured or replayed
-    by ``graphs``), and the allocator watch, wired here: ``graphs`` asks it
-    (``recorder.memory``) at each capture boundary and sampled replay, even when the
-    "memory" source (the watch's own install, which only turns --full's history on) is off.
+    what they share is on the recorder, typed: the eager history (installed first, so it
+    keeps calls from the start; ``graphs`` and ``compiled`` claim them), the GPU timer
+    (started here once CUDA is up), the compiled call in progress (opened by ``compiled``,
+        marked captured or replayed by ``graphs``), and the allocator watch, wired here:
+    ``graphs`` asks it (``recorder.memory``) at each capture boundary and sampled replay,
+    even when the "memory" source (the watch's own install, which only turns --full's
+    history on) is off.
     """
-    return (graphs.install, syncs.install, streams.install, watch.install, compiled.install,
-            distributed.install, devices.install)
+    return (eager_history.install, graphs.install, syncs.install, streams.install,
+            watch.install, compiled.install, distributed.install, devices.install)
 
 
 def part_of(source: Source) -> str:

@@ -47,8 +47,18 @@ class EventTimer:
 
     def stop(self, token: TimerToken, row: TimedRecord) -> None:
         """Record the end event; ``row`` is emitted once its GPU time is known."""
-        start, end, stream, _ = token
+        self.end(token)
+        self.settle(token, row)
+
+    def end(self, token: TimerToken) -> None:
+        """Record the end event now; the row that owns it comes later, through ``settle``
+        (the eager history learns which function a call was only when it is claimed)."""
+        _, end, stream, _ = token
         self._record(end, stream)
+
+    def settle(self, token: TimerToken, row: TimedRecord) -> None:
+        """Emit ``row`` with the GPU time of a pair ``end`` already closed."""
+        start, end, _, _ = token
         self._pending.append((start, end, row))
         if len(self._pending) % RESOLVE_EVERY == 0:
             self.resolve()
