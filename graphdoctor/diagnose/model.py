@@ -29,6 +29,7 @@ FASTER = "faster"
 SLOWER = "slower"
 UNMEASURED = "unmeasured"
 RERECORDED = "rerecorded"
+NOT_REPLAYED = "not-replayed"
 
 
 @dataclass(frozen=True)

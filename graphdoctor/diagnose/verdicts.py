@@ -15,6 +15,7 @@ from graphdoctor.diagnose.model import (
     FAILED,
     FASTER,
     NEUTRAL,
+    NOT_REPLAYED,
     RERECORDED,
     SKIPPED,
     SLOWER,
@@ -57,14 +58,14 @@ def _measured(subject: str, m: measure.Measurement, mine: list[Finding], ids: tu
     unsafe = [f for f in mine if f.category == UNSAFE]
     kind, summary = _kind_and_summary(m)
     if unsafe:
-        kind, summary = "unsafe", f"unsafe: {unsafe[0].title}; {summary}"
+        kind, summary = UNSAFE, f"unsafe: {unsafe[0].title}; {summary}"
     return Verdict(subject, kind, summary, graph=graph, function=function, speedup=m.speedup,
                    measurements=m.as_dict(), findings=ids)
 
 
 def _kind_and_summary(m: measure.Measurement) -> tuple[str, str]:
     if m.replays == 0:
-        return "not-replayed", "captured but never replayed"
+        return NOT_REPLAYED, "captured but never replayed"
     compared = m.compared
     if compared is None:
         replay = (f"{m.replay.median_us:,.1f} µs per replay" if m.replay else

@@ -12,7 +12,18 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from graphdoctor.diagnose.model import ERROR, SEVERITY_RANK, WARNING
+from graphdoctor.diagnose.model import (
+    ERROR,
+    FAILED,
+    NEUTRAL,
+    RERECORDED,
+    SEVERITY_RANK,
+    SKIPPED,
+    SLOWER,
+    UNSAFE,
+    WARNING,
+    WASTEFUL,
+)
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report import facts
 from graphdoctor.report.diff import ReportDiff
@@ -85,19 +96,19 @@ def _any(*checks: Check) -> Check:
 # name -> (what it means, for --help and the README; how to check it)
 CONDITIONS: dict[str, tuple[str, Check]] = {
     "capture-failed": ("a graph capture failed",
-                       _any(_failed_captures, _verdicts("failed"), _findings("failed"))),
+                       _any(_failed_captures, _verdicts(FAILED), _findings(FAILED))),
     "neutral": ("a graph gave no speedup over eager",
-                _any(_verdicts("neutral"), _findings("neutral"))),
-    "slower": ("a graph was slower than eager", _verdicts("slower")),
+                _any(_verdicts(NEUTRAL), _findings(NEUTRAL))),
+    "slower": ("a graph was slower than eager", _verdicts(SLOWER)),
     "skipped": ("torch.compile skipped CUDA graphs",
-                _any(_verdicts("skipped"), _findings("skipped"),
+                _any(_verdicts(SKIPPED), _findings(SKIPPED),
                      _compile_events(CUDAGRAPH_SKIP, "CUDA graph skip"))),
     "rerecorded": ("torch.compile re-recorded graphs (e.g. one per shape)",
-                   _any(_verdicts("rerecorded"), _compile_events(RERECORD, "re-recording"))),
+                   _any(_verdicts(RERECORDED), _compile_events(RERECORD, "re-recording"))),
     "unsafe": ("a graph's results or inputs are unsafe (overwritten outputs, freed inputs)",
-               _any(_verdicts("unsafe"), _findings("unsafe"))),
+               _any(_verdicts(UNSAFE), _findings(UNSAFE))),
     "wasteful": ("memory or work is wasted (a pool per graph, copies per replay)",
-                 _findings("wasteful")),
+                 _findings(WASTEFUL)),
     "graph-break": ("torch.compile broke a graph", _compile_events(GRAPH_BREAK, "graph break")),
     "recompile": ("torch.compile recompiled", _compile_events(RECOMPILE, "recompilation")),
     "incomplete": ("the script crashed, was killed or timed out", _incomplete),

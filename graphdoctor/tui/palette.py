@@ -9,9 +9,41 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from graphdoctor.diagnose.model import ERROR, INFO, WARNING
+from graphdoctor.diagnose.model import (
+    ERROR,
+    FAILED,
+    FASTER,
+    INFO,
+    NEUTRAL,
+    RERECORDED,
+    SKIPPED,
+    SLOWER,
+    UNMEASURED,
+    UNSAFE,
+    WARNING,
+)
 from graphdoctor.trace.event_kinds import EventKind
 from graphdoctor.trace.model import CAPTURE, EAGER, OWN, REPLAY, WARMUP
+from graphdoctor.trace.names import (
+    CAPTURE_FAILED,
+    CAPTURED,
+    COMPILE,
+    CUDAGRAPH_RECORD,
+    CUDAGRAPH_SKIP,
+    DYNAMIC_SHAPE_WARNING,
+    EAGER_CALL,
+    GRAPH_BREAK,
+    PARTITION,
+    RECOMPILE,
+    RECORDING_CALL,
+    REPLAYING_CALL,
+    RERECORD,
+    SKIPPED_CALL,
+    STILL_CAPTURING,
+    TREE_RECORDING,
+    TREE_RUN,
+    WARMUP_CALL,
+)
 
 
 class Mark(NamedTuple):
@@ -31,11 +63,11 @@ PHASE_MARKS = {
 }
 
 CALL_MARKS = {
-    "eager": Mark("█", "blue", 2),
-    "warmup": Mark("█", "yellow", 2),
-    "record": Mark("█", "magenta", 2),
-    "replay": Mark("█", "green", 2),
-    "skipped": Mark("█", "red", 2),
+    EAGER_CALL: Mark("█", "blue", 2),
+    WARMUP_CALL: Mark("█", "yellow", 2),
+    RECORDING_CALL: Mark("█", "magenta", 2),
+    REPLAYING_CALL: Mark("█", "green", 2),
+    SKIPPED_CALL: Mark("█", "red", 2),
 }
 REPLAY_HOST = Mark("█", "green", 3)
 REPLAY_GPU = Mark("█", "green", 2)
@@ -73,16 +105,16 @@ SYNC_MARKS = {
 }
 
 COMPILE_MARKS = {
-    "graph_break": Mark("B", "bold bright_red", 6),
-    "cudagraph_skip": Mark("S", "bold bright_red", 6),
-    "recompile": Mark("R", "yellow", 5),
-    "rerecord": Mark("R", "yellow", 5),
-    "dynamic_shape_warning": Mark("D", "yellow", 5),
-    "cudagraph_record": Mark("r", "magenta", 4),
-    "tree_recording": Mark("r", "magenta", 4),
-    "partition": Mark("p", "cyan", 3),
-    "tree_run": Mark("·", "bright_black", 1),
-    "compile": Mark("█", "blue", 2),
+    GRAPH_BREAK: Mark("B", "bold bright_red", 6),
+    CUDAGRAPH_SKIP: Mark("S", "bold bright_red", 6),
+    RECOMPILE: Mark("R", "yellow", 5),
+    RERECORD: Mark("R", "yellow", 5),
+    DYNAMIC_SHAPE_WARNING: Mark("D", "yellow", 5),
+    CUDAGRAPH_RECORD: Mark("r", "magenta", 4),
+    TREE_RECORDING: Mark("r", "magenta", 4),
+    PARTITION: Mark("p", "cyan", 3),
+    TREE_RUN: Mark("·", "bright_black", 1),
+    COMPILE: Mark("█", "blue", 2),
 }
 
 MEMORY_STYLE = "cyan"
@@ -93,16 +125,17 @@ SEVERITY_STYLES = {ERROR: "bold bright_red", WARNING: "bold yellow", INFO: "cyan
 SEVERITY_BADGES = {ERROR: "✗ error", WARNING: "▲ warn", INFO: "• info"}
 
 VERDICT_MARKS = {
-    "faster": Mark("✓", "bold green", 0),
-    "neutral": Mark("≈", "yellow", 0),
-    "slower": Mark("▼", "bright_red", 0),
-    "failed": Mark("✗", "bold bright_red", 0),
-    "skipped": Mark("∅", "yellow", 0),
-    "rerecorded": Mark("↻", "yellow", 0),
-    "unsafe": Mark("!", "bold bright_red", 0),
-    "unmeasured": Mark("?", "bright_black", 0),
+    FASTER: Mark("✓", "bold green", 0),
+    NEUTRAL: Mark("≈", "yellow", 0),
+    SLOWER: Mark("▼", "bright_red", 0),
+    FAILED: Mark("✗", "bold bright_red", 0),
+    SKIPPED: Mark("∅", "yellow", 0),
+    RERECORDED: Mark("↻", "yellow", 0),
+    UNSAFE: Mark("!", "bold bright_red", 0),
+    UNMEASURED: Mark("?", "bright_black", 0),
 }
-GRAPH_STATUS_STYLES = {"captured": "green", "failed": "bold bright_red", "capturing": "yellow"}
+GRAPH_STATUS_STYLES = {CAPTURED: "green", CAPTURE_FAILED: "bold bright_red",
+                       STILL_CAPTURING: "yellow"}
 
 
 def severity_style(severity: str) -> str:
