@@ -75,11 +75,16 @@ class Measurement:
     eager: Stat | None  # GPU time per eager step
     eager_host: Stat | None  # CPU launch time per eager step
     replays: int
+    # torch work the capture ran besides the functions timed eagerly: then the eager
+    # time is of part of the step only, and is not compared
+    not_covered: tuple[str, ...] = ()
 
     @property
     def compared(self) -> Comparison | None:
         """Eager against replay; None unless both have MIN_SAMPLES and a replay took time."""
         if self.replay is None or self.eager is None or self.replay.median_us <= 0:
+            return None
+        if self.not_covered:
             return None
         if self.eager.n < MIN_SAMPLES or self.replay.n < MIN_SAMPLES:
             return None
@@ -109,6 +114,8 @@ class Measurement:
             value = getattr(self, name)
             if value is not None:
                 out[name] = value.as_dict()
+        if self.not_covered:
+            out["not_covered"] = list(self.not_covered)
         for name in ("speedup", "busy_share", "launch_share"):
             value = getattr(self, name)
             if value is not None:
@@ -128,7 +135,7 @@ def _measure_graph(view: TraceView, graph: Graph) -> Measurement:
     eager, eager_host = _per_step(calls, graph.callees)
     count = max(len(replays), view.trace.replay_counts.get(graph.id, 0))
     return Measurement(stat([r.gpu for r in replays]), stat([r.dur for r in replays]),
-                       eager, eager_host, count)
+                       eager, eager_host, count, graph.uncovered if eager else ())
 
 
 def _per_step(calls: list[Any], callees: tuple[int, ...]) -> tuple[Stat | None, Stat | None]:

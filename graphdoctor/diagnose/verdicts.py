@@ -67,6 +67,12 @@ def _kind_and_summary(m: measure.Measurement) -> tuple[str, str]:
     if m.replays == 0:
         return NOT_REPLAYED, "captured but never replayed"
     compared = m.compared
+    if compared is None and m.not_covered:
+        return UNMEASURED, (f"replayed {m.replays} times; the capture also ran "
+                            f"{', '.join(m.not_covered)}, which no eager timing covers, so the "
+                            "eager time of the rest is not the same step and no speedup is "
+                            "claimed: put the captured step in one function, run it eagerly "
+                            "and capture it")
     if compared is None:
         replay = (f"{m.replay.median_us:,.1f} µs per replay" if m.replay else
                   "not timed: the run ended before their GPU time was known")

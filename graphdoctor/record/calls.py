@@ -22,6 +22,9 @@ from graphdoctor.record.recorder import CaptureState, Recorder, TimerToken
 from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.names import EAGER_CALL, WARMUP_CALL
 
+# Calls of torch that launch no work of their own inside a capture: streams, graphs, and
+# graphdoctor's sight of the capture machinery itself.
+_NOT_WORK = ("torch.cuda", "torch._C._cuda", "torch.utils")
 _TOOL_NAME = "graphdoctor"
 _TOOL_IDS = (5, 4, 3)  # the ids sys.monitoring leaves to tools other than debuggers/profilers
 # sys.monitoring (3.12+), or None. Typed Any so that mypy run by Python 3.10 or 3.11, whose
@@ -121,7 +124,24 @@ class CallSiteWatcher:
         called = callee_code(target)
         if called is not None and self._recorder.stacks.is_user_code(called):
             note_callee(state, called)
+        elif (name := torch_work(target)) and name not in state.uncovered:
+            state.uncovered.append(name)
         return None
+
+
+def torch_work(target: Any) -> str:
+    """The name of a call of torch's own that launches GPU work (a tensor method such as
+    ``loss.backward``, a torch module, an optimizer's ``step``, a ``torch.*`` function),
+    which no eager timing of the user's functions covers; empty for anything else."""
+    owner = getattr(target, "__self__", None)
+    where = type(owner).__module__ if owner is not None and not isinstance(owner, type) else ""
+    if not where:
+        where = getattr(target, "__module__", None) or type(target).__module__
+    if not where.startswith("torch") or where.startswith(_NOT_WORK):
+        return ""
+    if owner is not None and not isinstance(owner, type):  # a method: Tensor.backward
+        return f"{type(owner).__qualname__}.{getattr(target, '__name__', '?')}"
+    return str(getattr(target, "__name__", None) or type(target).__qualname__)
 
 
 def note_callee(state: CaptureState, code: CodeType) -> None:

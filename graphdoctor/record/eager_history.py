@@ -4,20 +4,23 @@ A capture names the code it ran only when it happens, and torch.compile learns o
 only when it first runs it; real scripts run that code eagerly before both (the recipe's
 warmup steps, a decode loop run plainly before it is compiled). So from the start of the
 run, calls of functions in the user's own code are timed, host time and GPU time from a
-pair of CUDA events, up to ``SAMPLES`` per function, and kept in memory. When a capture,
-``make_graphed_callables`` or torch.compile names one of them, its kept calls become its
-eager calls in the trace (:meth:`EagerHistory.claim`), the first one left out as cold.
+pair of CUDA events, up to ``TIMED_CALLS`` per function, and the latest ``KEPT`` of them
+are kept in memory: the first calls of a process run cold (caches, clocks), so the latest
+ones are what a replay is fairly compared with. When a capture, ``make_graphed_callables``
+or torch.compile names one of them, its kept calls become its eager calls in the trace
+(:meth:`EagerHistory.claim`); a first call among them is left out as cold.
 
 Cost: ``sys.monitoring`` calls back on each function's first start; torch's and other
 libraries' code is switched off right there (``DISABLE``), and so is a user function once it
-has its samples or once it is claimed (then the eager-call timer follows it). A long run
-pays for the first calls of each of its own functions, and for nothing after.
+has had ``TIMED_CALLS`` calls or is claimed (then the eager-call timer follows it). A long
+run pays for the first calls of each of its own functions, and for nothing after.
 """
 
 from __future__ import annotations
 
 import sys
 import threading
+from collections import deque
 from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
@@ -27,7 +30,8 @@ from graphdoctor.record.recorder import Recorder, TimerToken, Uninstall
 from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.names import EAGER_CALL, WARMUP_CALL
 
-SAMPLES = 33  # per function: the cold first call and 32 to take medians from
+TIMED_CALLS = 256  # per function, from its first; then it costs nothing more
+KEPT = 32  # the latest timed calls of a function, what medians are taken from
 MAX_TIMED = 4096  # CUDA event pairs held for calls nobody has claimed yet
 _NOT_PLAIN_CALLS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, async generator flags
 
@@ -44,7 +48,8 @@ class _Call:
 
 @dataclass
 class _Function:
-    calls: list[_Call] = field(default_factory=list)
+    calls: deque[_Call] = field(default_factory=lambda: deque(maxlen=KEPT))
+    timed: int = 0  # calls timed so far, kept or not
     open: dict[int, list[tuple[int, str, TimerToken | None]]] = field(default_factory=dict)
 
 
@@ -78,9 +83,22 @@ class EagerHistory:
         """``code`` is function ``fn`` now: its kept calls go to the spool as its eager
         calls, the cold first one left out, and it is no longer kept here."""
         self._claimed.add(code)
-        kept = self._functions.pop(code, None)
-        for call in kept.calls[1:] if kept else ():
+        kept = self._functions.pop(code, None) or self._pop_by_place(code)
+        if kept is None:
+            return
+        calls = list(kept.calls)[1:] if kept.timed <= KEPT else list(kept.calls)
+        for call in calls:  # without the cold first call, if it is among them
             self._emit(call, fn)
+
+    def _pop_by_place(self, code: CodeType) -> _Function | None:
+        """The kept calls of the function defined where ``code`` is: torch.compile runs a
+        function as a new code object, made from the one that ran eagerly."""
+        place = (code.co_filename, code.co_firstlineno, code.co_name)
+        for kept_code in self._functions:
+            if (kept_code.co_filename, kept_code.co_firstlineno, kept_code.co_name) == place:
+                self._claimed.add(kept_code)
+                return self._functions.pop(kept_code)
+        return None
 
     def _emit(self, call: _Call, fn: int) -> None:
         row = sr.CallRecord(call.t0, call.dur, -1, fn, call.mode, -1)
@@ -96,7 +114,7 @@ class EagerHistory:
             if not self._keeps(code):
                 return _monitoring.DISABLE
             function = self._functions[code] = _Function()
-        if len(function.calls) >= SAMPLES or code in self._claimed:
+        if function.timed >= TIMED_CALLS or code in self._claimed:
             return _monitoring.DISABLE
         if self._rec.capturing_anywhere or not self._rec.enabled:
             return None
@@ -123,12 +141,13 @@ class EagerHistory:
             return _monitoring.DISABLE
         opened = function.open.get(threading.get_ident())
         if not opened:
-            return _monitoring.DISABLE if len(function.calls) >= SAMPLES else None
+            return _monitoring.DISABLE if function.timed >= TIMED_CALLS else None
         t0, mode, token = opened.pop()
         timer = self._rec.timer
         if token is not None and timer is not None:
             timer.end(token)
         function.calls.append(_Call(t0, self._rec.now() - t0, mode, token))
+        function.timed += 1
         return None
 
 

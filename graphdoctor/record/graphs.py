@@ -241,9 +241,10 @@ class _GraphHooks:
         callees = self._callee_ids(state)
         ended = rec.now()
         rec.emit(sr.GraphEnd({"id": state.graph, "t": ended, "status": status,
-                                "pool": str(pool) if pool else state.pool,
-                                "pool_bytes": pool_bytes, "error": exc_id, "callees": callees,
-                                "own": [*state.own, (settling_from, ended)]}))
+                              "pool": str(pool) if pool else state.pool,
+                              "pool_bytes": pool_bytes, "error": exc_id, "callees": callees,
+                              "uncovered": state.uncovered,
+                              "own": [*state.own, (settling_from, ended)]}))
         if status == CAPTURED:
             weakref.finalize(graph, _graph_deleted, rec, state.graph)
 

@@ -112,6 +112,7 @@ class CaptureState:
     stack: int = -1  # where the capture began
     device: int = 0
     callees: list[CodeType] = field(default_factory=list)  # code objects the capture ran
+    uncovered: list[str] = field(default_factory=list)  # torch work it ran besides them
     own: list[tuple[int, int]] = field(default_factory=list)  # graphdoctor's own time in it
 
 

@@ -106,6 +106,7 @@ def _graph(g: dict[str, Any], last_t: int) -> Graph:
         shared_pool=bool(g.get("shared_pool")), stream=int(g.get("stream", 0)),
         capture_error_mode=g.get("capture_error_mode", "global"), stack=g.get("stack", NONE),
         function=g.get("function", NONE), callees=tuple(end.get("callees", ())),
+        uncovered=tuple(str(n) for n in end.get("uncovered", ())),
         error=end.get("error", NONE), internal=bool(g.get("internal")),
         pool_bytes=int(end.get("pool_bytes", 0)), key=g.get("key", ""),
         deleted_at=g.get("deleted", NONE), device=int(g.get("device", 0)),

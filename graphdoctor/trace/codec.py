@@ -105,7 +105,8 @@ def decode(data: dict[str, Any]) -> Trace:
                     for f in data.get("frames", [])]
     trace.stacks = [tuple(int(i) for i in s) for s in data.get("stacks", [])]
     trace.functions = [_build(Function, f) for f in data.get("functions", [])]
-    trace.graphs = [_build(Graph, g, callees=tuple) for g in data.get("graphs", [])]
+    trace.graphs = [_build(Graph, g, callees=tuple, uncovered=tuple)
+                    for g in data.get("graphs", [])]
     for kind in LISTED:
         build = _exception if kind.row is ExceptionRecord else partial(_build, kind.row)
         setattr(trace, kind.name, [build(e) for e in data.get(kind.name, [])])

@@ -94,6 +94,9 @@ class Graph:
     stack: int = NONE
     function: int = NONE
     callees: tuple[int, ...] = ()
+    # torch work the capture ran at its top level besides its callees (loss.backward,
+    # Adam.step): an eager run of the callees alone is not the same step
+    uncovered: tuple[str, ...] = ()
     error: int = NONE
     internal: bool = False
     pool_bytes: int = 0

@@ -95,3 +95,19 @@ def test_the_capturing_frames_own_calls_are_its_callees(tmp_path: Path) -> None:
                           text=True, cwd=tmp_path, env={"PYTHONPATH": str(root)}, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "['step', 'forward']"
+
+
+def test_torch_work_names_what_an_eager_step_of_the_callees_leaves_out() -> None:
+    torch = pytest.importorskip("torch")
+    from graphdoctor.record.calls import torch_work
+
+    x = torch.ones(2, requires_grad=True)
+    model = torch.nn.Linear(2, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    assert torch_work(x.sum().backward) == "Tensor.backward"
+    assert torch_work(torch.nn.CrossEntropyLoss()) == "CrossEntropyLoss"
+    assert torch_work(opt.step) == "SGD.step"
+    assert torch_work(torch.matmul) == "matmul"
+    # neither the user's code, Python's, nor the stream and graph machinery of torch.cuda
+    assert [torch_work(t) for t in (step, len, torch.cuda.current_stream,
+                                    torch.cuda.CUDAGraph)] == ["", "", "", ""]

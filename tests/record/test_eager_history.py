@@ -14,7 +14,7 @@ from tests.record.test_calls import _python_with_monitoring
 
 HISTORY = '''
 import json, os, sys, tempfile
-from graphdoctor.record.eager_history import SAMPLES, EagerHistory
+from graphdoctor.record.eager_history import KEPT, TIMED_CALLS, EagerHistory
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace.spool import SpoolWriter, read_records
 
@@ -27,15 +27,24 @@ def later(x):
 def rows(x):
     yield x
 
+def short(x):
+    return x
+
 path = os.path.join(tempfile.mkdtemp(), "s.spool")
 recorder = Recorder(SpoolWriter(path))
 history = EagerHistory(recorder)
 uninstall = history.install()
-for i in range(50):
+for i in range(TIMED_CALLS + 50):
     step(i)
     json.dumps(i)  # the standard library's code: not kept
 list(rows(1))  # a generator: not a plain call
 later(1)
+for i in range(5):
+    short(i)
+# as torch.compile does: a new code object made from the function's, not equal to it
+rebuilt = short.__code__.replace(co_consts=short.__code__.co_consts + ("rebuilt",))
+assert rebuilt != short.__code__
+history.claim(rebuilt, 9)  # five calls: the first is left out as cold
 history.claim(step.__code__, 7)   # a capture ran step: its calls are function 7's
 history.claim(rows.__code__, 8)
 step(99)  # after the claim: the eager-call timer's, not the history's
@@ -43,7 +52,8 @@ history.claim(step.__code__, 7)
 uninstall()
 recorder.spool.close()
 calls = [r for r in read_records(path) if r[0] == "call"]
-print(json.dumps({"samples": SAMPLES, "fns": sorted({r[4] for r in calls}),
+print(json.dumps({"samples": KEPT, "fns": sorted({r[4] for r in calls}),
+                  "short": sum(r[4] == 9 for r in calls),
                   "modes": sorted({r[5] for r in calls}), "n": len(calls),
                   "durations": all(r[2] > 0 for r in calls),
                   "untimed": all(r[3] == -1 for r in calls)}))
@@ -59,7 +69,8 @@ def test_kept_calls_become_the_claimed_functions_eager_calls(tmp_path: Path) -> 
                           text=True, cwd=tmp_path, env={"PYTHONPATH": str(root)}, timeout=60)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
-    # the first SAMPLES calls of step are kept; the cold first one is left out at the claim
-    assert seen["n"] == seen["samples"] - 1
-    assert seen["fns"] == [7] and seen["modes"] == ["eager"]
+    # the latest KEPT of its first TIMED_CALLS calls are kept, none of them the cold first
+    assert seen["n"] - seen["short"] == seen["samples"]
+    assert seen["short"] == 4  # a function called five times: its cold first call left out
+    assert seen["fns"] == [7, 9] and seen["modes"] == ["eager"]
     assert seen["durations"] and seen["untimed"]  # no CUDA here: host time only
