@@ -60,6 +60,7 @@ class EagerHistory:
         self._rec = recorder
         self._monitor = Monitor()
         self._functions: dict[CodeType, _Function] = {}
+        self._places: dict[tuple[str, int, str], CodeType] = {}  # where each is defined
         self._claimed: set[CodeType] = set()
         self._timed = 0
 
@@ -83,22 +84,14 @@ class EagerHistory:
         """``code`` is function ``fn`` now: its kept calls go to the spool as its eager
         calls, the cold first one left out, and it is no longer kept here."""
         self._claimed.add(code)
-        kept = self._functions.pop(code, None) or self._pop_by_place(code)
+        original = self._places.get(_place(code), code)  # torch.compile runs a rebuilt code
+        self._claimed.add(original)
+        kept = self._functions.pop(original, None)
         if kept is None:
             return
         calls = list(kept.calls)[1:] if kept.timed <= KEPT else list(kept.calls)
         for call in calls:  # without the cold first call, if it is among them
             self._emit(call, fn)
-
-    def _pop_by_place(self, code: CodeType) -> _Function | None:
-        """The kept calls of the function defined where ``code`` is: torch.compile runs a
-        function as a new code object, made from the one that ran eagerly."""
-        place = (code.co_filename, code.co_firstlineno, code.co_name)
-        for kept_code in self._functions:
-            if (kept_code.co_filename, kept_code.co_firstlineno, kept_code.co_name) == place:
-                self._claimed.add(kept_code)
-                return self._functions.pop(kept_code)
-        return None
 
     def _emit(self, call: _Call, fn: int) -> None:
         row = sr.CallRecord(call.t0, call.dur, -1, fn, call.mode, -1)
@@ -114,6 +107,7 @@ class EagerHistory:
             if not self._keeps(code):
                 return _monitoring.DISABLE
             function = self._functions[code] = _Function()
+            self._places[_place(code)] = code
         if function.timed >= TIMED_CALLS or code in self._claimed:
             return _monitoring.DISABLE
         if self._rec.capturing_anywhere or not self._rec.enabled:
@@ -124,7 +118,10 @@ class EagerHistory:
         return None
 
     def _keeps(self, code: CodeType) -> bool:
+        """A plain function of the user's, not yet claimed, and not a rebuilt copy of one
+        kept already (the code torch.compile runs in place of the function's own)."""
         return (code not in self._claimed and not code.co_flags & _NOT_PLAIN_CALLS
+                and self._places.get(_place(code), code) is code
                 and self._rec.stacks.is_user_code(code))
 
     def _start_timer(self) -> TimerToken | None:
@@ -149,6 +146,10 @@ class EagerHistory:
         function.calls.append(_Call(t0, self._rec.now() - t0, mode, token))
         function.timed += 1
         return None
+
+
+def _place(code: CodeType) -> tuple[str, int, str]:
+    return (code.co_filename, code.co_firstlineno, code.co_name)
 
 
 def install(recorder: Recorder) -> Uninstall | None:

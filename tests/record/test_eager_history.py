@@ -13,7 +13,7 @@ import pytest
 from tests.record.test_calls import _python_with_monitoring
 
 HISTORY = '''
-import json, os, sys, tempfile
+import json, os, sys, tempfile, types
 from graphdoctor.record.eager_history import KEPT, TIMED_CALLS, EagerHistory
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace.spool import SpoolWriter, read_records
@@ -44,6 +44,7 @@ for i in range(5):
 # as torch.compile does: a new code object made from the function's, not equal to it
 rebuilt = short.__code__.replace(co_consts=short.__code__.co_consts + ("rebuilt",))
 assert rebuilt != short.__code__
+types.FunctionType(rebuilt, globals())(1)  # run once, as torch.compile runs it: not kept
 history.claim(rebuilt, 9)  # five calls: the first is left out as cold
 history.claim(step.__code__, 7)   # a capture ran step: its calls are function 7's
 history.claim(rows.__code__, 8)
