@@ -109,6 +109,8 @@ def _fault_file(spool: Path) -> Path:
 def _spawn(request: RunRequest) -> subprocess.Popen[bytes]:
     env = dict(os.environ)
     env[PARENT_ENV] = str(os.getpid())
+    if sys.warnoptions:  # -W given to graphdoctor's Python, for the script's (every rank's)
+        env["PYTHONWARNINGS"] = ",".join(sys.warnoptions)
     env[CHILD_ENV] = json.dumps({
         "spool": str(request.spool), "fault": str(_fault_file(request.spool)),
         "mode": request.mode, "target": request.target, "args": list(request.args),

@@ -54,20 +54,23 @@ def lazy_cuda_call() -> None:
         assert not called, "called before the script initialized CUDA"
 
 
-def enable_sync_warnings() -> None:
+def set_sync_debug_mode() -> None:
     needs_cuda()
     torch.cuda.init()
     try:
-        assert compat.enable_sync_warnings()
-        assert torch.cuda.get_sync_debug_mode() == 1
+        assert compat.set_sync_debug_mode(compat.SYNC_WARN)
+        assert torch.cuda.get_sync_debug_mode() == compat.SYNC_WARN == compat.sync_debug_mode()
+        torch.cuda.set_sync_debug_mode("error")
+        assert compat.sync_debug_mode() == compat.SYNC_ERROR
     finally:
         torch.cuda.set_sync_debug_mode(0)
+    assert compat.sync_debug_mode() == compat.SYNC_OFF
 
 
 def sync_warning() -> None:
     needs_cuda()
     value = torch.ones(1, device="cuda")
-    assert compat.enable_sync_warnings()
+    assert compat.set_sync_debug_mode(compat.SYNC_WARN)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -356,7 +359,7 @@ def group_name() -> None:
 EXERCISES: dict[str, Callable[[], None]] = {
     "inductor_left_unimported": inductor_left_unimported,  # first: see its comment
     "cuda_built": cuda_built, "lazy_cuda_call": lazy_cuda_call,
-    "enable_sync_warnings": enable_sync_warnings, "SYNC_WARNING": sync_warning,
+    "set_sync_debug_mode": set_sync_debug_mode, "SYNC_WARNING": sync_warning,
     "CurrentStream": current_stream, "unpatched_event_methods": unpatched_event_methods,
     "synchronize_unpatched": synchronize_unpatched,
     "stream_context_streams": stream_context_streams,
