@@ -25,7 +25,7 @@ from pathlib import Path
 
 from graphdoctor.errors import UnwritableFolderError
 from graphdoctor.launch import launcher
-from graphdoctor.launch.child_process import CHILD_ENV, CHILD_MODULE
+from graphdoctor.launch.child_process import CHILD_ENV, CHILD_MODULE, DUMP_STACKS_SIGNAL
 from graphdoctor.launch.lifeline import PARENT_ENV
 from graphdoctor.launch.relay import SignalRelay, send
 from graphdoctor.trace import spool_records as sr
@@ -149,7 +149,7 @@ def _end_hung_run(child: subprocess.Popen[bytes], spools: list[Path]) -> None:
     every process group of the run: the launcher, the ranks and whatever they started."""
     for pid in _recording_pids(spools) or [child.pid]:
         try:
-            os.kill(pid, signal.SIGUSR2)
+            os.kill(pid, DUMP_STACKS_SIGNAL)
         except ProcessLookupError:
             pass
     time.sleep(DUMP_GRACE_S)
