@@ -107,6 +107,16 @@ def synchronize_unpatched() -> None:
     compat.synchronize_unpatched()
 
 
+def profiler_active() -> None:
+    active = compat.ProfilerActive()
+    assert not active()
+    with torch.profiler.profile():
+        assert active()
+    with torch.autograd.profiler.profile():
+        assert active()
+    assert not active()
+
+
 def stream_context_streams() -> None:
     assert compat.stream_context_streams(torch.cuda.StreamContext(None)) == (None, None)
     if torch.cuda.is_available():
@@ -361,7 +371,7 @@ EXERCISES: dict[str, Callable[[], None]] = {
     "cuda_built": cuda_built, "lazy_cuda_call": lazy_cuda_call,
     "set_sync_debug_mode": set_sync_debug_mode, "SYNC_WARNING": sync_warning,
     "CurrentStream": current_stream, "unpatched_event_methods": unpatched_event_methods,
-    "synchronize_unpatched": synchronize_unpatched,
+    "synchronize_unpatched": synchronize_unpatched, "ProfilerActive": profiler_active,
     "stream_context_streams": stream_context_streams,
     "memory_history": memory_history, "memory_snapshot": memory_snapshot,
     "allocator_totals": allocator_totals, "storage_weak_ref": storage_weak_ref,

@@ -40,6 +40,7 @@ from graphdoctor.record.compat.cuda import (
     SYNC_WARN,
     SYNC_WARNING,
     CurrentStream,
+    ProfilerActive,
     cuda_built,
     lazy_cuda_call,
     set_sync_debug_mode,
@@ -72,7 +73,7 @@ ENTRIES: tuple[Entry, ...] = (*cuda.ENTRIES, *allocator.ENTRIES, *capture.ENTRIE
 __all__ = [
     "COMPILE_API", "CONTEXT_API", "ENTRIES", "GRAPHED_CALLABLES_API", "MODULE_CALLS", "RAW_API",
     "SYNC_ERROR", "SYNC_OFF", "SYNC_WARN", "SYNC_WARNING", "AllocatorTotals", "CurrentStream",
-    "Entry", "allocator_totals", "c10d_module", "callback_args", "capture_api",
+    "ProfilerActive", "Entry", "allocator_totals", "c10d_module", "callback_args", "capture_api",
     "capture_begin_arguments", "compiled_module", "cuda_built", "current_compile_id",
     "dynamo_counters", "graph_of_context", "graph_pool", "group_name", "inductor_left_unimported",
     "is_inductor_code", "is_torch_machinery", "lazy_cuda_call", "logger", "logger_names",
