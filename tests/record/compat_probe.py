@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import inspect
 import json
 import logging
 import sys
@@ -139,6 +140,21 @@ def memory_history() -> None:
     finally:
         assert compat.memory_history(False, stacks=False, max_entries=0)
     del kept
+
+
+def history_call() -> None:
+    assert compat.HistoryCall.module() is torch.cuda.memory
+    turns_on = {((), ()): True, (("state",), ()): True, ((None,), ()): False,
+                ((True,), ()): True, ((False,), ()): False, ((), (("enabled", None),)): False}
+    for (args, kwargs), on in turns_on.items():
+        assert compat.HistoryCall(args, dict(kwargs)).turns_on is on, (args, kwargs)
+    memory = torch.cuda.memory
+    for function, args in ((memory._record_memory_history_impl, ("all", "all", "all", 9, None, 0)),
+                           (memory._record_memory_history_legacy, (True, 1, 1, 0, None, 0, 0))):
+        again, keywords = compat.HistoryCall(args, {}).clearing_first()
+        assert inspect.signature(function).bind(*again, **keywords).arguments["clear_history"]
+    _, keywords = compat.HistoryCall((), {"max_entries": 5}).clearing_first()
+    assert keywords == {"max_entries": 5, "clear_history": True}
 
 
 def memory_snapshot() -> None:
@@ -373,7 +389,8 @@ EXERCISES: dict[str, Callable[[], None]] = {
     "CurrentStream": current_stream, "unpatched_event_methods": unpatched_event_methods,
     "synchronize_unpatched": synchronize_unpatched, "ProfilerActive": profiler_active,
     "stream_context_streams": stream_context_streams,
-    "memory_history": memory_history, "memory_snapshot": memory_snapshot,
+    "memory_history": memory_history, "HistoryCall": history_call,
+    "memory_snapshot": memory_snapshot,
     "allocator_totals": allocator_totals, "storage_weak_ref": storage_weak_ref,
     "capture_api": capture_api, "capture_begin_arguments": capture_begin_arguments,
     "graph_of_context": graph_of_context, "graph_pool": graph_pool,

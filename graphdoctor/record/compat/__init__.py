@@ -17,6 +17,7 @@ from __future__ import annotations
 from graphdoctor.record.compat import allocator, capture, cuda, process_groups, torch_compile
 from graphdoctor.record.compat.allocator import (
     AllocatorTotals,
+    HistoryCall,
     allocator_totals,
     inductor_left_unimported,
     memory_history,
@@ -73,12 +74,12 @@ ENTRIES: tuple[Entry, ...] = (*cuda.ENTRIES, *allocator.ENTRIES, *capture.ENTRIE
 __all__ = [
     "COMPILE_API", "CONTEXT_API", "ENTRIES", "GRAPHED_CALLABLES_API", "MODULE_CALLS", "RAW_API",
     "SYNC_ERROR", "SYNC_OFF", "SYNC_WARN", "SYNC_WARNING", "AllocatorTotals", "CurrentStream",
-    "ProfilerActive", "Entry", "allocator_totals", "c10d_module", "callback_args", "capture_api",
-    "capture_begin_arguments", "compiled_module", "cuda_built", "current_compile_id",
-    "dynamo_counters", "graph_of_context", "graph_pool", "group_name", "inductor_left_unimported",
-    "is_inductor_code", "is_torch_machinery", "lazy_cuda_call", "logger", "logger_names",
-    "memory_history", "memory_snapshot", "register_compile_callbacks", "set_sync_debug_mode",
-    "storage_weak_ref", "storage_weak_refs_available", "stream_context_streams", "sync_debug_mode",
-    "synchronize_unpatched", "tree_compile_id", "tree_input_copies", "tree_manager_class",
-    "unpatched_event_methods",
+    "ProfilerActive", "Entry", "HistoryCall", "allocator_totals", "c10d_module", "callback_args",
+    "capture_api", "capture_begin_arguments", "compiled_module", "cuda_built",
+    "current_compile_id", "dynamo_counters", "graph_of_context", "graph_pool", "group_name",
+    "inductor_left_unimported", "is_inductor_code", "is_torch_machinery", "lazy_cuda_call",
+    "logger", "logger_names", "memory_history", "memory_snapshot", "register_compile_callbacks",
+    "set_sync_debug_mode", "storage_weak_ref", "storage_weak_refs_available",
+    "stream_context_streams", "sync_debug_mode", "synchronize_unpatched", "tree_compile_id",
+    "tree_input_copies", "tree_manager_class", "unpatched_event_methods",
 ]
