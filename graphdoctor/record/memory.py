@@ -37,7 +37,7 @@ from graphdoctor.record.recorder import Recorder, Uninstall, patch
 from graphdoctor.trace import spool_records as sr
 
 DRAIN_EVERY_NS = 1_000_000_000
-CLOCK_SLACK_US = 1000  # between Python's clock and the allocator's stamps on history entries
+CLOCK_SLACK_US = 100  # between Python's clock and the allocator's stamps on history entries
 OWN_SNAPSHOTS_KEPT = 4096
 ACTIONS = frozenset({"alloc", "free_requested", "free_completed", "segment_alloc",
                      "segment_free"})
@@ -104,8 +104,7 @@ class AllocatorWatch:
     def _as_the_script_sees_it(self, snapshot: dict[str, Any]) -> dict[str, Any]:
         traces = snapshot.get("device_traces", [])
         if self._script_history:
-            snapshot["device_traces"] = [[e for e in trace if not self._left_by_own_snapshot(e)]
-                                         for trace in traces]
+            snapshot["device_traces"] = [self._without_own_snapshots(trace) for trace in traces]
         elif self._history_on:  # --full's own history: the script recorded none
             snapshot["device_traces"] = [[] for _ in traces]
             for segment in snapshot.get("segments", []):
@@ -113,12 +112,18 @@ class AllocatorWatch:
                     block.pop("frames", None)
         return snapshot
 
-    def _left_by_own_snapshot(self, entry: dict[str, Any]) -> bool:
-        if entry.get("action") != "snapshot":
-            return False
-        stamp = int(entry.get("time_us", 0))
-        return any(start - CLOCK_SLACK_US <= stamp <= end + CLOCK_SLACK_US
-                   for start, end in self._own_snapshots)
+    def _without_own_snapshots(self, trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The trace less the "snapshot" entries graphdoctor's own snapshots left: for each
+        of them, the one nearest its time, within the clocks' slack."""
+        stamps = {i: int(e.get("time_us", 0)) for i, e in enumerate(trace)
+                  if e.get("action") == "snapshot"}
+        own: set[int] = set()
+        for start, end in self._own_snapshots:
+            near = [i for i, stamp in stamps.items() if i not in own
+                    and start - CLOCK_SLACK_US <= stamp <= end + CLOCK_SLACK_US]
+            if near:
+                own.add(min(near, key=lambda i: abs(stamps[i] - (start + end) / 2)))
+        return [entry for i, entry in enumerate(trace) if i not in own]
 
     def _snapshot(self, pool: tuple[int, int] | None = None,
                   traces: bool = True) -> dict[str, Any] | None:
