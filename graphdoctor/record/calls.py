@@ -102,6 +102,8 @@ class Monitor:
         _monitoring.free_tool_id(tool)
 
     def _give_way_to_the_script(self) -> None:
+        if self._original_use_tool_id is not None:
+            return  # claimed again after stepping aside: already giving way
         original = self._original_use_tool_id = _monitoring.use_tool_id
 
         def use_tool_id(tool_id: int, name: str) -> None:
