@@ -109,20 +109,27 @@ def _fault_file(spool: Path) -> Path:
 def _spawn(request: RunRequest) -> subprocess.Popen[bytes]:
     env = dict(os.environ)
     env[PARENT_ENV] = str(os.getpid())
-    if sys.warnoptions:  # -W given to graphdoctor's Python, for the script's (every rank's)
-        env["PYTHONWARNINGS"] = ",".join(sys.warnoptions)
     env[CHILD_ENV] = json.dumps({
         "spool": str(request.spool), "fault": str(_fault_file(request.spool)),
         "mode": request.mode, "target": request.target, "args": list(request.args),
         "module": request.module, "argv": list(request.argv),
     })
-    command = [sys.executable, "-m", CHILD_MODULE]
+    command = [sys.executable, *_warning_options(), "-m", CHILD_MODULE]
     if request.nproc > 1:
         for key, value in DISTRIBUTED_DEFAULTS.items():
             env.setdefault(key, value)
-        command = [sys.executable, "-m", launcher.__name__, "--standalone",
+        command = [sys.executable, *_warning_options(), "-m", launcher.__name__, "--standalone",
                    f"--nproc-per-node={request.nproc}", "-m", CHILD_MODULE]
     return subprocess.Popen(command, env=env, start_new_session=True)
+
+
+def _warning_options() -> list[str]:
+    """The -W options graphdoctor's Python was given, for the script's Python as they would
+    have been for it (those of PYTHONWARNINGS come first, and reach it with the environment).
+    torch.distributed's launcher, like torchrun, gives the ranks none."""
+    from_env = "" if sys.flags.ignore_environment else os.environ.get("PYTHONWARNINGS", "")
+    inherited = [option for option in from_env.split(",") if option]
+    return [f"-W{option}" for option in sys.warnoptions[len(inherited):]]
 
 
 @dataclass(frozen=True)

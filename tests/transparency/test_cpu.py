@@ -34,9 +34,11 @@ def test_the_scripts_own_warnings_logging_hooks_and_handlers_stay_as_it_set_them
 
 def test_a_run_with_warnings_as_errors_behaves_as_without_graphdoctor(tmp_path: Path) -> None:
     pair = plain_and_recorded(tmp_path, "warnings_error.py",
-                              python=("-W", "error::UserWarning:__main__"))
+                              python=("-W", "error::UserWarning:__main__"),
+                              env={"PYTHONWARNINGS": "ignore::DeprecationWarning"})
     assert pair.plain.returncode == 0 == pair.recorded.returncode, pair.recorded.stderr[-3000:]
     assert "raised: under -W" in pair.plain.stdout
+    assert "'ignore::DeprecationWarning', 'error::UserWarning:__main__'" in pair.plain.stdout
     assert pair.recorded.stdout == pair.plain.stdout
 
 
