@@ -28,8 +28,9 @@ def test_the_scripts_own_warnings_logging_hooks_and_handlers_stay_as_it_set_them
     assert len(states) == 2 and pair.recorded.lines("STATE ") == states
     for seen in ("my thread hook saw ValueError", "my handler got SIGUSR2"):
         assert seen in pair.plain.stdout and seen in pair.recorded.stdout
-    exceptions = json.loads(pair.report.read_text())["trace"]["exceptions"]
-    assert [e["where"] for e in exceptions] == ["thread"]  # still recorded, under its own hook
+    trace = json.loads(pair.report.read_text())["trace"]
+    assert [e["where"] for e in trace["exceptions"]] == ["thread"]  # under the script's hook
+    assert "graph_break" in [e["kind"] for e in trace["compile_events"]]  # torch's DEBUG log
 
 
 def test_a_run_with_warnings_as_errors_behaves_as_without_graphdoctor(tmp_path: Path) -> None:

@@ -50,6 +50,12 @@ def raise_in_a_thread():
     raise ValueError("raised in a thread")
 
 
+def breaks_its_graph(x):
+    x = x * 2
+    torch._dynamo.graph_break()  # torch logs it at DEBUG, which graphdoctor reads
+    return x + 1
+
+
 state("as found")
 warnings.filterwarnings("error", category=DeprecationWarning)
 logging.basicConfig(level=logging.INFO)
@@ -59,7 +65,7 @@ sys.excepthook = lambda *exc: print("my excepthook", flush=True)
 threading.excepthook = my_thread_hook
 for signum in (signal.SIGUSR1, signal.SIGUSR2):
     signal.signal(signum, my_signal)
-torch.compile(lambda x: x * 2, backend="eager")(torch.ones(3))
+torch.compile(breaks_its_graph, backend="eager")(torch.ones(3))
 thread = threading.Thread(target=raise_in_a_thread)
 thread.start()
 thread.join()
