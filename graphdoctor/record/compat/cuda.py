@@ -1,5 +1,5 @@
 """CUDA itself: whether this build has it, its lazy initialization, the current stream, the
-timer's events, syncs and the sync warning."""
+timer's events, syncs, the sync debug mode and its warning, and whether a profiler records."""
 
 from __future__ import annotations
 
