@@ -25,7 +25,7 @@ from pathlib import Path
 
 from graphdoctor.errors import UnwritableFolderError
 from graphdoctor.launch import launcher
-from graphdoctor.launch.child_process import CHILD_ENV, CHILD_MODULE
+from graphdoctor.launch.child_process import CHILD_ENV, CHILD_MODULE, DUMP_STACKS_SIGNAL
 from graphdoctor.launch.lifeline import PARENT_ENV
 from graphdoctor.launch.relay import SignalRelay, send
 from graphdoctor.trace import spool_records as sr
@@ -114,13 +114,22 @@ def _spawn(request: RunRequest) -> subprocess.Popen[bytes]:
         "mode": request.mode, "target": request.target, "args": list(request.args),
         "module": request.module, "argv": list(request.argv),
     })
-    command = [sys.executable, "-m", CHILD_MODULE]
+    command = [sys.executable, *_warning_options(), "-m", CHILD_MODULE]
     if request.nproc > 1:
         for key, value in DISTRIBUTED_DEFAULTS.items():
             env.setdefault(key, value)
-        command = [sys.executable, "-m", launcher.__name__, "--standalone",
+        command = [sys.executable, *_warning_options(), "-m", launcher.__name__, "--standalone",
                    f"--nproc-per-node={request.nproc}", "-m", CHILD_MODULE]
     return subprocess.Popen(command, env=env, start_new_session=True)
+
+
+def _warning_options() -> list[str]:
+    """The -W options graphdoctor's Python was given, for the script's Python as they would
+    have been for it (those of PYTHONWARNINGS come first, and reach it with the environment).
+    torch.distributed's launcher, like torchrun, gives the ranks none."""
+    from_env = "" if sys.flags.ignore_environment else os.environ.get("PYTHONWARNINGS", "")
+    inherited = [option for option in from_env.split(",") if option]
+    return [f"-W{option}" for option in sys.warnoptions[len(inherited):]]
 
 
 @dataclass(frozen=True)
@@ -147,7 +156,7 @@ def _end_hung_run(child: subprocess.Popen[bytes], spools: list[Path]) -> None:
     every process group of the run: the launcher, the ranks and whatever they started."""
     for pid in _recording_pids(spools) or [child.pid]:
         try:
-            os.kill(pid, signal.SIGUSR2)
+            os.kill(pid, DUMP_STACKS_SIGNAL)
         except ProcessLookupError:
             pass
     time.sleep(DUMP_GRACE_S)

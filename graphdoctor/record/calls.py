@@ -15,6 +15,7 @@ A watched function that starts while its thread captures (the forward pass that
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from types import CodeType, FrameType, MethodType
 from typing import Any
 
@@ -37,41 +38,98 @@ def monitoring_available() -> bool:
 
 
 class Monitor:
-    """graphdoctor's one ``sys.monitoring`` tool id, claimed on first use."""
+    """graphdoctor's one ``sys.monitoring`` tool id, claimed on first use (a capture) and
+    given up with the recording. Never one the script holds; and should the script ask for the
+    one graphdoctor holds (``use_tool_id``), graphdoctor first moves its callbacks and watched
+    code to another free id, or with none free, stops watching (``on_lost``): the script's
+    claim succeeds either way."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_lost: Callable[[], None] = lambda: None) -> None:
         self.tool: int | None = None
+        self._on_lost = on_lost
+        self._callbacks: dict[int, Any] = {}  # event -> callback
+        self._local: dict[CodeType, int] = {}  # code -> the events watched on it
+        self._original_use_tool_id: Any = None
 
     def claim(self, callbacks: dict[int, Any]) -> bool:
         if self.tool is None:
-            mon = _monitoring
-            free = [t for t in _TOOL_IDS if mon.get_tool(t) is None]
+            free = _free_tool_ids()
             if not free:
                 return False  # every free id is taken: another tool owns them
-            mon.use_tool_id(free[0], _TOOL_NAME)
-            self.tool = free[0]
+            self._take(free[0])
+            self._give_way_to_the_script()
+        self._callbacks.update(callbacks)
         for event, callback in callbacks.items():
             _monitoring.register_callback(self.tool, event, callback)
         return True
 
     def add_local(self, code: CodeType, events: int) -> None:
-        if self.tool is not None:
-            current = _monitoring.get_local_events(self.tool, code)
-            _monitoring.set_local_events(self.tool, code, current | events)
+        self._set_local(code, self._local.get(code, 0) | events)
 
     def remove_local(self, code: CodeType, events: int) -> None:
-        if self.tool is not None:
-            current = _monitoring.get_local_events(self.tool, code)
-            _monitoring.set_local_events(self.tool, code, current & ~events)
+        self._set_local(code, self._local.get(code, 0) & ~events)
 
     def release(self) -> None:
+        if self._original_use_tool_id is not None:
+            _monitoring.use_tool_id = self._original_use_tool_id
+            self._original_use_tool_id = None
+        if self.tool is not None:
+            self._drop()
+
+    def _set_local(self, code: CodeType, events: int) -> None:
         if self.tool is None:
             return
-        for event in (_monitoring.events.PY_START, _monitoring.events.PY_RETURN,
-                      _monitoring.events.CALL):
-            _monitoring.register_callback(self.tool, event, None)
-        _monitoring.free_tool_id(self.tool)
-        self.tool = None
+        if events:
+            self._local[code] = events
+        else:
+            self._local.pop(code, None)
+        _monitoring.set_local_events(self.tool, code, events)
+
+    def _take(self, tool: int) -> None:
+        _monitoring.use_tool_id(tool, _TOOL_NAME)
+        self.tool = tool
+        for event, callback in self._callbacks.items():
+            _monitoring.register_callback(tool, event, callback)
+        for code, events in self._local.items():
+            _monitoring.set_local_events(tool, code, events)
+
+    def _drop(self) -> None:
+        """Leave the id as graphdoctor found it: no callback, no watched code, free."""
+        tool, self.tool = self.tool, None
+        if _monitoring.get_tool(tool) != _TOOL_NAME:
+            return  # the script freed it (free_tool_id) behind graphdoctor's back
+        for code in self._local:
+            _monitoring.set_local_events(tool, code, 0)
+        for event in self._callbacks:
+            _monitoring.register_callback(tool, event, None)
+        _monitoring.free_tool_id(tool)
+
+    def _give_way_to_the_script(self) -> None:
+        if self._original_use_tool_id is not None:
+            return  # claimed again after stepping aside: already giving way
+        original = self._original_use_tool_id = _monitoring.use_tool_id
+
+        def use_tool_id(tool_id: int, name: str) -> None:
+            if tool_id == self.tool:
+                self._move()
+            original(tool_id, name)
+
+        _monitoring.use_tool_id = use_tool_id
+
+    def _move(self) -> None:
+        """Carry the callbacks and watched code to another free id, or stop watching."""
+        held = self.tool
+        self._drop()
+        free = [t for t in _free_tool_ids() if t != held]
+        if free:
+            self._take(free[0])
+        else:
+            self._local.clear()
+            self._on_lost()
+
+
+def _free_tool_ids() -> list[int]:
+    return [t for t in _TOOL_IDS if _monitoring.get_tool(t) is None]
 
 
 def innermost_user_frame(recorder: Recorder, frame: FrameType | None) -> FrameType | None:

@@ -2,10 +2,10 @@
 
 The parent passes its settings in the ``GRAPHDOCTOR_CHILD`` environment variable. The child
 opens the spool, arms faulthandler (a crash writes every thread's stack to the fault file;
-SIGUSR2 does the same on a time-out), runs the script as ``python`` would, with the recorder
-installed as soon as the script imports torch, and exits with the script's own exit code.
-Should graphdoctor die first, the child writes out its records and ends itself and all it
-started.
+``DUMP_STACKS_SIGNAL``, a real-time signal, does the same on a time-out), runs the script as
+``python`` would, with the recorder installed as soon as the script imports torch, and exits
+with the script's own exit code. Should graphdoctor die first, the child writes out its
+records and ends itself and all it started.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import threading
 import time
 
 from graphdoctor import __version__
-from graphdoctor.launch.child_process import CHILD_ENV
+from graphdoctor.launch.child_process import CHILD_ENV, DUMP_STACKS_SIGNAL
 from graphdoctor.launch.lifeline import end_with_parent
 from graphdoctor.launch.runner import Target, run_target
 from graphdoctor.record.errors import record_exception
@@ -44,7 +44,7 @@ def main() -> int:
     fault = open(config["fault"].replace("{rank}", rank), "w")  # noqa: SIM115
     faulthandler.enable(fault, all_threads=True)
     if hasattr(faulthandler, "register"):
-        faulthandler.register(signal.SIGUSR2, fault, all_threads=True, chain=False)
+        faulthandler.register(DUMP_STACKS_SIGNAL, fault, all_threads=True, chain=False)
         # a launcher ending this rank because another failed: show where this one waited
         faulthandler.register(signal.SIGTERM, fault, all_threads=True, chain=True)
     recorder = new_recorder(spool, config["mode"])

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -35,6 +34,8 @@ from graphdoctor.trace.names import (
     REPLAYING_CALL,
     WARMUP_CALL,
 )
+
+_LOGGING_FILE = logging.__file__
 
 
 @dataclass
@@ -97,31 +98,37 @@ def _on_compile(recorder: Recorder, kind: str, *args: Any) -> None:
 
 
 class _LogTap:
-    """Receives one torch logger's records, including the DEBUG ones it needs, without
-    showing the user anything they would not have seen: records below the level the logger
-    had are kept from its parents' handlers."""
+    """Receives one torch logger's records, the DEBUG ones it needs included, without
+    changing what the script sees of it: its level, handlers, filters and ``propagate`` stay
+    as the script (or torch) set them, and its handlers get just the records they would have
+    got. Two methods are shadowed on this logger alone: ``isEnabledFor``, which answers yes
+    to torch's code, so that it logs at every level, and the logger's own answer to anyone
+    else; and ``callHandlers``, which records each record and hands on those the logger's
+    own level lets through."""
 
     def __init__(self, recorder: Recorder, name: str):
         self.rec = recorder
         self.log = compat.logger(name)
-        self.user_level = self.log.level or self._env_level(name)
-
-    @staticmethod
-    def _env_level(name: str) -> int:
-        artifact = name.rsplit(".__", 1)[-1]
-        return logging.DEBUG if artifact in os.environ.get("TORCH_LOGS", "") else logging.NOTSET
 
     def attach(self) -> Uninstall:
-        log, old_level = self.log, self.log.level
-        log.setLevel(logging.DEBUG)
-        # shadows Logger.callHandlers on this logger alone; mypy forbids assigning a method
+        log = self.log
+        # instance attributes shadow Logger's methods; mypy forbids assigning a method
+        log.isEnabledFor = self._enabled_for  # type: ignore[method-assign]
         log.callHandlers = self._call_handlers  # type: ignore[method-assign]
 
         def detach() -> None:
-            log.setLevel(old_level)
+            log.__dict__.pop("isEnabledFor", None)
             log.__dict__.pop("callHandlers", None)
 
         return detach
+
+    def _enabled_for(self, level: int) -> bool:
+        caller: FrameType | None = sys._getframe(1)
+        while caller is not None and caller.f_code.co_filename == _LOGGING_FILE:
+            caller = caller.f_back  # Logger.debug() and the like ask on their caller's behalf
+        if caller is not None and self.rec.stacks.kind(caller.f_code.co_filename) == TORCH:
+            return True
+        return logging.Logger.isEnabledFor(self.log, level)
 
     def _call_handlers(self, record: logging.LogRecord) -> None:
         if self.rec.enabled:
@@ -132,9 +139,7 @@ class _LogTap:
             self.rec.emit(sr.LogRecord(self.rec.now(), self.log.name, record.levelname,
                            message[:20000], compat.current_compile_id(),
                            self.rec.stacks.capture(1)))
-        visible = self.user_level or (self.log.parent.getEffectiveLevel() if self.log.parent
-                                      else logging.WARNING)
-        if record.levelno >= visible:
+        if logging.Logger.isEnabledFor(self.log, record.levelno):
             logging.Logger.callHandlers(self.log, record)
 
 

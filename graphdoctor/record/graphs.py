@@ -55,6 +55,9 @@ from graphdoctor.trace.names import (
 _ID = "_graphdoctor_id"
 _thread_ident = threading.get_ident
 MEMORY_SAMPLE_NS = 100_000_000
+EAGER_TIMES_LOST = "eager time of captured functions"
+SCRIPT_TOOK_THE_ID = ("the script asked for graphdoctor's sys.monitoring tool id and no other "
+                      "was free, so calls from then on were not timed")
 
 
 @dataclass
@@ -97,7 +100,7 @@ class _GraphHooks:
     def __init__(self, recorder: Recorder, memory: CaptureMemory):
         self.rec = recorder
         self.memory = memory
-        monitor = Monitor()
+        monitor = Monitor(lambda: recorder.note(EAGER_TIMES_LOST, SCRIPT_TOOK_THE_ID))
         self.eager_timer = EagerCallTimer(recorder, monitor)
         self.call_sites = CallSiteWatcher(recorder, monitor)
         self.monitor = monitor

@@ -11,19 +11,34 @@ own line. ``--full`` keeps the history on for the whole run, with a Python stack
 allocation, drained into the spool at each capture boundary and about once a second; each
 allocation's pool is found by joining its address to the snapshot's segments
 (``segment_pool_id`` is (0, 0) for the default pool, a graph's private pool otherwise).
+
+The history is shared with the script's own use of it (``_record_memory_history`` and
+``_snapshot`` in ``torch.cuda.memory``, which graphdoctor wraps), so that the script's
+snapshots hold what they would without graphdoctor:
+- while the script records history, graphdoctor reads it without clearing it (each entry
+  once, past a watermark) and never turns it off; the script's own turning on starts from an
+  empty history, as it would, and the "snapshot" entries graphdoctor's snapshots leave in it
+  are taken out of the script's snapshots;
+- while it does not, --full records its own, which the script's snapshots do not show (no
+  history entries, no allocation stacks), and clears what it has read; when the script turns
+  its history off, --full's own goes on.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
 import time
+from collections import deque
 from typing import Any
 
 from graphdoctor.record import compat
-from graphdoctor.record.recorder import Recorder
+from graphdoctor.record.recorder import Recorder, Uninstall, patch
 from graphdoctor.trace import spool_records as sr
 
 DRAIN_EVERY_NS = 1_000_000_000
+CLOCK_SLACK_US = 100  # between Python's clock and the allocator's stamps on history entries
+OWN_SNAPSHOTS_KEPT = 4096
 ACTIONS = frozenset({"alloc", "free_requested", "free_completed", "segment_alloc",
                      "segment_free"})
 
@@ -37,23 +52,88 @@ class AllocatorWatch:
 
     def __init__(self, recorder: Recorder):
         self._rec = recorder
-        self._history_on = False  # --full's allocator history: on for the whole run, with stacks
+        self._history_on = False  # --full reads the allocator history (its own or the script's)
+        self._script_history = False  # the script has turned its own history on
+        self._read_up_to: dict[int, _Watermark] = {}  # device -> the entries already read
+        self._own_snapshots: deque[tuple[int, int]] = deque(maxlen=OWN_SNAPSHOTS_KEPT)
         self._last_drain = 0
         self._before: dict[int, compat.AllocatorTotals] = {}  # graph -> totals as it began
 
-    def install(self, recorder: Recorder) -> None:
-        if recorder.config.mode != "full":
-            return None
-        if not compat.lazy_cuda_call(self._turn_on):
+    def install(self, recorder: Recorder) -> Uninstall | None:
+        module = compat.HistoryCall.module()
+        undos = [] if module is None else [
+            patch(module, "_record_memory_history", self._wrap_record_history),
+            patch(module, "_snapshot", self._wrap_snapshot)]
+        if recorder.config.mode == "full" and not compat.lazy_cuda_call(self._turn_on):
             recorder.note("allocations outside captures", "torch.cuda._lazy_call is missing")
-        return None
+
+        def uninstall() -> None:
+            for undo in reversed(undos):
+                undo()
+
+        return uninstall
 
     def _turn_on(self) -> None:
-        self._history_on = compat.memory_history(
+        self._history_on = self._script_history or compat.memory_history(
             True, stacks=True, max_entries=self._rec.config.max_memory_entries)
         if not self._history_on:
             self._rec.note("allocations",
                            "torch.cuda.memory._record_memory_history is unavailable")
+
+    def _wrap_record_history(self, original: Any) -> Any:
+        @functools.wraps(original)
+        def _record_memory_history(*args: Any, **kwargs: Any) -> None:
+            call = compat.HistoryCall(args, kwargs)
+            self.drain()  # what the history holds up to the script's change
+            if call.turns_on and not self._script_history and self._history_on:
+                args, kwargs = call.clearing_first()  # none of --full's entries for the script
+            original(*args, **kwargs)
+            self._script_history = call.turns_on
+            if not call.turns_on and self._history_on:
+                self._turn_on()  # --full's own history goes on
+
+        return _record_memory_history
+
+    def _wrap_snapshot(self, original: Any) -> Any:
+        @functools.wraps(original)
+        def _snapshot(*args: Any, **kwargs: Any) -> Any:
+            return self._as_the_script_sees_it(original(*args, **kwargs))
+
+        return _snapshot
+
+    def _as_the_script_sees_it(self, snapshot: dict[str, Any]) -> dict[str, Any]:
+        traces = snapshot.get("device_traces", [])
+        if self._script_history:
+            snapshot["device_traces"] = [self._without_own_snapshots(trace) for trace in traces]
+        elif self._history_on:  # --full's own history: the script recorded none
+            snapshot["device_traces"] = [[] for _ in traces]
+            for segment in snapshot.get("segments", []):
+                for block in segment.get("blocks", []):
+                    block.pop("frames", None)
+        return snapshot
+
+    def _without_own_snapshots(self, trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The trace less the "snapshot" entries graphdoctor's own snapshots left: for each
+        of them, the one nearest its time, within the clocks' slack."""
+        stamps = {i: int(e.get("time_us", 0)) for i, e in enumerate(trace)
+                  if e.get("action") == "snapshot"}
+        own: set[int] = set()
+        for start, end in self._own_snapshots:
+            near = [i for i, stamp in stamps.items() if i not in own
+                    and start - CLOCK_SLACK_US <= stamp <= end + CLOCK_SLACK_US]
+            if near:
+                own.add(min(near, key=lambda i: abs(stamps[i] - (start + end) / 2)))
+        return [entry for i, entry in enumerate(trace) if i not in own]
+
+    def _snapshot(self, pool: tuple[int, int] | None = None,
+                  traces: bool = True) -> dict[str, Any] | None:
+        """graphdoctor's own snapshot, remembered while it leaves an entry in the script's
+        history."""
+        start = time.time_ns() // 1000
+        snapshot = compat.memory_snapshot(pool, traces)
+        if self._script_history:
+            self._own_snapshots.append((start, time.time_ns() // 1000))
+        return snapshot
 
     def capture_starting(self, graph: int) -> None:
         """Sample the totals (kept, to see what the capture allocated); drain --full's history."""
@@ -73,7 +153,7 @@ class AllocatorWatch:
         elif not recorder.config.allocations or before.made == after.made:
             return 0
         else:
-            snapshot = compat.memory_snapshot(pool, traces=False) if pool else None
+            snapshot = self._snapshot(pool, traces=False) if pool else None
             recorder.emit_many(_capture_allocations(t, graph, device, before, after, snapshot,
                                                     stack))
         if snapshot is None or pool is None:
@@ -88,9 +168,9 @@ class AllocatorWatch:
 
     def finish(self) -> None:
         self.drain()
-        if self._history_on:
+        if self._history_on and not self._script_history:  # the script's stays as it set it
             compat.memory_history(False, stacks=False, max_entries=0)
-            self._history_on = False
+        self._history_on = False
 
     def _maybe_drain(self) -> None:
         now = time.perf_counter_ns()
@@ -98,22 +178,27 @@ class AllocatorWatch:
             self.drain()
 
     def drain(self, capture_graph: int = -1) -> dict[str, Any] | None:
-        """Move --full's allocator history into the spool and clear it; return the snapshot."""
+        """Move the allocator history's new entries into the spool (and clear --full's own
+        history); return the snapshot."""
         if not self._history_on:
             return None
         self._last_drain = time.perf_counter_ns()
-        snapshot = compat.memory_snapshot()
+        snapshot = self._snapshot()
         if snapshot is None:
             return None
         recorder = self._rec
-        compat.memory_history(True, stacks=True, max_entries=recorder.config.max_memory_entries,
-                              clear=True)
+        if not self._script_history:
+            compat.memory_history(True, stacks=True,
+                                  max_entries=recorder.config.max_memory_entries, clear=True)
         pools = _SegmentPools(snapshot.get("segments", []))
         records = [_record(recorder, entry, pools, capture_graph, device)
                    for device, trace in enumerate(snapshot.get("device_traces", []))
-                   for entry in trace if entry.get("action", "") in ACTIONS]
+                   for entry in self._unread(device, trace) if entry.get("action", "") in ACTIONS]
         recorder.emit_many(records)
         return snapshot
+
+    def _unread(self, device: int, trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return self._read_up_to.setdefault(device, _Watermark()).unread(trace)
 
     def _record_totals(self, graph: int) -> compat.AllocatorTotals:
         recorder = self._rec
@@ -148,6 +233,29 @@ def _record(recorder: Recorder, entry: dict[str, Any], pools: _SegmentPools,
     return sr.AllocRecord(recorder.from_unix_us(entry.get("time_us", 0)), entry["action"], addr,
             int(entry.get("size", 0)), int(entry.get("stream", 0)), pools.pool_of(addr),
             capture_graph, stack, device)
+
+
+class _Watermark:
+    """The newest history entry read on one device (its stamp, and how many entries bear
+    it), so that a history that is not cleared after reading is read once all the same."""
+
+    def __init__(self) -> None:
+        self.stamp = -1
+        self.read_at_stamp = 0
+
+    def unread(self, trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        fresh, at_stamp = [], 0
+        for entry in trace:
+            stamp = int(entry.get("time_us", 0))
+            if stamp == self.stamp:
+                at_stamp += 1
+            if stamp > self.stamp or (stamp == self.stamp and at_stamp > self.read_at_stamp):
+                fresh.append(entry)
+        if trace:
+            newest = max(int(entry.get("time_us", 0)) for entry in trace)
+            self.read_at_stamp = sum(int(e.get("time_us", 0)) == newest for e in trace)
+            self.stamp = newest
+        return fresh
 
 
 class _SegmentPools:

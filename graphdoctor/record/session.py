@@ -3,6 +3,7 @@ and at the end settle what is still pending (GPU times, allocator history, count
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -102,12 +103,24 @@ def _cuda_state() -> dict[str, Any]:
 
 
 def _watch_thread_exceptions(recorder: Recorder) -> None:
-    original = threading.excepthook
+    """Record what a thread did not catch, without taking ``threading.excepthook``, which
+    stays the script's: each thread made from now on gets its own call of that hook from
+    ``threading._make_invoke_excepthook`` (3.8 to 3.13 at least), which is wrapped instead."""
+    make_invoke = getattr(threading, "_make_invoke_excepthook", None)
+    if make_invoke is None:
+        recorder.note("exceptions in threads", "threading._make_invoke_excepthook is missing")
+        return
 
-    def excepthook(args: Any) -> None:
-        if args.exc_value is not None and recorder.enabled:
-            record_exception(recorder, args.exc_value, IN_THREAD, recorder.capturing_graph())
-        original(args)
+    def make_recording_invoke() -> Callable[[Any], None]:
+        invoke = make_invoke()
 
-    threading.excepthook = excepthook
-    recorder.add_uninstall(lambda: setattr(threading, "excepthook", original))
+        def invoke_excepthook(thread: Any) -> None:
+            error = sys.exc_info()[1]  # a thread's run() raised it; its hook is called next
+            if error is not None and recorder.enabled:
+                record_exception(recorder, error, IN_THREAD, recorder.capturing_graph())
+            invoke(thread)
+
+        return invoke_excepthook
+
+    setattr(threading, "_make_invoke_excepthook", make_recording_invoke)  # noqa: B010
+    recorder.add_uninstall(lambda: setattr(threading, "_make_invoke_excepthook", make_invoke))

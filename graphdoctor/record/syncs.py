@@ -2,11 +2,12 @@
 
 Implicit syncs (``.item()``, ``.cpu()``, ``nonzero``, printing a CUDA tensor) come from
 PyTorch's sync debug mode set to "warn": its warning fires at the user's line before CUDA
-fails, inside a capture too. The warning is recorded and not shown. Explicit syncs (device,
-stream and event synchronize, event and stream queries) are patched at their Python entry
-points. Other warnings are recorded and then shown as usual. Python's garbage collections
-are timed through ``gc.callbacks``; those that held the host long enough to matter in a
-launch-bound loop, and every full one, are recorded.
+fails, inside a capture too. The warning is recorded and not shown, without a warnings filter
+of graphdoctor's (:mod:`graphdoctor.record.sync_warnings`). Explicit syncs (device, stream and
+event synchronize, event and stream queries) are patched at their Python entry points. Other
+warnings are recorded and then shown as usual. Python's garbage collections are timed
+through ``gc.callbacks``; those that held the host long enough to matter in a launch-bound
+loop, and every full one, are recorded.
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ import gc
 import linecache
 import re
 import threading
-import warnings
-from typing import Any, cast
+from types import FrameType
+from typing import Any
 
 import torch
 
 from graphdoctor.record import compat
-from graphdoctor.record.compat import SYNC_WARNING
 from graphdoctor.record.recorder import Recorder, Uninstall, patch
+from graphdoctor.record.sync_warnings import SyncDebugMode, route_warnings
 from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.model import LIBRARY, USER
 from graphdoctor.trace.names import INTERNAL_SYNC
@@ -50,11 +51,12 @@ def sync_kind_of_line(line: str) -> str:
 
 def install(recorder: Recorder) -> Uninstall:
     hooks = _SyncHooks(recorder)
-    undos = [hooks.install_warnings()]
+    mode = SyncDebugMode(recorder)
+    undos = [route_warnings(hooks.on_sync_warning, hooks.on_warning,
+                            lambda: mode.script_sees_warnings)]
     if compat.cuda_built():
-        if not compat.lazy_cuda_call(compat.enable_sync_warnings):
-            recorder.note("implicit syncs", "torch.cuda._lazy_call is missing")
         undos += [
+            mode.install(),
             patch(torch.cuda, "synchronize", hooks.explicit("device_synchronize", None)),
             patch(torch.cuda.Stream, "synchronize", hooks.explicit("stream_synchronize", 0)),
             patch(torch.cuda.Stream, "query", hooks.explicit("stream_query", 0)),
@@ -99,10 +101,23 @@ class _SyncHooks:
         self.rec = recorder
         self._site_kinds: dict[tuple[str, int], str] = {}
 
-    def emit_sync(self, kind: str, stream: int, skip: int) -> None:
+    def emit_sync(self, kind: str, stream: int, stack: int) -> None:
         rec = self.rec
         rec.emit(sr.SyncRecord(rec.now(), kind, stream, rec.capturing_graph(), rec.thread(),
-                               rec.stacks.capture(skip + 1)))
+                               stack))
+
+    def on_sync_warning(self, msg: Any, frame: FrameType | None) -> None:
+        if self.rec.enabled:
+            self.emit_sync(self._site_kind(msg.filename, msg.lineno), -1,
+                           self.rec.stacks.from_frame(frame))
+
+    def on_warning(self, msg: Any, frame: FrameType | None) -> None:
+        rec = self.rec
+        if rec.enabled:
+            category = msg.category
+            rec.emit(sr.WarnRecord(rec.now(), getattr(category, "__name__", str(category)),
+                                   str(msg.message)[:2000], rec.capturing_graph(),
+                                   rec.stacks.from_frame(frame)))
 
     def explicit(self, kind: str, stream_arg: int | None) -> Any:
         """A wrapper for an explicit sync; ``stream_arg`` 0 reads the stream from ``self``."""
@@ -115,7 +130,7 @@ class _SyncHooks:
                 if not self.rec.enabled:
                     return original(*args, **kwargs)
                 stream = args[0].cuda_stream if stream_arg == 0 and args else -1
-                self.emit_sync(kind, stream, 1)
+                self.emit_sync(kind, stream, self.rec.stacks.capture(1))
                 result = original(*args, **kwargs)
                 timer = self.rec.timer
                 if settles and timer is not None:
@@ -126,32 +141,6 @@ class _SyncHooks:
             return wrapper
 
         return make
-
-    def install_warnings(self) -> Uninstall:
-        original = warnings.showwarning
-        warnings.filterwarnings("always", message=SYNC_WARNING)
-
-        def showwarning(message: Any, category: Any, filename: str, lineno: int,
-                        file: Any = None, line: Any = None) -> None:
-            text = str(message)
-            if text.startswith(SYNC_WARNING):
-                if self.rec.enabled:
-                    self.emit_sync(self._site_kind(filename, lineno), -1, 2)
-                return None
-            if self.rec.enabled:
-                rec = self.rec
-                rec.emit(sr.WarnRecord(rec.now(), getattr(category, "__name__", str(category)),
-                                       text[:2000], rec.capturing_graph(),
-                                       rec.stacks.capture(1)))
-            return original(message, category, filename, lineno, file, line)
-
-        warnings.showwarning = showwarning
-
-        def uninstall() -> None:
-            warnings.showwarning = original
-            _remove_filter()
-
-        return uninstall
 
     def _site_kind(self, filename: str, lineno: int) -> str:
         """What the line that synced called; "torch internal" when it is torch's code."""
@@ -165,13 +154,3 @@ class _SyncHooks:
             self._site_kinds[key] = kind
         return kind
 
-
-def _remove_filter() -> None:
-    # typeshed declares a Sequence; it is the module's own list, which is edited in place
-    filters = cast("list[Any]", warnings.filters)
-    filters[:] = [f for f in filters if not _is_ours(f)]
-
-
-def _is_ours(warning_filter: Any) -> bool:
-    return warning_filter[0] == "always" and \
-        getattr(warning_filter[1], "pattern", "") == SYNC_WARNING

@@ -5,6 +5,10 @@ only once its end event has completed (``query()``, which does not block), in ba
 never while any capture is under way: an event query during a global-mode capture would
 invalidate the user's capture. At the end of the run one synchronize settles the rest.
 Each pending pair carries the record it will complete with its GPU time.
+
+While a profiler of the script's records (``torch.profiler`` and the like), the timer steps
+aside: it records and reads no event, so the script's trace holds no CUDA call of
+graphdoctor's, and the replays and calls of that time are counted untimed, with a note.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from graphdoctor.trace.spool_records import TimedRecord
 
 MAX_PENDING = 4096
 RESOLVE_EVERY = 64
+PROFILER_NOTE = ("a profiler of the script's was recording, so the replays and calls it saw were "
+                 "not timed: its trace holds no CUDA event of graphdoctor's")
 
 
 class EventTimer:
@@ -33,11 +39,13 @@ class EventTimer:
         self._stream = compat.CurrentStream()
         self._free: list[tuple[Any, Any]] = []
         self._pending: deque[tuple[Any, Any, TimedRecord]] = deque()
+        self._profiler_active = compat.ProfilerActive()
+        self._stepped_aside = False
         self.untimed = 0
 
     def start(self) -> TimerToken | None:
         """Record a start event on the current stream; None when timing must be skipped."""
-        if self._recorder.captures or len(self._pending) >= MAX_PENDING:
+        if self._recorder.captures or len(self._pending) >= MAX_PENDING or self._profiling():
             self.untimed += 1
             return None
         stream, handle = self._stream()
@@ -64,8 +72,8 @@ class EventTimer:
             self.resolve()
 
     def resolve(self, wait: bool = False) -> None:
-        """Emit every finished pair's row, oldest first."""
-        if self._recorder.captures:
+        """Emit every finished pair's row, oldest first (``wait``: at the end of the run)."""
+        if self._recorder.captures or (not wait and self._profiling()):
             return
         done: list[TimedRecord] = []
         try:
@@ -85,6 +93,14 @@ class EventTimer:
         rows = [row for _, _, row in self._pending]
         self._pending.clear()
         self._recorder.emit_many(rows)
+
+    def _profiling(self) -> bool:
+        if not self._profiler_active():
+            return False
+        if not self._stepped_aside:
+            self._stepped_aside = True
+            self._recorder.note("GPU times", PROFILER_NOTE)
+        return True
 
     @staticmethod
     def _new_pair() -> tuple[Any, Any]:

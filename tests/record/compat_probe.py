@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import inspect
 import json
 import logging
 import sys
@@ -54,20 +55,23 @@ def lazy_cuda_call() -> None:
         assert not called, "called before the script initialized CUDA"
 
 
-def enable_sync_warnings() -> None:
+def set_sync_debug_mode() -> None:
     needs_cuda()
     torch.cuda.init()
     try:
-        assert compat.enable_sync_warnings()
-        assert torch.cuda.get_sync_debug_mode() == 1
+        assert compat.set_sync_debug_mode(compat.SYNC_WARN)
+        assert torch.cuda.get_sync_debug_mode() == compat.SYNC_WARN == compat.sync_debug_mode()
+        torch.cuda.set_sync_debug_mode("error")
+        assert compat.sync_debug_mode() == compat.SYNC_ERROR
     finally:
         torch.cuda.set_sync_debug_mode(0)
+    assert compat.sync_debug_mode() == compat.SYNC_OFF
 
 
 def sync_warning() -> None:
     needs_cuda()
     value = torch.ones(1, device="cuda")
-    assert compat.enable_sync_warnings()
+    assert compat.set_sync_debug_mode(compat.SYNC_WARN)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -104,6 +108,16 @@ def synchronize_unpatched() -> None:
     compat.synchronize_unpatched()
 
 
+def profiler_active() -> None:
+    active = compat.ProfilerActive()
+    assert not active()
+    with torch.profiler.profile():
+        assert active()
+    with torch.autograd.profiler.profile():
+        assert active()
+    assert not active()
+
+
 def stream_context_streams() -> None:
     assert compat.stream_context_streams(torch.cuda.StreamContext(None)) == (None, None)
     if torch.cuda.is_available():
@@ -126,6 +140,21 @@ def memory_history() -> None:
     finally:
         assert compat.memory_history(False, stacks=False, max_entries=0)
     del kept
+
+
+def history_call() -> None:
+    assert compat.HistoryCall.module() is torch.cuda.memory
+    turns_on = {((), ()): True, (("state",), ()): True, ((None,), ()): False,
+                ((True,), ()): True, ((False,), ()): False, ((), (("enabled", None),)): False}
+    for (args, kwargs), on in turns_on.items():
+        assert compat.HistoryCall(args, dict(kwargs)).turns_on is on, (args, kwargs)
+    memory = torch.cuda.memory
+    for function, args in ((memory._record_memory_history_impl, ("all", "all", "all", 9, None, 0)),
+                           (memory._record_memory_history_legacy, (True, 1, 1, 0, None, 0, 0))):
+        again, keywords = compat.HistoryCall(args, {}).clearing_first()
+        assert inspect.signature(function).bind(*again, **keywords).arguments["clear_history"]
+    _, keywords = compat.HistoryCall((), {"max_entries": 5}).clearing_first()
+    assert keywords == {"max_entries": 5, "clear_history": True}
 
 
 def memory_snapshot() -> None:
@@ -356,11 +385,12 @@ def group_name() -> None:
 EXERCISES: dict[str, Callable[[], None]] = {
     "inductor_left_unimported": inductor_left_unimported,  # first: see its comment
     "cuda_built": cuda_built, "lazy_cuda_call": lazy_cuda_call,
-    "enable_sync_warnings": enable_sync_warnings, "SYNC_WARNING": sync_warning,
+    "set_sync_debug_mode": set_sync_debug_mode, "SYNC_WARNING": sync_warning,
     "CurrentStream": current_stream, "unpatched_event_methods": unpatched_event_methods,
-    "synchronize_unpatched": synchronize_unpatched,
+    "synchronize_unpatched": synchronize_unpatched, "ProfilerActive": profiler_active,
     "stream_context_streams": stream_context_streams,
-    "memory_history": memory_history, "memory_snapshot": memory_snapshot,
+    "memory_history": memory_history, "HistoryCall": history_call,
+    "memory_snapshot": memory_snapshot,
     "allocator_totals": allocator_totals, "storage_weak_ref": storage_weak_ref,
     "capture_api": capture_api, "capture_begin_arguments": capture_begin_arguments,
     "graph_of_context": graph_of_context, "graph_pool": graph_pool,

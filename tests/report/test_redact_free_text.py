@@ -40,9 +40,11 @@ SCRIPT = f"""\
             f"gpus {{os.environ['CUDA_VISIBLE_DEVICES']}}")
     warnings.warn(f"warned: {PLAIN}: {{said}}")
     torch.compile(lambda x: x)  # graphdoctor starts reading torch's compile logs
-    logging.getLogger("torch._dynamo.symbolic_convert.__graph_breaks").debug(
+    # a record as torch's code makes it (graphdoctor lets only torch's code log at DEBUG)
+    log = logging.getLogger("torch._dynamo.symbolic_convert.__graph_breaks")
+    log.handle(log.makeRecord(log.name, logging.DEBUG, "symbolic_convert.py", 1,
         "Graph break in user code at %s/model.py:3\\nGraph Break Reason: Unsupported: %s",
-        os.path.expanduser("~"), said)
+        (os.path.expanduser("~"), said), None))
     def fail():
         raise RuntimeError(f"raised: {{said}}")
     threading.Thread(target=fail).start()

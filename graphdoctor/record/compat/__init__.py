@@ -17,6 +17,7 @@ from __future__ import annotations
 from graphdoctor.record.compat import allocator, capture, cuda, process_groups, torch_compile
 from graphdoctor.record.compat.allocator import (
     AllocatorTotals,
+    HistoryCall,
     allocator_totals,
     inductor_left_unimported,
     memory_history,
@@ -35,12 +36,17 @@ from graphdoctor.record.compat.capture import (
     graph_pool,
 )
 from graphdoctor.record.compat.cuda import (
+    SYNC_ERROR,
+    SYNC_OFF,
+    SYNC_WARN,
     SYNC_WARNING,
     CurrentStream,
+    ProfilerActive,
     cuda_built,
-    enable_sync_warnings,
     lazy_cuda_call,
+    set_sync_debug_mode,
     stream_context_streams,
+    sync_debug_mode,
     synchronize_unpatched,
     unpatched_event_methods,
 )
@@ -67,13 +73,13 @@ ENTRIES: tuple[Entry, ...] = (*cuda.ENTRIES, *allocator.ENTRIES, *capture.ENTRIE
 
 __all__ = [
     "COMPILE_API", "CONTEXT_API", "ENTRIES", "GRAPHED_CALLABLES_API", "MODULE_CALLS", "RAW_API",
-    "SYNC_WARNING", "AllocatorTotals", "CurrentStream", "Entry", "allocator_totals",
-    "c10d_module", "callback_args", "capture_api", "capture_begin_arguments",
-    "compiled_module", "cuda_built", "current_compile_id", "dynamo_counters",
-    "enable_sync_warnings", "graph_of_context", "graph_pool", "group_name",
+    "SYNC_ERROR", "SYNC_OFF", "SYNC_WARN", "SYNC_WARNING", "AllocatorTotals", "CurrentStream",
+    "ProfilerActive", "Entry", "HistoryCall", "allocator_totals", "c10d_module", "callback_args",
+    "capture_api", "capture_begin_arguments", "compiled_module", "cuda_built",
+    "current_compile_id", "dynamo_counters", "graph_of_context", "graph_pool", "group_name",
     "inductor_left_unimported", "is_inductor_code", "is_torch_machinery", "lazy_cuda_call",
     "logger", "logger_names", "memory_history", "memory_snapshot", "register_compile_callbacks",
-    "storage_weak_ref", "storage_weak_refs_available", "stream_context_streams",
-    "synchronize_unpatched", "tree_compile_id", "tree_input_copies", "tree_manager_class",
-    "unpatched_event_methods",
+    "set_sync_debug_mode", "storage_weak_ref", "storage_weak_refs_available",
+    "stream_context_streams", "sync_debug_mode", "synchronize_unpatched", "tree_compile_id",
+    "tree_input_copies", "tree_manager_class", "unpatched_event_methods",
 ]

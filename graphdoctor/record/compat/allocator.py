@@ -4,6 +4,7 @@ tensor storage (to see an input of a graph freed)."""
 from __future__ import annotations
 
 import contextlib
+import inspect
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -11,20 +12,25 @@ from typing import Any, NamedTuple
 
 import torch
 
-from graphdoctor.record.compat.resolve import Entry, TorchName, TorchParameters
+from graphdoctor.record.compat.resolve import Entry, TorchName, TorchParameters, TorchSource
 from graphdoctor.record.compat.versions import CHECKED_SEEN, RUN_NOT_SEEN, RUN_SEEN, STUB_SEEN
 
-_RECORD_HISTORY = TorchName("torch.cuda.memory", "_record_memory_history")
+_MEMORY = "torch.cuda.memory"
+_RECORD_HISTORY = TorchName(_MEMORY, "_record_memory_history")
+# what _record_memory_history calls when its first argument is not a bool, and when it is
+_RECORD_HISTORY_IMPL = TorchName(_MEMORY, "_record_memory_history_impl")
+_RECORD_HISTORY_LEGACY = TorchName(_MEMORY, "_record_memory_history_legacy")
 MEMORY_HISTORY = Entry("memory_history", CHECKED_SEEN, (
     _RECORD_HISTORY,
-    # the keywords _record_memory_history passes on, when its first argument is not a bool
-    TorchParameters(TorchName("torch.cuda.memory", "_record_memory_history_impl"),
+    TorchParameters(_RECORD_HISTORY_IMPL,
                     ("enabled", "context", "stacks", "max_entries", "clear_history")),
 ))
 
 
 def memory_history(enabled: bool, *, stacks: bool, max_entries: int, clear: bool = False) -> bool:
-    record = _RECORD_HISTORY.resolve()
+    """Turn graphdoctor's allocator history on or off, not through the script's (patched)
+    ``_record_memory_history``."""
+    record = _RECORD_HISTORY_IMPL.resolve()
     if record is None:
         return False
     try:
@@ -36,6 +42,48 @@ def memory_history(enabled: bool, *, stacks: bool, max_entries: int, clear: bool
     except (RuntimeError, TypeError):
         return False
     return True
+
+
+_SCRIPT_SNAPSHOT = TorchName(_MEMORY, "_snapshot")
+HISTORY_CALL = Entry("HistoryCall", RUN_NOT_SEEN, (
+    _RECORD_HISTORY, _SCRIPT_SNAPSHOT,
+    TorchParameters(_RECORD_HISTORY_IMPL, ("enabled", "clear_history")),
+    TorchParameters(_RECORD_HISTORY_LEGACY, ("enabled", "clear_history")),
+    # torch's own callers look _snapshot up in the module, where graphdoctor patches it
+    TorchSource(TorchName(_MEMORY, "_dump_snapshot"), ("_snapshot(",)),
+))
+
+
+class HistoryCall:
+    """A script's call of ``torch.cuda.memory._record_memory_history``, read as torch reads
+    it: a bool first argument is the legacy form, anything else names what to record
+    (None: nothing)."""
+
+    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any]):
+        self.args, self.kwargs = args, kwargs
+        self._enabled = args[0] if args else kwargs.get("enabled", "all")
+
+    @property
+    def turns_on(self) -> bool:
+        return self._enabled if isinstance(self._enabled, bool) else self._enabled is not None
+
+    def clearing_first(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The same call's arguments, asking torch to clear the history first."""
+        legacy = isinstance(self._enabled, bool)
+        target = (_RECORD_HISTORY_LEGACY if legacy else _RECORD_HISTORY_IMPL).resolve()
+        try:
+            bound = inspect.signature(target).bind(*self.args, **self.kwargs)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return self.args, self.kwargs  # torch will say what is wrong with the call
+        bound.arguments["clear_history"] = True
+        return bound.args, bound.kwargs
+
+    @staticmethod
+    def module() -> Any | None:
+        """The module whose ``_record_memory_history`` and ``_snapshot`` a script calls."""
+        if _RECORD_HISTORY.resolve() is None or _SCRIPT_SNAPSHOT.resolve() is None:
+            return None
+        return sys.modules[_MEMORY]
 
 
 _SNAPSHOT = TorchName("torch._C", "_cuda_memorySnapshot", cuda_only=True)
@@ -141,5 +189,5 @@ def storage_weak_ref(storage: Any) -> Any:
     return _make_storage_weak_ref(storage)
 
 
-ENTRIES = (MEMORY_HISTORY, MEMORY_SNAPSHOT, INDUCTOR_LEFT_UNIMPORTED, ALLOCATOR_TOTALS,
-           STORAGE_WEAK_REF)
+ENTRIES = (MEMORY_HISTORY, HISTORY_CALL, MEMORY_SNAPSHOT, INDUCTOR_LEFT_UNIMPORTED,
+           ALLOCATOR_TOTALS, STORAGE_WEAK_REF)

@@ -1,5 +1,5 @@
 """CUDA itself: whether this build has it, its lazy initialization, the current stream, the
-timer's events, syncs and the sync warning."""
+timer's events, syncs, the sync debug mode and its warning, and whether a profiler records."""
 
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ from graphdoctor.record.compat.resolve import (
     TorchText,
 )
 from graphdoctor.record.compat.versions import (
-    CHECKED_SEEN,
     CUDA_TEXT_SEEN,
+    RUN_NOT_SEEN,
     RUN_SEEN,
+    STUB_NOT_SEEN,
     STUB_SEEN,
 )
 
@@ -50,22 +51,40 @@ def lazy_cuda_call(fn: Callable[[], object]) -> bool:
     return True
 
 
-_SET_SYNC_DEBUG_MODE = TorchName("torch.cuda", "set_sync_debug_mode")
-ENABLE_SYNC_WARNINGS = Entry("enable_sync_warnings", CHECKED_SEEN, (_SET_SYNC_DEBUG_MODE,))
+_SET_SYNC_DEBUG_MODE = TorchName("torch._C", "_cuda_set_sync_debug_mode", cuda_only=True)
+_GET_SYNC_DEBUG_MODE = TorchName("torch._C", "_cuda_get_sync_debug_mode", cuda_only=True)
+SYNC_DEBUG_MODE = Entry("set_sync_debug_mode", STUB_NOT_SEEN, (
+    _SET_SYNC_DEBUG_MODE, _GET_SYNC_DEBUG_MODE,
+    # the public functions (which graphdoctor patches, to keep the script's own mode) call these
+    TorchSource(TorchName("torch.cuda", "set_sync_debug_mode"), ("_cuda_set_sync_debug_mode",)),
+    TorchSource(TorchName("torch.cuda", "get_sync_debug_mode"), ("_cuda_get_sync_debug_mode",)),
+))
+SYNC_OFF, SYNC_WARN, SYNC_ERROR = 0, 1, 2  # torch's sync debug modes
 
 
-def enable_sync_warnings() -> bool:
-    """Have torch warn at each implicit host sync (CUDA must be initialized)."""
+def set_sync_debug_mode(mode: int) -> bool:
+    """Set torch's sync debug mode (``SYNC_WARN``: warn at each implicit host sync) natively,
+    not through ``torch.cuda.set_sync_debug_mode``, which graphdoctor patches to keep the
+    script's own mode. CUDA must be initialized."""
     set_mode = _SET_SYNC_DEBUG_MODE.resolve()
     if set_mode is None:
         return False
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "prototype feature" notice the user did not ask for
         try:
-            set_mode("warn")
+            set_mode(mode)
         except (RuntimeError, AttributeError):
             return False
     return True
+
+
+def sync_debug_mode() -> int:
+    """torch's sync debug mode now, read natively; ``SYNC_OFF`` where unknown."""
+    get_mode = _GET_SYNC_DEBUG_MODE.resolve()
+    try:
+        return int(get_mode()) if get_mode is not None else SYNC_OFF
+    except (RuntimeError, AttributeError):
+        return SYNC_OFF
 
 
 # The start of the warning sync debug mode "warn" gives (c10/cuda/CUDAFunctions.cpp).
@@ -127,6 +146,33 @@ def synchronize_unpatched() -> None:
     _SYNCHRONIZE.require()()
 
 
+_PYTHON_PROFILER = TorchName("torch.autograd.profiler")
+_PYTHON_PROFILER_FLAG = "_is_profiler_enabled"
+_NATIVE_PROFILER_ENABLED = TorchName("torch._C._autograd", "_profiler_enabled")
+PROFILER_ACTIVE = Entry("ProfilerActive", RUN_NOT_SEEN, (
+    TorchName(_PYTHON_PROFILER.module, _PYTHON_PROFILER_FLAG),
+    # every profiler torch starts from Python (torch.profiler, the autograd profiler) sets it
+    TorchSource(TorchName(_PYTHON_PROFILER.module, "_run_on_profiler_start"),
+                ("_set_is_profiler_enabled(True)",)),
+    _NATIVE_PROFILER_ENABLED,
+))
+
+
+class ProfilerActive:
+    """Whether a profiler of the script's is recording now: one started from Python
+    (``torch.profiler``, the autograd profiler), which sets a flag for the whole process, or
+    one enabled through torch's native API on this thread. Tens of nanoseconds a call."""
+
+    def __init__(self) -> None:
+        self._module = _PYTHON_PROFILER.resolve()
+        self._native: Callable[[], bool] | None = _NATIVE_PROFILER_ENABLED.resolve()
+
+    def __call__(self) -> bool:
+        if getattr(self._module, _PYTHON_PROFILER_FLAG, False):
+            return True
+        return self._native is not None and bool(self._native())
+
+
 _STREAM_CONTEXT = TorchName("torch.cuda", "StreamContext")
 _CONTEXT_STREAM = TorchAttribute(_STREAM_CONTEXT, "stream")
 _CONTEXT_PREVIOUS = TorchAttribute(_STREAM_CONTEXT, "src_prev_stream")
@@ -140,5 +186,5 @@ def stream_context_streams(context: object) -> tuple[Any, Any]:
     return (_CONTEXT_STREAM.read(context), _CONTEXT_PREVIOUS.read(context))
 
 
-ENTRIES = (CUDA_BUILT, LAZY_CUDA_CALL, ENABLE_SYNC_WARNINGS, SYNC_WARNING_TEXT, CURRENT_STREAM,
-           UNPATCHED_EVENT_METHODS, SYNCHRONIZE_UNPATCHED, STREAM_CONTEXT_STREAMS)
+ENTRIES = (CUDA_BUILT, LAZY_CUDA_CALL, SYNC_DEBUG_MODE, SYNC_WARNING_TEXT, CURRENT_STREAM,
+           UNPATCHED_EVENT_METHODS, SYNCHRONIZE_UNPATCHED, PROFILER_ACTIVE, STREAM_CONTEXT_STREAMS)

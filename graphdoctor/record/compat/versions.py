@@ -25,4 +25,5 @@ LOGGERS_SEEN = (f"{_RUN}; {GPU}: the cudagraphs loggers of cudagraph_utils, cuda
                 "and scheduler and symbolic_convert's graph_breaks seen logging in "
                 "fixtures/recordings (skips went to perf_hints up to 2.10)")
 STUB_SEEN = f"{_STUB}; {_SEEN}"
+STUB_NOT_SEEN = f"{_STUB}; {_NOT_SEEN}"
 CUDA_TEXT_SEEN = f"{CPU}: a CPU build cannot check it; {_SEEN}"

@@ -1,0 +1,59 @@
+"""Issue 19's GPU cases: a script's own allocator history, torch.profiler and sync debug mode
+give it the same results under ``graphdoctor run`` (and ``--full``) as without graphdoctor.
+Each runs one script of tests/gpu/scripts both ways and compares what it printed.
+
+    python -m pytest tests/gpu/test_transparency_gpu.py --require-gpu
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.transparency.runs import Pair, plain_and_recorded
+
+pytestmark = pytest.mark.gpu
+SCRIPTS = Path(__file__).with_name("scripts")
+
+
+def printed(pair: Pair, prefix: str) -> tuple[list[str], list[str]]:
+    assert pair.plain.returncode == 0, pair.plain.stderr[-3000:]
+    assert pair.recorded.returncode == 0, pair.recorded.stderr[-3000:]
+    return pair.plain.lines(prefix), pair.recorded.lines(prefix)
+
+
+def notes(pair: Pair) -> list[str]:
+    """What the report lists as not recorded, and why."""
+    meta = json.loads(pair.report.read_text())["trace"]["meta"]
+    return [f"{note['what']}: {note['why']}" for note in meta["not_recorded"]]
+
+
+@pytest.mark.parametrize("options", [(), ("--full",)], ids=["default", "full"])
+@pytest.mark.parametrize("history", ["recorded", "never"])
+def test_the_scripts_memory_snapshot_holds_what_it_would_without_graphdoctor(
+        tmp_path: Path, options: tuple[str, ...], history: str) -> None:
+    pair = plain_and_recorded(tmp_path, str(SCRIPTS / "memory_history.py"), history,
+                              options=options)
+    plain, recorded = printed(pair, "SNAPSHOT ")
+    if history == "recorded":
+        assert json.loads(plain[0].split(" ", 3)[3])["entries"], plain  # it did record some
+    assert recorded == plain
+
+
+def test_the_scripts_profile_holds_none_of_graphdoctors_events(tmp_path: Path) -> None:
+    pair = plain_and_recorded(tmp_path, str(SCRIPTS / "profiled_replays.py"))
+    plain, recorded = printed(pair, "EVENTS ")
+    assert "cudaGraphLaunch" in plain[0]
+    assert recorded == plain
+    assert any("profiler" in note for note in notes(pair))  # its replays were left untimed
+
+
+def test_the_scripts_own_sync_debug_mode_and_warnings_filters_hold(tmp_path: Path) -> None:
+    pair = plain_and_recorded(tmp_path, str(SCRIPTS / "sync_warnings.py"))
+    plain, recorded = printed(pair, "SYNCS ")
+    assert json.loads(plain[0][len("SYNCS "):]) == {
+        "caught": 1, "caught without asking": 0, "modes": [0, 1, 0], "raised under error": False}
+    assert recorded == plain
+    assert any("turn warnings into errors" in note for note in notes(pair))
