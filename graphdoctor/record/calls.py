@@ -49,6 +49,7 @@ class Monitor:
         self._on_lost = on_lost
         self._callbacks: dict[int, Any] = {}  # event -> callback
         self._local: dict[CodeType, int] = {}  # code -> the events watched on it
+        self._global = 0  # events watched everywhere (the eager history's)
         self._original_use_tool_id: Any = None
 
     def claim(self, callbacks: dict[int, Any]) -> bool:
@@ -68,6 +69,11 @@ class Monitor:
 
     def remove_local(self, code: CodeType, events: int) -> None:
         self._set_local(code, self._local.get(code, 0) & ~events)
+
+    def set_global(self, events: int) -> None:
+        self._global = events
+        if self.tool is not None:
+            _monitoring.set_events(self.tool, events)
 
     def release(self) -> None:
         if self._original_use_tool_id is not None:
@@ -92,6 +98,8 @@ class Monitor:
             _monitoring.register_callback(tool, event, callback)
         for code, events in self._local.items():
             _monitoring.set_local_events(tool, code, events)
+        if self._global:
+            _monitoring.set_events(tool, self._global)
 
     def _drop(self) -> None:
         """Leave the id as graphdoctor found it: no callback, no watched code, free."""
@@ -100,6 +108,7 @@ class Monitor:
             return  # the script freed it (free_tool_id) behind graphdoctor's back
         for code in self._local:
             _monitoring.set_local_events(tool, code, 0)
+        _monitoring.set_events(tool, 0)
         for event in self._callbacks:
             _monitoring.register_callback(tool, event, None)
         _monitoring.free_tool_id(tool)
@@ -125,6 +134,7 @@ class Monitor:
             self._take(free[0])
         else:
             self._local.clear()
+            self._global = 0
             self._on_lost()
 
 

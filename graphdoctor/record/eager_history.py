@@ -58,7 +58,7 @@ class EagerHistory:
 
     def __init__(self, recorder: Recorder):
         self._rec = recorder
-        self._monitor = Monitor()
+        self._monitor = Monitor(on_lost=self._lost)
         self._functions: dict[CodeType, _Function] = {}
         self._places: dict[tuple[str, int, str], CodeType] = {}  # where each is defined
         self._claimed: set[CodeType] = set()
@@ -72,13 +72,12 @@ class EagerHistory:
                                     events.PY_RETURN: self._on_return}):
             self._rec.note("eager calls before a capture", "no sys.monitoring tool id was free")
             return None
-        _monitoring.set_events(self._monitor.tool, events.PY_START | events.PY_RETURN)
-        return self._uninstall
+        self._monitor.set_global(events.PY_START | events.PY_RETURN)
+        return self._monitor.release
 
-    def _uninstall(self) -> None:
-        if self._monitor.tool is not None:
-            _monitoring.set_events(self._monitor.tool, 0)
-        self._monitor.release()
+    def _lost(self) -> None:
+        self._rec.note("eager calls before a capture", "the script took every free "
+                       "sys.monitoring tool id, so their timing stopped")
 
     def claim(self, code: CodeType, fn: int) -> None:
         """``code`` is function ``fn`` now: its kept calls go to the spool as its eager
