@@ -48,9 +48,11 @@ def install(recorder: Recorder) -> Uninstall:
     hooks = _SyncHooks(recorder)
     undos = [hooks.install_warnings()]
     if compat.cuda_built():
-        if not compat.lazy_cuda_call(compat.enable_sync_warnings):
+        mode = _SyncDebugMode()
+        if not compat.lazy_cuda_call(mode.warn):
             recorder.note("implicit syncs", "torch.cuda._lazy_call is missing")
         undos += [
+            mode.give_back,
             patch(torch.cuda, "synchronize", hooks.explicit("device_synchronize", None)),
             patch(torch.cuda.Stream, "synchronize", hooks.explicit("stream_synchronize", 0)),
             patch(torch.cuda.Stream, "query", hooks.explicit("stream_query", 0)),
@@ -63,6 +65,29 @@ def install(recorder: Recorder) -> Uninstall:
             undo()
 
     return uninstall
+
+
+class _SyncDebugMode:
+    """Torch's sync debug mode: "warn" once CUDA is up, and the user's own mode again when
+    the source is removed. A recording inside the user's process (``graphdoctor.check``)
+    must leave torch as it found it, and a lazy call that comes only after the removal (CUDA
+    first initialized after the recording) must not turn the warnings on."""
+
+    def __init__(self) -> None:
+        self._previous: int | None = None
+        self._removed = False
+
+    def warn(self) -> None:
+        if self._removed:
+            return
+        previous = compat.sync_debug_mode()
+        if compat.enable_sync_warnings():
+            self._previous = previous
+
+    def give_back(self) -> None:
+        self._removed = True
+        if self._previous is not None:
+            compat.restore_sync_debug_mode(self._previous)
 
 
 class _SyncHooks:

@@ -64,6 +64,19 @@ def enable_sync_warnings() -> None:
         torch.cuda.set_sync_debug_mode(0)
 
 
+def sync_debug_mode() -> None:
+    needs_cuda()
+    torch.cuda.init()
+    previous = compat.sync_debug_mode()
+    assert previous == torch.cuda.get_sync_debug_mode()
+    try:
+        assert compat.enable_sync_warnings()
+        assert compat.sync_debug_mode() == 1
+    finally:
+        compat.restore_sync_debug_mode(previous)
+    assert torch.cuda.get_sync_debug_mode() == previous
+
+
 def sync_warning() -> None:
     needs_cuda()
     value = torch.ones(1, device="cuda")
@@ -260,11 +273,16 @@ def current_compile_id() -> None:
 def register_compile_callbacks() -> None:
     calls: list[tuple[str, tuple[str, str]]] = []
     torch._dynamo.reset()  # which also unregisters every callback
-    assert compat.register_compile_callbacks(
+    remove = compat.register_compile_callbacks(
         lambda *args: calls.append(("start", compat.callback_args(args))),
         lambda *args: calls.append(("end", compat.callback_args(args))))
+    assert remove is not None
     torch.compile(lambda x: x + 1, backend="eager")(torch.ones(2))
     assert [kind for kind, _ in calls[:2]] == ["start", "end"], calls
+    remove()
+    torch.compile(lambda x: x + 2, backend="eager")(torch.ones(2))
+    assert len(calls) == 2, calls
+    remove()  # a second time, or after torch._dynamo.reset(): nothing left to remove
 
 
 def callback_args() -> None:
@@ -282,6 +300,16 @@ def dynamo_counters() -> None:
     torch.compile(lambda x: x - 1, backend="eager")(torch.ones(2))
     counters = compat.dynamo_counters()
     assert counters.get("stats"), counters
+
+
+def is_compiled() -> None:
+    def plain(x: torch.Tensor) -> torch.Tensor:
+        return x + 1
+
+    module = torch.nn.Linear(2, 2)
+    assert compat.is_compiled(torch.compile(plain, backend="eager"))
+    assert compat.is_compiled(torch.compile(module, backend="eager"))
+    assert not compat.is_compiled(plain) and not compat.is_compiled(module)
 
 
 def tree_manager_class() -> None:
@@ -356,7 +384,8 @@ def group_name() -> None:
 EXERCISES: dict[str, Callable[[], None]] = {
     "inductor_left_unimported": inductor_left_unimported,  # first: see its comment
     "cuda_built": cuda_built, "lazy_cuda_call": lazy_cuda_call,
-    "enable_sync_warnings": enable_sync_warnings, "SYNC_WARNING": sync_warning,
+    "enable_sync_warnings": enable_sync_warnings, "sync_debug_mode": sync_debug_mode,
+    "SYNC_WARNING": sync_warning,
     "CurrentStream": current_stream, "unpatched_event_methods": unpatched_event_methods,
     "synchronize_unpatched": synchronize_unpatched,
     "stream_context_streams": stream_context_streams,
@@ -368,7 +397,8 @@ EXERCISES: dict[str, Callable[[], None]] = {
     "register_compile_callbacks": register_compile_callbacks, "callback_args": callback_args,
     "dynamo_counters": dynamo_counters, "tree_manager_class": tree_manager_class,
     "tree_compile_id": tree_compile_id, "tree_input_copies": tree_input_copies,
-    "compiled_module": compiled_module, "MODULE_CALLS": module_calls,
+    "is_compiled": is_compiled, "compiled_module": compiled_module,
+    "MODULE_CALLS": module_calls,
     "is_torch_machinery": is_torch_machinery,
     "c10d_module": c10d_module, "group_name": group_name,
 }

@@ -17,6 +17,7 @@ from graphdoctor.record.compat.resolve import (
     TorchText,
 )
 from graphdoctor.record.compat.versions import (
+    CHECKED_NOT_SEEN,
     CHECKED_SEEN,
     CUDA_TEXT_SEEN,
     RUN_SEEN,
@@ -66,6 +67,36 @@ def enable_sync_warnings() -> bool:
         except (RuntimeError, AttributeError):
             return False
     return True
+
+
+_GET_SYNC_DEBUG_MODE = TorchName("torch.cuda", "get_sync_debug_mode")
+SYNC_DEBUG_MODE = Entry("sync_debug_mode", CHECKED_NOT_SEEN,
+                        (_GET_SYNC_DEBUG_MODE, _SET_SYNC_DEBUG_MODE))
+
+
+def sync_debug_mode() -> int | None:
+    """The sync debug mode now (0 off, 1 warn, 2 error; CUDA must be initialized), or None
+    where it cannot be read."""
+    get_mode = _GET_SYNC_DEBUG_MODE.resolve()
+    if get_mode is None:
+        return None
+    try:
+        return int(get_mode())
+    except (RuntimeError, AttributeError):
+        return None
+
+
+def restore_sync_debug_mode(mode: int) -> None:
+    """Set the sync debug mode back to ``mode``, as ``sync_debug_mode`` read it."""
+    set_mode = _SET_SYNC_DEBUG_MODE.resolve()
+    if set_mode is None:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            set_mode(mode)
+        except (RuntimeError, AttributeError):
+            pass
 
 
 # The start of the warning sync debug mode "warn" gives (c10/cuda/CUDAFunctions.cpp).
@@ -140,5 +171,6 @@ def stream_context_streams(context: object) -> tuple[Any, Any]:
     return (_CONTEXT_STREAM.read(context), _CONTEXT_PREVIOUS.read(context))
 
 
-ENTRIES = (CUDA_BUILT, LAZY_CUDA_CALL, ENABLE_SYNC_WARNINGS, SYNC_WARNING_TEXT, CURRENT_STREAM,
-           UNPATCHED_EVENT_METHODS, SYNCHRONIZE_UNPATCHED, STREAM_CONTEXT_STREAMS)
+ENTRIES = (CUDA_BUILT, LAZY_CUDA_CALL, ENABLE_SYNC_WARNINGS, SYNC_DEBUG_MODE, SYNC_WARNING_TEXT,
+           CURRENT_STREAM, UNPATCHED_EVENT_METHODS, SYNCHRONIZE_UNPATCHED,
+           STREAM_CONTEXT_STREAMS)
