@@ -72,6 +72,7 @@ class Result:
 
     def assert_ok(self, fail_on: Conditions = None) -> None:
         """Raise GraphDoctorFailure if a condition of ``fail_on`` holds."""
+        __tracebackhide__ = True  # pytest shows the caller's line, not this one
         trips = self.failures(fail_on)
         if trips:
             raise GraphDoctorFailure(failure_text(self, trips), self, trips)
@@ -133,7 +134,8 @@ def recording(report_dir: str | os.PathLike[str] | None = None, *,
 
 
 class Recording:
-    """A block recorded in this process; its result once the block has ended."""
+    """A block recorded in this process (``with Recording(...)``); its result once the block
+    has ended. ``label`` names the recording in its report, ``site`` the caller's place."""
 
     def __init__(self, report_dir: str | os.PathLike[str] | None, label: str, site: str):
         self.label = label
@@ -146,7 +148,12 @@ class Recording:
         from graphdoctor.record.in_process import begin
 
         spool = self.report_path.with_name(self.report_path.name + ".spool")
-        self._in_process = begin(spool, self.label)
+        try:
+            self._in_process = begin(spool, self.label)
+        except BaseException:
+            self.report_path.unlink(missing_ok=True)
+            spool.unlink(missing_ok=True)
+            raise
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
@@ -162,6 +169,7 @@ class Recording:
         return self._result
 
     def assert_ok(self, fail_on: Conditions = None) -> None:
+        __tracebackhide__ = True
         self.result.assert_ok(fail_on)
 
 
@@ -174,12 +182,18 @@ def _finished(spool: Path, report_path: Path, site: str) -> Result:
 
 
 def result_of_spool(spool: str | os.PathLike[str], report_path: Path, site: str = "") -> Result:
-    """Build, diagnose and write the report of a recorded spool, as ``graphdoctor run`` does,
-    and tell whoever observes results (the pytest plugin)."""
-    from graphdoctor.report.io import save
+    """Build, diagnose and write the report of a recorded spool, as ``graphdoctor run``
+    does; see ``result_of_report``."""
     from graphdoctor.report.recorded import report_from_spools
 
-    report = report_from_spools([spool])
+    return result_of_report(report_from_spools([spool]), report_path, site)
+
+
+def result_of_report(report: Report, report_path: Path, site: str = "") -> Result:
+    """Write the report and give its result to whoever observes results (the pytest
+    plugin, which notes each report of a test)."""
+    from graphdoctor.report.io import save
+
     save(report, report_path)
     result = Result.of(report, report_path, site)
     for observer in tuple(_observers):  # one may stop observing as it is called

@@ -95,7 +95,7 @@ class TestRecorder:
         chosen = config.getoption("graphdoctor_dir")
         self._report_dir: Path | None = Path(chosen).absolute() if chosen else None
         # what records a test, and whether CUDA is there: tests of the plugin replace them
-        self.recording: Callable[..., Recording] = api.recording
+        self.recording: Callable[[Path | None, str, str], Recording] = api.Recording
         self.cuda_available: Callable[[], bool] = _cuda_available
         self._cuda: bool | None = None
         self._reports: list[Path] = []
@@ -164,7 +164,9 @@ class TestRecorder:
         fail_on = self._conditions_of(item)
         if fail_on is None:
             return (yield)
-        recording = self.recording(None, name=item.nodeid)  # into the folder set above
+        path, line, _ = item.location
+        # into the folder of the reports set above; the site is the test's own line
+        recording = self.recording(None, item.nodeid, f"{path}:{(line or 0) + 1}")
         recording.__enter__()
         item.stash[_HELD] = _Held(recording, fail_on)
         try:
