@@ -81,10 +81,14 @@ def _warm_up(recorder: Recorder, call: Callable[[], Any], times: int) -> None:
 def _captured(call: Callable[[], Any]) -> Any | None:
     """The graph of one call, or None if its capture failed (the recorder knows why)."""
     graph = torch.cuda.CUDAGraph()
+    stream = torch.cuda.current_stream()
     try:
         with torch.cuda.graph(graph):
             call()
     except Exception:  # noqa: BLE001 - a failed capture is the finding, not an error here
+        # torch.cuda.graph leaves its capture stream current when capture_end raises: the
+        # caller's code after the check must run where it ran before
+        torch.cuda.set_stream(stream)
         return None
     return graph
 
