@@ -22,12 +22,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from graphdoctor.diagnose.model import ERROR, SEVERITY_RANK, WARNING, Finding, Verdict
+from graphdoctor.diagnose.model import SEVERITY_RANK, WARNING, Finding, Verdict
+from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report.gates import TEST_CONDITIONS, Trip, parse_conditions
 from graphdoctor.report.gates import check as tripped
 
 if TYPE_CHECKING:
     from graphdoctor.record.in_process import InProcessRecording
+    from graphdoctor.record.recorder import Recorder
     from graphdoctor.report.document import Report
 
 # A ``fail_on``: "capture-failed,skipped", the same names in a list, or None for
@@ -104,7 +106,7 @@ def failure_text(result: Result, trips: list[Trip]) -> str:
 def _worst_findings(findings: Iterable[Finding]) -> list[Finding]:
     """The findings of severity error or warning, worst first, as many as a message holds."""
     shown = [f for f in findings if SEVERITY_RANK.get(f.severity, 9) <= SEVERITY_RANK[WARNING]]
-    return sorted(shown, key=lambda f: (f.severity != ERROR, *f.sort_key))[:MOST_FINDINGS_SHOWN]
+    return sorted(shown, key=lambda f: f.sort_key)[:MOST_FINDINGS_SHOWN]
 
 
 def check(fn: Callable[..., Any], /, *args: Any, warmup: int = 3, replays: int = 20,
@@ -116,13 +118,11 @@ def check(fn: Callable[..., Any], /, *args: Any, warmup: int = 3, replays: int =
     ``torch.cuda.graph``, replayed ``replays`` times and called eagerly as often, which
     measures the speedup (Python 3.12+). A capture that fails is in the result, not raised;
     NoCudaDevice where it cannot be tried."""
-    from graphdoctor.record import exercise, session
+    from graphdoctor.record import exercise
 
     exercise.require_device(fn)
     with Recording(report_dir, f"graphdoctor.check({_name_of(fn)})", _caller_site()) as rec:
-        recorder = session.running()
-        assert recorder is not None  # recording started one, or joined the running one
-        exercise.run(recorder, fn, args, kwargs, warmup, replays)
+        exercise.run(rec.recorder, fn, args, kwargs, warmup, replays)
     return rec.result
 
 
@@ -140,27 +140,36 @@ class Recording:
     def __init__(self, report_dir: str | os.PathLike[str] | None, label: str, site: str):
         self.label = label
         self.site = site
-        self.report_path = reserve_report_path(report_dir, label)
+        self._report_dir = report_dir
         self._in_process: InProcessRecording | None = None
         self._result: Result | None = None
 
     def __enter__(self) -> Recording:
         from graphdoctor.record.in_process import begin
 
-        spool = self.report_path.with_name(self.report_path.name + ".spool")
+        report_path = reserve_report_path(self._report_dir, self.label)
+        spool = report_path.with_name(report_path.name + ".spool")
         try:
             self._in_process = begin(spool, self.label)
         except BaseException:
-            self.report_path.unlink(missing_ok=True)
+            report_path.unlink(missing_ok=True)
             spool.unlink(missing_ok=True)
             raise
+        self._report_path = report_path
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  traceback: TracebackType | None) -> None:
         if self._in_process is not None:
             self._in_process.finish(error)
-            self._result = _finished(self._in_process.spool, self.report_path, self.site)
+            self._result = _finished(self._in_process.spool, self._report_path, self.site)
+
+    @property
+    def recorder(self) -> Recorder:
+        """The recorder the block runs under: its own, or the one it joined."""
+        if self._in_process is None:
+            raise RuntimeError("the recording has not started")
+        return self._in_process.recorder
 
     @property
     def result(self) -> Result:
@@ -174,9 +183,14 @@ class Recording:
 
 
 def _finished(spool: Path, report_path: Path, site: str) -> Result:
-    """The result of a finished recording; its spool is removed once the report is written
-    (and kept, for a bug report, if that fails)."""
-    result = result_of_spool(spool, report_path, site)
+    """The result of a finished recording; its spool is removed once the report is written,
+    and kept, for a bug report, if that fails."""
+    try:
+        result = result_of_spool(spool, report_path, site)
+    except Exception as error:
+        report_path.unlink(missing_ok=True)
+        raise GraphDoctorError(f"graphdoctor: internal error while building the report: "
+                               f"{error!r}; the raw recording is kept at {spool}") from error
     spool.unlink(missing_ok=True)
     return result
 

@@ -39,6 +39,7 @@ _RECORDED_UNCAUGHT = "_graphdoctor_uncaught"  # set on an exception once it is r
 
 class InProcessRecording(Protocol):
     spool: Path  # complete once ``finish`` returns
+    recorder: Recorder  # its own, or the running one it joined
 
     def finish(self, error: BaseException | None) -> None:
         """The block ended (raising ``error``): stop, and leave a complete spool."""
@@ -61,27 +62,27 @@ class _Own:
         self._started = time.perf_counter_ns()
         self._writer = SpoolWriter(spool)
         self._writer.write(sr.Hello(_hello(label)))
-        self._recorder = new_recorder(self._writer, "default")
-        _owned.append(self._recorder)
+        self.recorder = new_recorder(self._writer, "default")
+        _owned.append(self.recorder)
         try:
-            session.start(self._recorder)
+            session.start(self.recorder)
         except BaseException:
             self._close(None)
             raise
 
     def finish(self, error: BaseException | None) -> None:
         try:
-            _record_uncaught(self._recorder, error)
-            self._recorder.heartbeat()  # replay counts, as the child's flusher writes them
+            _record_uncaught(self.recorder, error)
+            self.recorder.heartbeat()  # replay counts, as the child's flusher writes them
         finally:
             self._close(error)
 
     def _close(self, error: BaseException | None) -> None:
         try:
-            session.stop(self._recorder)
+            session.stop(self.recorder)
         finally:
-            self._recorder.enabled = False  # a graph freed later must not write here
-            _owned.remove(self._recorder)
+            self.recorder.enabled = False  # a graph freed later must not write here
+            _owned.remove(self.recorder)
             for record in _end_records(error, self._started):
                 self._writer.write(record)
             self._writer.close()
@@ -93,13 +94,13 @@ class _Joined:
 
     def __init__(self, recorder: Recorder, spool: Path):
         self.spool = spool
-        self._recorder = recorder
+        self.recorder = recorder
         self._started = time.perf_counter_ns()
 
     def finish(self, error: BaseException | None) -> None:
-        _record_uncaught(self._recorder, error)
-        _settle(self._recorder)
-        shutil.copyfile(self._recorder.spool.path, self.spool)
+        _record_uncaught(self.recorder, error)
+        _settle(self.recorder)
+        shutil.copyfile(self.recorder.spool.path, self.spool)
         for record in _end_records(error, self._started):
             append_record(self.spool, record)
 

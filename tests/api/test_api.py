@@ -61,6 +61,18 @@ def test_an_exception_that_ends_the_block_is_raised_and_recorded(tmp_path: Path)
     assert trace.status.exit_code == 1
 
 
+def test_a_report_that_cannot_be_built_leaves_the_raw_recording(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any) -> Any:
+        raise ValueError("a rule broke")
+
+    monkeypatch.setattr(api, "result_of_spool", broken)
+    with pytest.raises(GraphDoctorError, match="raw recording is kept at .*spool"):
+        with graphdoctor.recording(tmp_path, name="kept"):
+            pass
+    assert [p.name for p in tmp_path.iterdir()] == ["kept.json.spool"]
+
+
 def test_reports_of_one_name_do_not_overwrite_each_other(tmp_path: Path) -> None:
     paths = {api.reserve_report_path(tmp_path, "tests/x.py::test[a/b]") for _ in range(3)}
     assert sorted(p.name for p in paths) == ["tests-x.py-test-a-b-2.json",
