@@ -282,3 +282,26 @@ def test_the_entry_point_names_the_plugin() -> None:
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["entry-points"]["pytest11"] == {"graphdoctor": "graphdoctor.pytest_plugin"}
+
+
+def test_the_readme_documents_the_options_and_the_default_conditions() -> None:
+    from graphdoctor import pytest_plugin
+    from graphdoctor.report.gates import TEST_CONDITIONS
+
+    class Options:
+        def __init__(self) -> None:
+            self.names: list[str] = []
+
+        def getgroup(self, *args: Any) -> Options:
+            return self
+
+        def addoption(self, *names: str, **settings: Any) -> None:
+            self.names += names
+
+    options = Options()
+    pytest_plugin.pytest_addoption(options)  # type: ignore[arg-type]
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## In your test suite"):readme.index("## Overhead")]
+    assert options.names and all(f"`{name}" in section for name in options.names)
+    assert f"`{','.join(TEST_CONDITIONS)}`" in section
+    assert "graphdoctor run" in section and "crash" in section and "hang" in section
