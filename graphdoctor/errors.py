@@ -20,3 +20,7 @@ class UnwritableFolderError(GraphDoctorError):
 
     def __init__(self, folder: object, error: OSError):
         super().__init__(f"cannot write in {folder} ({error.strerror or error})")
+
+
+class NoCudaDevice(GraphDoctorError):
+    """``graphdoctor.check`` was asked to capture a graph where no CUDA device is available."""

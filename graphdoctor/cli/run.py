@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
-import linecache
 import os
 import shlex
 import sys
@@ -175,8 +174,10 @@ def _request(options: RunOptions) -> RunRequest:
 
 
 def _built(spools: list[Path]) -> Report | None:
+    from graphdoctor.report.recorded import report_from_spools
+
     try:
-        return _report_from(spools)
+        return report_from_spools(spools)
     except Exception as error:  # noqa: BLE001 - keep the user's exit code and the raw data
         say(f"graphdoctor: internal error while building the report: {error!r}; "
             f"{_kept(spools)}")
@@ -198,19 +199,6 @@ def _saved(report: Report, options: RunOptions, spools: list[Path]) -> bool:
 
 def _kept(spools: list[Path]) -> str:
     return f"the raw recording is kept at {', '.join(map(str, spools))}"
-
-
-def _report_from(spools: list[Path]) -> Report:
-    """The report, diagnosed here, where the script's files can still be read."""
-    from graphdoctor.diagnose import diagnose, diagnose_ranks
-    from graphdoctor.report.document import build, build_ranks
-    from graphdoctor.trace.assemble import assemble_file
-
-    if len(spools) == 1:
-        trace = assemble_file(spools[0])
-        return build(trace, diagnose(trace, read_line=linecache.getline))
-    traces = {rank: assemble_file(spool) for rank, spool in enumerate(spools)}
-    return build_ranks(traces, diagnose_ranks(traces, read_line=linecache.getline))
 
 
 def _kept_name(keep: Path | None, rank: int, nproc: int) -> Path | None:

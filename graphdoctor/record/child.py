@@ -26,7 +26,7 @@ from graphdoctor.record.errors import record_exception
 from graphdoctor.record.on_torch_import import call_when_imported
 from graphdoctor.record.recorder import Recorder, new_recorder, register_fork_guard
 from graphdoctor.trace import spool_records as sr
-from graphdoctor.trace.names import UNCAUGHT
+from graphdoctor.trace.names import MODULE_TARGET, PATH_TARGET, UNCAUGHT
 from graphdoctor.trace.spool import SpoolWriter
 
 
@@ -37,7 +37,7 @@ def main() -> int:
     target = Target(config["target"], tuple(config["args"]), bool(config["module"]))
     spool.write(sr.Hello({"version": 1, "tool_version": __version__, "pid": os.getpid(),
                            "argv": config["argv"], "target": target.name,
-                           "target_kind": "module" if target.module else "path",
+                           "target_kind": MODULE_TARGET if target.module else PATH_TARGET,
                            "cwd": os.getcwd(), "mode": config["mode"],
                            "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}))
     # the file must outlive every frame, even a crash's

@@ -79,11 +79,14 @@ def _install_compile_hooks(recorder: Recorder, hooks: _CompileHooks) -> None:
     hooks.installed = True
     undos = hooks.undos
     undos.extend(_LogTap(recorder, name).attach() for name in compat.logger_names())
-    if not compat.register_compile_callbacks(
+    remove_callbacks = compat.register_compile_callbacks(
         functools.partial(_on_compile, recorder, COMPILE_START),
         functools.partial(_on_compile, recorder, COMPILE_END),
-    ):
+    )
+    if remove_callbacks is None:
         recorder.note("compile spans", "torch._dynamo.callback is missing")
+    else:
+        undos.append(remove_callbacks)
     manager = compat.tree_manager_class()
     if manager is None:
         recorder.note("compiled-function calls", "CUDAGraphTreeManager.run is missing")

@@ -29,6 +29,7 @@ from graphdoctor.record.calls import (
     CallSiteWatcher,
     EagerCallTimer,
     Monitor,
+    callee_code,
     innermost_user_frame,
 )
 from graphdoctor.record.errors import already_recorded, mark_recorded, record_exception
@@ -83,11 +84,13 @@ def install(recorder: Recorder) -> Uninstall:
         patch(torch.cuda, "make_graphed_callables", state.wrap_make_graphed_callables),
     ]
     recorder.heartbeats.append(state.progress)
+    recorder.follow = state.follow
     if not state.eager_timer.available:
         recorder.note("eager time of captured functions",
                       "needs Python 3.12 or newer (sys.monitoring)")
 
     def uninstall() -> None:
+        recorder.follow = None
         state.eager_timer.close()
         state.monitor.release()
         for undo in reversed(undos):
@@ -348,10 +351,24 @@ class _GraphHooks:
         target = item.forward if isinstance(item, torch.nn.Module) else item
         code = getattr(target, "__code__", None)
         if code is not None:
-            name = getattr(code, "co_qualname", code.co_name)
-            fn = self.rec.function_id(code, name, GRAPHED_FUNCTION, code.co_filename,
-                                      code.co_firstlineno)
-            self.eager_timer.watch(code, fn, -1)
+            self._time_eager_calls(code, GRAPHED_FUNCTION)
+
+    def _time_eager_calls(self, code: CodeType, kind: str) -> bool:
+        """Time every eager call of ``code`` from now on; a run of it inside a capture makes
+        it a callee of that capture. False where eager calls cannot be timed."""
+        name = getattr(code, "co_qualname", code.co_name)
+        fn = self.rec.function_id(code, name, kind, code.co_filename, code.co_firstlineno)
+        return self.eager_timer.watch(code, fn, -1)
+
+    # -- a capture made by graphdoctor for its caller ----------------------------------------
+    def follow(self, target: Any) -> bool:
+        """``target`` (a function, a bound method or a module) is about to be captured by
+        graphdoctor itself (``graphdoctor.check``): its capture then runs in graphdoctor's
+        own frame, whose calls the call-site watcher does not see, so the function is
+        followed from here, as ``make_graphed_callables``' are. False where its eager calls
+        cannot be timed (no Python code, or no sys.monitoring)."""
+        code = callee_code(target)
+        return code is not None and self._time_eager_calls(code, CAPTURED_FUNCTION)
 
 
 def _graph_deleted(rec: Recorder, graph: int) -> None:

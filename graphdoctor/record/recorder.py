@@ -5,7 +5,8 @@ Each source has an ``install(recorder) -> uninstall`` that patches one corner of
 through the recorder, which owns the clock, the stack table and the ids it hands out. What
 sources share goes through the recorder too, typed here: the GPU timer (``timer``), the
 allocator watch the capture source asks at each capture boundary (``memory``), the NVTX
-ranges (``nvtx``), and the captures and compiled calls in progress. Imports no torch: the
+ranges (``nvtx``), the capture source's ``follow`` (for a caller that captures a function
+itself), and the captures and compiled calls in progress. Imports no torch: the
 child builds the recorder before the script imports it.
 """
 
@@ -151,6 +152,9 @@ class Recorder:
         self.history: EagerClaims | None = None  # the eager history source, once installed
         self.nvtx = NvtxRanges()  # session enables them where the nvtx package is installed
         self.heartbeats: list[Callable[[], SpoolRecord | None]] = []
+        # the capture source's, while it is installed: follow a function the caller is about
+        # to capture itself (``graphdoctor.check``), see ``graphs._GraphHooks.follow``
+        self.follow: Callable[[Any], bool] | None = None
 
     # -- clock and ids -------------------------------------------------------------------
     def now(self) -> int:

@@ -49,8 +49,22 @@ def part_of(source: Source) -> str:
     return source.__module__.rsplit(".", 1)[-1]
 
 
+# The recorder whose sources are installed in this process: one at a time, since they patch
+# torch itself (the child's, or one of graphdoctor.check's in the user's own process).
+_running: list[Recorder] = []
+
+
+def running() -> Recorder | None:
+    """The recorder started in this process and not stopped yet, if any."""
+    return _running[0] if _running else None
+
+
 def start(recorder: Recorder) -> Recorder:
-    """Install every source on a recorder made by ``new_recorder``, once torch is imported."""
+    """Install every source on a recorder made by ``new_recorder``, once torch is imported.
+    RuntimeError if another recorder is running in this process."""
+    if _running:
+        raise RuntimeError("another graphdoctor recording is running in this process")
+    _running.append(recorder)
     off = recorder.config.off
     recorder.emit(sr.MetaInfo(devices.environment()))
     watch = memory.AllocatorWatch(recorder)
@@ -70,11 +84,24 @@ def start(recorder: Recorder) -> Recorder:
 
 
 def _start_timer(recorder: Recorder) -> None:
-    """Once the script initializes CUDA: time replays and calls on the GPU from then on."""
-    recorder.timer = EventTimer(recorder)
+    """Once the script initializes CUDA: time replays and calls on the GPU from then on
+    (unless the recording has stopped by then)."""
+    if recorder in _running:
+        recorder.timer = EventTimer(recorder)
 
 
 def stop(recorder: Recorder) -> None:
+    """Settle what is pending and remove every source, even where settling fails."""
+    try:
+        _settle(recorder)
+    finally:
+        recorder.nvtx.disable()
+        recorder.uninstall()
+        if recorder in _running:
+            _running.remove(recorder)
+
+
+def _settle(recorder: Recorder) -> None:
     initialized = compat.cuda_built() and _cuda_initialized()
     if initialized and recorder.timer is not None:
         recorder.timer.resolve(wait=True)
@@ -83,8 +110,6 @@ def stop(recorder: Recorder) -> None:
         recorder.memory.finish()
         recorder.memory.sample(-1)
     recorder.emit(sr.CudaState(_cuda_state()))
-    recorder.nvtx.disable()
-    recorder.uninstall()
 
 
 def _cuda_initialized() -> bool:

@@ -106,6 +106,9 @@ class SyncDebugMode:
         self._in_force: int | None = None  # the mode graphdoctor last set
         self._applying = False  # setting the mode changes the filters for a moment itself
         self._noted: set[str] = set()
+        # a recording inside the script's process (graphdoctor.check) ends before CUDA may
+        # first start: the late lazy call must then leave the mode alone
+        self._removed = False
 
     @property
     def script_sees_warnings(self) -> bool:
@@ -121,6 +124,7 @@ class SyncDebugMode:
             self._rec.note(NOT_RECORDED, "torch.cuda._lazy_call is missing")
 
         def uninstall() -> None:
+            self._removed = True
             for undo in reversed(undos):
                 undo()
             if self._started:
@@ -130,6 +134,8 @@ class SyncDebugMode:
         return uninstall
 
     def start(self) -> None:
+        if self._removed:
+            return
         self._started = True
         self.apply()
 

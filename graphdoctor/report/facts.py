@@ -33,7 +33,7 @@ from graphdoctor.diagnose.model import (
 from graphdoctor.trace.endings import INTERRUPTED, SIGNALLED, TIMED_OUT, UNKNOWN, signal_name
 from graphdoctor.trace.event_kinds import KINDS, rows_of
 from graphdoctor.trace.model import PHASES, USER, ExceptionRecord, Frame, Graph, Trace
-from graphdoctor.trace.names import CAPTURE_FAILED
+from graphdoctor.trace.names import CAPTURE_FAILED, IN_PROCESS_TARGET
 
 if TYPE_CHECKING:
     from graphdoctor.report.document import Report
@@ -242,6 +242,9 @@ def environment(trace: Trace) -> list[tuple[str, str]]:
 
 
 def command_line(trace: Trace) -> str:
+    """The command that made the recording, or what recorded it inside the user's process."""
+    if trace.meta.target_kind == IN_PROCESS_TARGET:
+        return clean(f"# recorded in-process: {trace.meta.target}")
     argv = trace.meta.argv or ("run", trace.meta.target)
     return clean("graphdoctor " + shlex.join(argv))
 

@@ -45,6 +45,7 @@ from graphdoctor.trace.names import (
     COMPILE,
     CUDA_GRAPH,
     EAGER_CALL,
+    PATH_TARGET,
     REPLAYING_CALL,
     STILL_CAPTURING,
     WARMUP_CALL,
@@ -199,7 +200,7 @@ def _meta(b: Builder) -> Meta:
                           f"recorder's?): {', '.join(sorted(b.unknown_tags))}"))
     return Meta(
         tool_version=m.get("tool_version", ""), argv=tuple(m.get("argv", ())),
-        target=m.get("target", ""), target_kind=m.get("target_kind", "path"),
+        target=m.get("target", ""), target_kind=m.get("target_kind", PATH_TARGET),
         cwd=m.get("cwd", ""), started_at=m.get("started_at", ""), mode=m.get("mode", "default"),
         python=m.get("python", ""), torch=m.get("torch", ""), cuda=m.get("cuda", ""),
         platform=m.get("platform", ""), hostname=m.get("hostname", ""),

@@ -32,6 +32,7 @@ from graphdoctor.trace.event_kinds import (
     WarningRecord,
     empty_tables,
 )
+from graphdoctor.trace.names import PATH_TARGET
 
 __all__ = [  # the rows of the event kinds, for importers of the trace model
     "NONE", "TABLE_ROWS", "Alloc", "Call", "Collective", "CompileEvent", "ErrorLink",
@@ -143,7 +144,7 @@ class Meta:
     tool_version: str = ""
     argv: tuple[str, ...] = ()
     target: str = ""
-    target_kind: str = "path"  # path | module
+    target_kind: str = PATH_TARGET  # one of the target kinds of graphdoctor.trace.names
     cwd: str = ""
     started_at: str = ""
     mode: str = "default"  # default | full

@@ -1,12 +1,19 @@
 """The words that cross from the recorder to every reader, each named once.
 
-A graph's status, the API it was made with, a timed call's mode, a followed function's
-kind, where an exception was seen, the kinds of compile event, and the sync kind of torch's
-own syncs: the recorder writes these strings into the spool, and the rules, reports and
-screens compare against them. Torch-free, so the readers import them without torch.
+What a recording ran, a graph's status, the API it was made with, a timed call's mode, a
+followed function's kind, where an exception was seen, the kinds of compile event, and the
+sync kind of torch's own syncs: the recorder writes these strings into the spool, and the
+rules, reports and screens compare against them. Torch-free, so the readers import them
+without torch.
 """
 
 from __future__ import annotations
+
+# What a recording ran: a script's path or a module (graphdoctor run), or a block of code
+# in the caller's own process (graphdoctor.check, graphdoctor.recording).
+PATH_TARGET = "path"
+MODULE_TARGET = "module"
+IN_PROCESS_TARGET = "in-process"
 
 # A graph's status at the end of its capture.
 CAPTURED = "captured"

@@ -289,11 +289,16 @@ def current_compile_id() -> None:
 def register_compile_callbacks() -> None:
     calls: list[tuple[str, tuple[str, str]]] = []
     torch._dynamo.reset()  # which also unregisters every callback
-    assert compat.register_compile_callbacks(
+    remove = compat.register_compile_callbacks(
         lambda *args: calls.append(("start", compat.callback_args(args))),
         lambda *args: calls.append(("end", compat.callback_args(args))))
+    assert remove is not None
     torch.compile(lambda x: x + 1, backend="eager")(torch.ones(2))
     assert [kind for kind, _ in calls[:2]] == ["start", "end"], calls
+    remove()
+    torch.compile(lambda x: x + 2, backend="eager")(torch.ones(2))
+    assert len(calls) == 2, calls
+    remove()  # a second time, or after torch._dynamo.reset(): nothing left to remove
 
 
 def callback_args() -> None:
@@ -311,6 +316,16 @@ def dynamo_counters() -> None:
     torch.compile(lambda x: x - 1, backend="eager")(torch.ones(2))
     counters = compat.dynamo_counters()
     assert counters.get("stats"), counters
+
+
+def is_compiled() -> None:
+    def plain(x: torch.Tensor) -> torch.Tensor:
+        return x + 1
+
+    module = torch.nn.Linear(2, 2)
+    assert compat.is_compiled(torch.compile(plain, backend="eager"))
+    assert compat.is_compiled(torch.compile(module, backend="eager"))
+    assert not compat.is_compiled(plain) and not compat.is_compiled(module)
 
 
 def tree_manager_class() -> None:
@@ -398,7 +413,8 @@ EXERCISES: dict[str, Callable[[], None]] = {
     "register_compile_callbacks": register_compile_callbacks, "callback_args": callback_args,
     "dynamo_counters": dynamo_counters, "tree_manager_class": tree_manager_class,
     "tree_compile_id": tree_compile_id, "tree_input_copies": tree_input_copies,
-    "compiled_module": compiled_module, "MODULE_CALLS": module_calls,
+    "is_compiled": is_compiled, "compiled_module": compiled_module,
+    "MODULE_CALLS": module_calls,
     "is_torch_machinery": is_torch_machinery,
     "c10d_module": c10d_module, "group_name": group_name,
 }

@@ -8,6 +8,7 @@ once the script first calls ``torch.compile``.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +23,7 @@ from graphdoctor.record.compat.resolve import (
     TorchName,
     TorchSource,
 )
-from graphdoctor.record.compat.versions import LOGGERS_SEEN, RUN_SEEN
+from graphdoctor.record.compat.versions import CPU, LOGGERS_SEEN, RUN_NOT_SEEN, RUN_SEEN
 
 # Artifact loggers (module.__artifact). Skips went to perf_hints up to 2.10, cudagraphs from 2.11.
 SKIP_LOGGERS = (
@@ -53,20 +54,34 @@ def logger(name: str) -> logging.Logger:
 
 
 _CALLBACK_HANDLER = TorchName("torch._dynamo.callback", "callback_handler")
-REGISTER_COMPILE_CALLBACKS = Entry("register_compile_callbacks", RUN_SEEN, (
-    TorchName("torch._dynamo.callback", "callback_handler.register_start_callback"),
-    TorchName("torch._dynamo.callback", "callback_handler.register_end_callback"),
-))
+REGISTER_COMPILE_CALLBACKS = Entry(
+    "register_compile_callbacks", f"{RUN_SEEN}; their removal: {CPU} only", (
+        TorchName("torch._dynamo.callback", "callback_handler.register_start_callback"),
+        TorchName("torch._dynamo.callback", "callback_handler.register_end_callback"),
+        TorchName("torch._dynamo.callback", "callback_handler.remove_start_callback"),
+        TorchName("torch._dynamo.callback", "callback_handler.remove_end_callback"),
+    ))
 
 
 def register_compile_callbacks(on_start: Callable[..., None],
-                               on_end: Callable[..., None]) -> bool:
+                               on_end: Callable[..., None]) -> Callable[[], None] | None:
+    """Have dynamo call ``on_start`` and ``on_end`` around each compilation; the undo, or
+    None where this torch has no compile callbacks."""
     handler = _CALLBACK_HANDLER.resolve()
     if handler is None:
-        return False
+        return None
     handler.register_start_callback(on_start)
     handler.register_end_callback(on_end)
-    return True
+
+    def remove() -> None:
+        for method, callback in (("remove_start_callback", on_start),
+                                 ("remove_end_callback", on_end)):
+            try:
+                getattr(handler, method)(callback)
+            except (AttributeError, ValueError):  # torch._dynamo.reset() cleared them all
+                pass
+
+    return remove
 
 
 _CALLBACK_ARGS = TorchName("torch._dynamo.callback", "CallbackArgs")
@@ -149,6 +164,19 @@ def tree_input_copies(manager: Any, function_id: Any, inputs: Any) -> tuple[int,
     return (len(copied), sum(t.untyped_storage().nbytes() if t.numel() else 0 for t in copied))
 
 
+_ORIGINAL_CALLABLE = "_torchdynamo_orig_callable"
+IS_COMPILED = Entry("is_compiled", RUN_NOT_SEEN, (
+    TorchSource(TorchName("torch._dynamo.eval_frame", "_TorchDynamoContext.__call__"),
+                (_ORIGINAL_CALLABLE,)),
+))
+
+
+def is_compiled(fn: Any) -> bool:
+    """Whether ``fn`` is what ``torch.compile`` returned (for a function or a module).
+    Nothing was compiled before dynamo is imported, and this does not import it."""
+    return "torch._dynamo" in sys.modules and hasattr(fn, _ORIGINAL_CALLABLE)
+
+
 _ORIGINAL_MODULE = TorchAttribute(TorchName("torch._dynamo.eval_frame", "OptimizedModule"),
                                   "_orig_mod")
 COMPILED_MODULE = Entry("compiled_module", RUN_SEEN, (_ORIGINAL_MODULE,))
@@ -191,4 +219,4 @@ def is_torch_machinery(path: str) -> bool:
 
 ENTRIES = (LOGGER_NAMES, REGISTER_COMPILE_CALLBACKS, CALLBACK_ARGS, CURRENT_COMPILE_ID,
            DYNAMO_COUNTERS, TREE_MANAGER_CLASS, TREE_COMPILE_ID, TREE_INPUT_COPIES,
-           COMPILED_MODULE, MODULE_CALL_NAMES, TORCH_MACHINERY)
+           IS_COMPILED, COMPILED_MODULE, MODULE_CALL_NAMES, TORCH_MACHINERY)

@@ -21,6 +21,7 @@ _NOT_SEEN = f"{GPU}: not checked yet"
 RUN_SEEN = f"{_RUN}; {_SEEN}"
 RUN_NOT_SEEN = f"{_RUN}; {_NOT_SEEN}"
 CHECKED_SEEN = f"{_CHECKED}; {_SEEN}"
+CHECKED_NOT_SEEN = f"{_CHECKED}; {_NOT_SEEN}"
 LOGGERS_SEEN = (f"{_RUN}; {GPU}: the cudagraphs loggers of cudagraph_utils, cudagraph_trees "
                 "and scheduler and symbolic_convert's graph_breaks seen logging in "
                 "fixtures/recordings (skips went to perf_hints up to 2.10)")
