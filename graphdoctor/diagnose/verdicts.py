@@ -123,12 +123,19 @@ def _function_verdict(view: TraceView, fn: Function, findings: Sequence[Finding]
 def _graphs_off_verdict(view: TraceView, fn: Function) -> Verdict:
     """A function that ran without CUDA graphs, in a run that switched them off."""
     m = measure.of_function(view, fn.id)
-    times = (f"{us(m.eager)} GPU time and {us(m.eager_host)} host time per call (medians "
-             f"of {m.eager.n}, IQR {m.eager.spread:.0%})" if m.eager and m.eager_host
-             else "no eager call timed")
     return Verdict(f"{fn.kind} {fn.name} ({_where(fn)})", WITHOUT_GRAPHS,
-                   f"ran without CUDA graphs ({GRAPHS_ENV}={GRAPHS_OFF}): {times}",
+                   f"ran without CUDA graphs ({GRAPHS_ENV}={GRAPHS_OFF}): {_eager_times(m)}",
                    function=fn.id, measurements=m.as_dict())
+
+
+def _eager_times(m: measure.Measurement) -> str:
+    if m.eager is not None and m.eager_host is not None:
+        return (f"{us(m.eager)} GPU time and {us(m.eager_host)} host time per call (medians "
+                f"of {m.eager.n}, IQR {m.eager.spread:.0%})")
+    if m.eager_host is not None:
+        return (f"{us(m.eager_host)} host time per call (median of {m.eager_host.n}, IQR "
+                f"{m.eager_host.spread:.0%}); GPU time not timed")
+    return "no eager call timed"
 
 
 def _unattributed_skips(view: TraceView, findings: Sequence[Finding]) -> list[Verdict]:

@@ -26,3 +26,5 @@ LOGGERS_SEEN = (f"{_RUN}; {GPU}: the cudagraphs loggers of cudagraph_utils, cuda
                 "fixtures/recordings (skips went to perf_hints up to 2.10)")
 STUB_SEEN = f"{_STUB}; {_SEEN}"
 CUDA_TEXT_SEEN = f"{CPU}: a CPU build cannot check it; {_SEEN}"
+# Read in PyTorch's own source (main at 004e5d35, 2026) as well as run on the CPU build.
+RUN_SOURCE_READ = f"{_RUN}; {_NOT_SEEN} (PyTorch main's source at 004e5d35 reads the same)"
