@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from graphdoctor.cli.baseline_run import kept_name, record_baseline
 from graphdoctor.cli.common import handle_errors, say
 from graphdoctor.cli.reporting import fail_on_option, gate_exit
 from graphdoctor.cli.run_output import report_path
@@ -24,6 +25,7 @@ from graphdoctor.report.redact import WHAT_GOES
 if TYPE_CHECKING:
     from graphdoctor.launch.supervisor import RunRequest
     from graphdoctor.report.document import Report
+    from graphdoctor.trace.model import Trace
 
 RUN_HELP = f"""Run TARGET under graphdoctor and write a report.
 
@@ -70,16 +72,22 @@ Exit codes:
 @fail_on_option(CONDITIONS, "listed above")
 @click.option("--redact", is_flag=True,
               help=f"Write a report to share: it leaves out {WHAT_GOES}.")
+@click.option("--baseline", is_flag=True,
+              help="Then run the script again with CUDA graphs off (torch.compile without "
+                   "them, make_graphed_callables' callables as they are) and measure the "
+                   "graphs that never ran eagerly against its calls.")
 @click.argument("target")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @handle_errors
 def run(module: bool, output: Path | None, full: bool, timeout: float | None, nproc: int,
         keep_spool: Path | None, quiet: bool, tui: bool, fail_on: tuple[str, ...],
-        redact: bool, target: str, args: tuple[str, ...]) -> None:
+        redact: bool, baseline: bool, target: str, args: tuple[str, ...]) -> None:
     _check_target(target, module)
+    if baseline and nproc > 1:
+        raise GraphDoctorError("--baseline runs one process; leave out --nproc-per-node")
     options = RunOptions(target, args, module, report_path(output, target, nproc),
                          "full" if full else "default", timeout, nproc, keep_spool, quiet,
-                         redact)
+                         redact, baseline)
     exit_code, report = _record_and_report(options)
     if tui and report is not None:
         _open_tui(report, options.output)
@@ -110,6 +118,7 @@ class RunOptions:
     keep_spool: Path | None
     quiet: bool
     redact: bool
+    baseline: bool = False
 
 
 def _gated(exit_code: int, report: Report | None, fail_on: tuple[str, ...]) -> int:
@@ -152,13 +161,19 @@ def _check_module(name: str) -> None:
 def _record_and_report(options: RunOptions) -> tuple[int, Report | None]:
     from graphdoctor.launch.supervisor import record
 
-    end = record(_request(options))
+    request = _request(options)
+    end = record(request)
     spools = list(end.spools)
-    report = _built(spools)
+    second = record_baseline(request, end, options.quiet) if options.baseline else None
+    report = _built(spools, second.trace if second else None)
+    if second is not None:
+        spools.append(second.spool)  # kept where the report cannot be built, as the first
     if report is None or not _saved(report, options, spools):
         return end.exit_code, None
-    for rank, kept in enumerate(spools):
+    for rank, kept in enumerate(end.spools):
         _finish_spool(kept, _kept_name(options.keep_spool, rank, options.nproc))
+    if second is not None:
+        _finish_spool(second.spool, kept_name(options.keep_spool))
     if not options.quiet:
         _print_outcome(report, options.output)
     return end.exit_code, report
@@ -174,9 +189,9 @@ def _request(options: RunOptions) -> RunRequest:
                       options.timeout, argv=tuple(sys.argv[1:]), nproc=options.nproc)
 
 
-def _built(spools: list[Path]) -> Report | None:
+def _built(spools: list[Path], baseline: Trace | None) -> Report | None:
     try:
-        return _report_from(spools)
+        return _report_from(spools, baseline)
     except Exception as error:  # noqa: BLE001 - keep the user's exit code and the raw data
         say(f"graphdoctor: internal error while building the report: {error!r}; "
             f"{_kept(spools)}")
@@ -200,15 +215,17 @@ def _kept(spools: list[Path]) -> str:
     return f"the raw recording is kept at {', '.join(map(str, spools))}"
 
 
-def _report_from(spools: list[Path]) -> Report:
-    """The report, diagnosed here, where the script's files can still be read."""
+def _report_from(spools: list[Path], baseline: Trace | None) -> Report:
+    """The report, diagnosed here, where the script's files can still be read; eager calls
+    this run lacks come from ``baseline``, the run with CUDA graphs off."""
     from graphdoctor.diagnose import diagnose, diagnose_ranks
     from graphdoctor.report.document import build, build_ranks
     from graphdoctor.trace.assemble import assemble_file
 
     if len(spools) == 1:
         trace = assemble_file(spools[0])
-        return build(trace, diagnose(trace, read_line=linecache.getline))
+        return build(trace, diagnose(trace, read_line=linecache.getline, baseline=baseline),
+                     baseline=baseline)
     traces = {rank: assemble_file(spool) for rank, spool in enumerate(spools)}
     return build_ranks(traces, diagnose_ranks(traces, read_line=linecache.getline))
 
