@@ -46,17 +46,18 @@ def record_baseline(request: RunRequest, first: RunEnd, quiet: bool) -> Baseline
         say(f"graphdoctor: --baseline: running {request.target} again with CUDA graphs off")
     end = record(graphs_off(request))
     spool = end.spools[0]
-    return BaselineRecording(spool, assembled(spool))
+    return BaselineRecording(spool, assembled(spool, "the --baseline run"))
 
 
-def assembled(spool: Path) -> Trace | None:
+def assembled(spool: Path, run: str) -> Trace | None:
+    """The trace of ``run``'s spool, or None (said on stderr) where it cannot be read."""
     from graphdoctor.trace.assemble import assemble_file
 
     try:
         return assemble_file(spool)
-    except Exception as error:  # noqa: BLE001 - the first run's report still stands
-        say(f"graphdoctor: the --baseline run's recording could not be read ({error!r}); "
-            "the report goes without it")
+    except Exception as error:  # noqa: BLE001 - the other runs' reports still stand
+        say(f"graphdoctor: the recording of {run} could not be read ({error!r}); it is left "
+            "out")
         return None
 
 

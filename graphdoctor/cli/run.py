@@ -82,7 +82,7 @@ Exit codes:
 def run(module: bool, output: Path | None, full: bool, timeout: float | None, nproc: int,
         keep_spool: Path | None, quiet: bool, tui: bool, fail_on: tuple[str, ...],
         redact: bool, baseline: bool, target: str, args: tuple[str, ...]) -> None:
-    _check_target(target, module)
+    check_target(target, module)
     if baseline and nproc > 1:
         raise GraphDoctorError("--baseline runs one process; leave out --nproc-per-node")
     options = RunOptions(target, args, module, report_path(output, target, nproc),
@@ -132,7 +132,7 @@ def _gated(exit_code: int, report: Report | None, fail_on: tuple[str, ...]) -> i
     return gate_exit(check(report, fail_on), otherwise=exit_code)
 
 
-def _check_target(target: str, module: bool) -> None:
+def check_target(target: str, module: bool) -> None:
     if module:
         _check_module(target)
         return
