@@ -43,7 +43,7 @@ they are; raw torch.cuda.graph captures stay), and each --variant:
   --variant tf32:NVIDIA_TF32_OVERRIDE=1        an environment setting
   --variant bf16:--dtype bf16                  arguments after the script's own
   --variant big:BATCH=64,SEQ=2048 --steps 20   both, settings first
-Each run is a full graphdoctor run (a crash or --timeout still leaves its report);
+Each run is a full graphdoctor run (a crash or --timeout still leaves its figures);
 runs alternate in rotating order, --repeats times. Per graph and followed function
 and per variant, the table gives p50 and p95 of GPU and host time per call, the
 calls timed, and the variant's verdict. The as-written runs are measured against
@@ -79,7 +79,7 @@ class _Recorded:
 @click.option("--repeats", type=click.IntRange(min=1), default=2, show_default=True,
               help="Runs of each variant.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
-              help="Stop each run after SECONDS (its report is kept, marked incomplete).")
+              help="Stop each run after SECONDS (the list of runs says it timed out).")
 @click.option("-f", "--format", "output_format", default="text", show_default=True,
               type=click.Choice(["text", "json"]), help="What to print.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),

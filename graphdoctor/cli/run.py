@@ -165,10 +165,9 @@ def _record_and_report(options: RunOptions) -> tuple[int, Report | None]:
     end = record(request)
     spools = list(end.spools)
     second = record_baseline(request, end, options.quiet) if options.baseline else None
-    report = _built(spools, second.trace if second else None)
-    if second is not None:
-        spools.append(second.spool)  # kept where the report cannot be built, as the first
-    if report is None or not _saved(report, options, spools):
+    recordings = [*spools, second.spool] if second else spools  # kept if no report is made
+    report = _built(spools, second.trace if second else None, recordings)
+    if report is None or not _saved(report, options, recordings):
         return end.exit_code, None
     for rank, kept in enumerate(end.spools):
         _finish_spool(kept, _kept_name(options.keep_spool, rank, options.nproc))
@@ -189,12 +188,13 @@ def _request(options: RunOptions) -> RunRequest:
                       options.timeout, argv=tuple(sys.argv[1:]), nproc=options.nproc)
 
 
-def _built(spools: list[Path], baseline: Trace | None) -> Report | None:
+def _built(spools: list[Path], baseline: Trace | None,
+           recordings: list[Path]) -> Report | None:
     try:
         return _report_from(spools, baseline)
     except Exception as error:  # noqa: BLE001 - keep the user's exit code and the raw data
         say(f"graphdoctor: internal error while building the report: {error!r}; "
-            f"{_kept(spools)}")
+            f"{_kept(recordings)}")
         return None
 
 

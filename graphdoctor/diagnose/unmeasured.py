@@ -19,7 +19,7 @@ import re
 from graphdoctor.diagnose.measure import MIN_SAMPLES, Measurement
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Function, Graph
-from graphdoctor.trace.names import GRAPHED_CALLABLES, MANUAL_APIS
+from graphdoctor.trace.names import MANUAL_APIS
 
 BLOCK_LINES = 12  # lines after a capture's first line searched for the captured call
 EAGER_TIMING_PYTHON = (3, 12)  # sys.monitoring: graphdoctor times eager calls from here
@@ -29,15 +29,15 @@ BASELINE_ADVICE = ("use `graphdoctor run --baseline`: it runs the script again w
 
 
 def for_graph(view: TraceView, graph: Graph, m: Measurement) -> str:
-    """What to add for a replayed graph that no eager call measured."""
+    """What to add for a replayed graph (a raw capture, or one of make_graphed_callables)
+    that no eager call measured."""
     names = _callee_names(view, graph)
     if graph.api in MANUAL_APIS:
         return _for_raw_capture(view, graph, names, m) + _python_note(view)
     if view.baseline is not None:
         return ("the --baseline run timed no eager call of the code this graph ran"
                 + ("" if names else " (a backward pass's graph has no call of its own)"))
-    how = "the original callables" if graph.api == GRAPHED_CALLABLES else "no CUDA graphs"
-    return BASELINE_ADVICE.format(how=how)
+    return BASELINE_ADVICE.format(how="the original callables") + _python_note(view)
 
 
 def for_function(view: TraceView, fn: Function) -> str:
