@@ -24,16 +24,17 @@ from graphdoctor.trace.names import MANUAL_APIS
 BLOCK_LINES = 12  # lines after a capture's first line searched for the captured call
 EAGER_TIMING_PYTHON = (3, 12)  # sys.monitoring: graphdoctor times eager calls from here
 TIMED = "graphdoctor times each eager call"
-BASELINE_ADVICE = ("use `graphdoctor run --baseline`: it runs the script again with CUDA "
-                   "graphs off ({how}) and compares per call")
+TO_MEASURE = "to measure one, "
+BASELINE_ADVICE = (TO_MEASURE + "use `graphdoctor run --baseline`: it runs the script again "
+                   "with CUDA graphs off ({how}) and compares per call")
 
 
 def for_graph(view: TraceView, graph: Graph, m: Measurement) -> str:
     """What to add for a replayed graph (a raw capture, or one of make_graphed_callables)
-    that no eager call measured."""
+    that no eager call measured, or why the --baseline run did not measure it."""
     names = _callee_names(view, graph)
     if graph.api in MANUAL_APIS:
-        return _for_raw_capture(view, graph, names, m) + _python_note(view)
+        return TO_MEASURE + _for_raw_capture(view, graph, names, m) + _python_note(view)
     if view.baseline is not None:
         return ("the --baseline run timed no eager call of the code this graph ran"
                 + ("" if names else " (a backward pass's graph has no call of its own)"))

@@ -84,7 +84,7 @@ def _kind_and_summary(m: measure.Measurement, advice: str) -> tuple[str, str]:
                   "not timed: the run ended before their GPU time was known")
         return UNMEASURED, (f"replayed {m.replays} times ({replay}); no eager run of the same "
                             "code to compare with, so no speedup is claimed"
-                            + (f"; to measure one, {advice}" if advice else ""))
+                            + (f"; {advice}" if advice else ""))
     speedup = compared.speedup
     detail = compared_detail(m, compared)
     if speedup >= FASTER_FROM:

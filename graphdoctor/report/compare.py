@@ -71,6 +71,7 @@ class Row:
     gpu: Stat | None
     host: Stat | None
     verdict: VerdictOverRuns | None
+    ran: bool = True  # whether the subject was in this variant's runs at all
 
 
 @dataclass(frozen=True)
@@ -169,7 +170,7 @@ def _rows(pools: dict[str, dict[Key, _Pool]]) -> list[Row]:
         for variant, variant_pools in pools.items():
             found = variant_pools.get(key)
             rows.append(_row(label, variant, found) if found else
-                        Row(label, variant, "", None, None, None))
+                        Row(label, variant, "", None, None, None, ran=False))
     return rows
 
 
@@ -218,7 +219,7 @@ def to_json(result: CompareResult) -> dict[str, Any]:
 def _row_json(row: Row) -> dict[str, Any]:
     verdict = row.verdict
     return {
-        "subject": row.subject, "variant": row.variant, "calls": row.calls,
+        "subject": row.subject, "variant": row.variant, "ran": row.ran, "calls": row.calls,
         "samples": row.host.n if row.host else 0,
         "gpu_us": _percentiles(row.gpu), "host_us": _percentiles(row.host),
         "verdict": None if verdict is None else {

@@ -65,7 +65,7 @@ def _table(result: CompareResult) -> RenderableType:
 
 
 def _cells(row: Row) -> list[Text]:
-    if not row.calls and row.verdict is None:
+    if not row.ran:
         return [_t(row.variant), _t("not run", "dim"), *(_t("-") for _ in range(6)), _t("")]
     return [_t(row.variant), _t(row.calls or "-"), _t(row.host.n if row.host else 0),
             _t(_us(row.gpu, "median_us")), _t(_us(row.gpu, "p95_us")),

@@ -83,9 +83,10 @@ def test_graphs_and_their_callees_get_rows_of_their_own() -> None:
     forward_written, forward_off = rows[:2]
     assert forward_written.calls == "replay" and forward_written.verdict is not None
     assert forward_written.verdict.kind == "faster"
-    assert (forward_off.calls, forward_off.verdict) == ("", None)  # no graph with graphs off
+    assert (forward_off.ran, forward_off.verdict) == (False, None)  # no graph: graphs off
     graphed_written, graphed_off = rows[4:]
-    assert graphed_written.calls == "" and graphed_written.host is None  # warm-up calls only
+    assert graphed_written.ran and graphed_written.calls == ""  # warm-up calls only
+    assert graphed_written.host is None
     assert graphed_off.calls == "eager" and graphed_off.verdict is not None
 
 
@@ -100,7 +101,7 @@ def test_the_json_says_which_run_each_number_came_from() -> None:
     assert [(r["variant"], r["repeat"], r["order"]) for r in data["runs"]] == [
         ("as-written", 0, 0), ("graphs-off", 0, 1), ("graphs-off", 1, 2), ("as-written", 1, 3)]
     row = data["rows"][0]
-    assert set(row) == {"subject", "variant", "calls", "samples", "gpu_us", "host_us",
+    assert set(row) == {"subject", "variant", "ran", "calls", "samples", "gpu_us", "host_us",
                         "verdict"}
     assert row["samples"] == 596 and set(row["gpu_us"]) == {"p50", "p95", "n"}
     assert row["gpu_us"]["p95"] >= row["gpu_us"]["p50"]
