@@ -10,6 +10,7 @@ from __future__ import annotations
 import click
 
 from graphdoctor import __version__
+from graphdoctor.cli.compare_cmd import compare
 from graphdoctor.cli.diff_cmd import diff
 from graphdoctor.cli.export_cmd import export
 from graphdoctor.cli.report_cmd import report
@@ -29,6 +30,7 @@ def main() -> None:
     graphdoctor report REPORT             summary; -f markdown for a GitHub issue
     graphdoctor export REPORT             Chrome trace for Perfetto
     graphdoctor diff A B                  what changed between two runs
+    graphdoctor compare script.py         as written vs CUDA graphs off, per call
     """
 
 
@@ -38,4 +40,5 @@ main.add_command(explain)
 main.add_command(report)
 main.add_command(export)
 main.add_command(diff)
+main.add_command(compare)
 main.add_command(view)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from graphdoctor.cli.baseline_run import kept_name, record_baseline
 from graphdoctor.cli.common import handle_errors, say
 from graphdoctor.cli.reporting import fail_on_option, gate_exit
 from graphdoctor.cli.run_output import report_path
@@ -23,6 +24,7 @@ from graphdoctor.report.redact import WHAT_GOES
 if TYPE_CHECKING:
     from graphdoctor.launch.supervisor import RunRequest
     from graphdoctor.report.document import Report
+    from graphdoctor.trace.model import Trace
 
 RUN_HELP = f"""Run TARGET under graphdoctor and write a report.
 
@@ -69,16 +71,22 @@ Exit codes:
 @fail_on_option(CONDITIONS, "listed above")
 @click.option("--redact", is_flag=True,
               help=f"Write a report to share: it leaves out {WHAT_GOES}.")
+@click.option("--baseline", is_flag=True,
+              help="Then run the script again with CUDA graphs off (torch.compile without "
+                   "them, make_graphed_callables' callables as they are) and measure the "
+                   "graphs that never ran eagerly against its calls.")
 @click.argument("target")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @handle_errors
 def run(module: bool, output: Path | None, full: bool, timeout: float | None, nproc: int,
         keep_spool: Path | None, quiet: bool, tui: bool, fail_on: tuple[str, ...],
-        redact: bool, target: str, args: tuple[str, ...]) -> None:
-    _check_target(target, module)
+        redact: bool, baseline: bool, target: str, args: tuple[str, ...]) -> None:
+    check_target(target, module)
+    if baseline and nproc > 1:
+        raise GraphDoctorError("--baseline runs one process; leave out --nproc-per-node")
     options = RunOptions(target, args, module, report_path(output, target, nproc),
                          "full" if full else "default", timeout, nproc, keep_spool, quiet,
-                         redact)
+                         redact, baseline)
     exit_code, report = _record_and_report(options)
     if tui and report is not None:
         _open_tui(report, options.output)
@@ -109,6 +117,7 @@ class RunOptions:
     keep_spool: Path | None
     quiet: bool
     redact: bool
+    baseline: bool = False
 
 
 def _gated(exit_code: int, report: Report | None, fail_on: tuple[str, ...]) -> int:
@@ -122,7 +131,7 @@ def _gated(exit_code: int, report: Report | None, fail_on: tuple[str, ...]) -> i
     return gate_exit(check(report, fail_on), otherwise=exit_code)
 
 
-def _check_target(target: str, module: bool) -> None:
+def check_target(target: str, module: bool) -> None:
     if module:
         _check_module(target)
         return
@@ -151,13 +160,18 @@ def _check_module(name: str) -> None:
 def _record_and_report(options: RunOptions) -> tuple[int, Report | None]:
     from graphdoctor.launch.supervisor import record
 
-    end = record(_request(options))
+    request = _request(options)
+    end = record(request)
     spools = list(end.spools)
-    report = _built(spools)
-    if report is None or not _saved(report, options, spools):
+    second = record_baseline(request, end, options.quiet) if options.baseline else None
+    recordings = [*spools, second.spool] if second else spools  # kept if no report is made
+    report = _built(spools, second.trace if second else None, recordings)
+    if report is None or not _saved(report, options, recordings):
         return end.exit_code, None
-    for rank, kept in enumerate(spools):
+    for rank, kept in enumerate(end.spools):
         _finish_spool(kept, _kept_name(options.keep_spool, rank, options.nproc))
+    if second is not None:
+        _finish_spool(second.spool, kept_name(options.keep_spool))
     if not options.quiet:
         _print_outcome(report, options.output)
     return end.exit_code, report
@@ -173,14 +187,15 @@ def _request(options: RunOptions) -> RunRequest:
                       options.timeout, argv=tuple(sys.argv[1:]), nproc=options.nproc)
 
 
-def _built(spools: list[Path]) -> Report | None:
+def _built(spools: list[Path], baseline: Trace | None,
+           recordings: list[Path]) -> Report | None:
     from graphdoctor.report.recorded import report_from_spools
 
     try:
-        return report_from_spools(spools)
+        return report_from_spools(spools, baseline)
     except Exception as error:  # noqa: BLE001 - keep the user's exit code and the raw data
         say(f"graphdoctor: internal error while building the report: {error!r}; "
-            f"{_kept(spools)}")
+            f"{_kept(recordings)}")
         return None
 
 

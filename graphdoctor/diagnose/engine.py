@@ -26,10 +26,12 @@ from graphdoctor.trace.model import Trace
 
 
 def diagnose(trace: Trace, rules: Sequence[Rule] = ALL_RULES, strict: bool = False,
-             read_line: LineReader = no_source) -> Diagnosis:
+             read_line: LineReader = no_source, baseline: Trace | None = None) -> Diagnosis:
     """Findings and verdicts for one trace; ``read_line`` reads the recorded files' lines
-    where they are at hand (a stuck thread's line says what it waited on)."""
-    view = TraceView(trace, read_line=read_line)
+    where they are at hand (a stuck thread's line says what it waited on); ``baseline`` is
+    the trace of the same script run with CUDA graphs off (``run --baseline``), whose eager
+    calls measure the graphs this run never ran eagerly."""
+    view = TraceView(trace, read_line=read_line, baseline=baseline)
     findings = _run_rules(view, rules, strict)
     return Diagnosis(verdicts=tuple(verdicts(view, findings)), findings=tuple(findings))
 

@@ -5,8 +5,24 @@ graph captured, is bracketed by CUDA events on its stream. The GPU time between 
 step time as the GPU lived it: kernel time when the GPU is the bottleneck, and kernel time
 plus waiting for launches when the CPU is. A replay runs the same kernels back to back, so
 replay time / eager time estimates the share of the eager step the GPU was busy; the rest is
-launch overhead that a graph can remove. The host time of an eager call is the CPU time to
-launch its work.
+launch overhead that a graph can remove. The host time of a call is the CPU time it took:
+for an eager call, the time to launch its work; for a replay, the replay call's own.
+
+Host-bound: eager is host-bound when its host time per step is at least
+:data:`HOST_BOUND_FROM` (80%) of its GPU time per step: the GPU then sat idle between
+kernels, waiting for the next launch, for most of the step.
+
+What the loop waits on: a step is done when both its launches (host time) and its GPU work
+(GPU time) are. A loop that syncs each step waits for the GPU time, which already holds the
+waits for launches; a loop that never waits for the GPU is paced by its host time once that
+is the longer, as when launching a replay through torch.compile's bookkeeping takes longer
+than running it. So on each side the longer median of the two is the step time the loop
+waits on; the speedup is eager's over replay's, and the verdict names the figure each side
+used ("GPU" or "host").
+
+The eager figures come from the same run, or, under ``graphdoctor run --baseline`` and
+``graphdoctor compare``, from a second run of the script with CUDA graphs off
+(:data:`BASELINE_RUN`); the measurement says which (``eager_source``).
 """
 
 from __future__ import annotations
@@ -16,13 +32,19 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
+from graphdoctor.diagnose import baseline
 from graphdoctor.diagnose.view import TraceView
-from graphdoctor.trace.model import Graph
+from graphdoctor.trace.model import Call, Graph, Trace
 from graphdoctor.trace.names import EAGER_CALL, REPLAYING_CALL
 
-METHOD = ("median GPU time between CUDA events around each call (eager) and each replay; "
-          "GPU-busy share = replay time / eager time; spread = interquartile range")
+METHOD = ("median GPU time between CUDA events around each call (eager) and each replay, and "
+          "median host (CPU) time of each; each side's step time is the longer of the two; "
+          "GPU-busy share = replay GPU time / eager GPU time; spread = interquartile range / "
+          "median; host-bound = eager host time >= 80% of eager GPU time")
 MIN_SAMPLES = 3
+HOST_BOUND_FROM = 0.8  # eager host time / eager GPU time from which eager is host-bound
+GPU, HOST = "GPU", "host"  # the figure a side's step time is
+SAME_RUN, BASELINE_RUN = "same run", "baseline run"  # where the eager figures come from
 
 
 @dataclass(frozen=True)
@@ -31,6 +53,7 @@ class Stat:
     p25_us: float
     p75_us: float
     n: int
+    p95_us: float = 0.0
 
     @property
     def spread(self) -> float:
@@ -39,7 +62,7 @@ class Stat:
 
     def as_dict(self) -> dict[str, Any]:
         return {"median_us": round(self.median_us, 2), "p25_us": round(self.p25_us, 2),
-                "p75_us": round(self.p75_us, 2), "n": self.n}
+                "p75_us": round(self.p75_us, 2), "p95_us": round(self.p95_us, 2), "n": self.n}
 
 
 def stat(values_ns: list[int]) -> Stat | None:
@@ -47,9 +70,28 @@ def stat(values_ns: list[int]) -> Stat | None:
     if not values:
         return None
     if len(values) == 1:
-        return Stat(values[0], values[0], values[0], 1)
+        return Stat(values[0], values[0], values[0], 1, values[0])
     quartiles = statistics.quantiles(values, n=4)
-    return Stat(statistics.median(values), quartiles[0], quartiles[2], len(values))
+    return Stat(statistics.median(values), quartiles[0], quartiles[2], len(values),
+                statistics.quantiles(values, n=20, method="inclusive")[-1])
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison: GPU and host time per step."""
+
+    gpu: Stat
+    host: Stat | None
+
+    @property
+    def waits_on(self) -> str:
+        """The figure the loop waits on: the longer of the two medians."""
+        return HOST if self.host is not None and self.host.median_us > self.gpu.median_us \
+            else GPU
+
+    @property
+    def step(self) -> Stat:
+        return self.host if self.host is not None and self.waits_on == HOST else self.gpu
 
 
 @dataclass(frozen=True)
@@ -58,14 +100,31 @@ class Comparison:
 
     eager: Stat
     replay: Stat
+    eager_host: Stat | None = None
+    replay_host: Stat | None = None
+
+    @property
+    def eager_side(self) -> Side:
+        return Side(self.eager, self.eager_host)
+
+    @property
+    def replay_side(self) -> Side:
+        return Side(self.replay, self.replay_host)
 
     @property
     def speedup(self) -> float:
-        return self.eager.median_us / self.replay.median_us
+        """Eager's step time over replay's, each the figure its loop waits on."""
+        return self.eager_side.step.median_us / self.replay_side.step.median_us
 
     @property
     def busy_share(self) -> float:
         return min(1.0, self.replay.median_us / self.eager.median_us)
+
+    @property
+    def figure(self) -> str:
+        """Which figure the speedup compares: "GPU", "host", or one per side."""
+        eager, replay = self.eager_side.waits_on, self.replay_side.waits_on
+        return eager if eager == replay else f"eager {eager}, replay {replay}"
 
 
 @dataclass(frozen=True)
@@ -78,6 +137,7 @@ class Measurement:
     # torch work the capture ran besides the functions timed eagerly: then the eager
     # time is of part of the step only, and is not compared
     not_covered: tuple[str, ...] = ()
+    eager_source: str = SAME_RUN
 
     @property
     def compared(self) -> Comparison | None:
@@ -88,7 +148,7 @@ class Measurement:
             return None
         if self.eager.n < MIN_SAMPLES or self.replay.n < MIN_SAMPLES:
             return None
-        return Comparison(self.eager, self.replay)
+        return Comparison(self.eager, self.replay, self.eager_host, self.replay_host)
 
     @property
     def speedup(self) -> float | None:
@@ -108,6 +168,12 @@ class Measurement:
             return None
         return min(1.0, self.eager_host.median_us / self.eager.median_us)
 
+    @property
+    def host_bound(self) -> bool | None:
+        """Whether eager was host-bound (see the module's docstring); None if unknown."""
+        share = self.launch_share
+        return None if share is None else share >= HOST_BOUND_FROM
+
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"method": METHOD, "replays": self.replays}
         for name in ("replay", "replay_host", "eager", "eager_host"):
@@ -120,6 +186,12 @@ class Measurement:
             value = getattr(self, name)
             if value is not None:
                 out[name] = round(value, 3)
+        if self.eager is not None:
+            out["eager_source"] = self.eager_source
+        if self.host_bound is not None:
+            out["host_bound"] = self.host_bound
+        if self.compared is not None:
+            out["figure"] = self.compared.figure
         return out
 
 
@@ -133,9 +205,30 @@ def _measure_graph(view: TraceView, graph: Graph) -> Measurement:
     calls = [c for c in view.trace.tables["calls"]
              if c.fn in graph.callees and c.mode == EAGER_CALL]
     eager, eager_host = _per_step(calls, graph.callees)
+    source = SAME_RUN
+    if _too_few(eager) and view.baseline is not None:
+        borrowed, callees = _baseline_calls(view, view.baseline, graph.callees)
+        gpu, host = _per_step(borrowed, callees)
+        if gpu is not None and gpu.n > (eager.n if eager else 0):
+            eager, eager_host, source = gpu, host, BASELINE_RUN
     count = max(len(replays), view.trace.replay_counts.get(graph.id, 0))
     return Measurement(stat([r.gpu for r in replays]), stat([r.dur for r in replays]),
-                       eager, eager_host, count, graph.uncovered if eager else ())
+                       eager, eager_host, count, eager_source=source,
+                       not_covered=graph.uncovered if eager else ())
+
+
+def _too_few(eager: Stat | None) -> bool:
+    return eager is None or eager.n < MIN_SAMPLES
+
+
+def _baseline_calls(view: TraceView, baseline_trace: Trace,
+                    callees: tuple[int, ...]) -> tuple[list[Call], tuple[int, ...]]:
+    """The baseline run's eager calls of these functions, and their ids in that run."""
+    calls: list[Call] = []
+    for fn in callees:
+        function = view.function(fn)
+        calls += baseline.eager_calls(baseline_trace, function) if function else []
+    return calls, tuple(dict.fromkeys(c.fn for c in calls))
 
 
 def _per_step(calls: list[Any], callees: tuple[int, ...]) -> tuple[Stat | None, Stat | None]:
@@ -158,14 +251,21 @@ def _summed(stats: list[Stat | None]) -> Stat | None:
     if not present:
         return None
     return Stat(sum(s.median_us for s in present), sum(s.p25_us for s in present),
-                sum(s.p75_us for s in present), min(s.n for s in present))
+                sum(s.p75_us for s in present), min(s.n for s in present),
+                sum(s.p95_us for s in present))
 
 
 def of_function(view: TraceView, fn: int) -> Measurement:
-    """A compiled function: its replaying calls against its eager-mode calls."""
+    """A compiled function: its replaying calls against its eager-mode calls (this run's,
+    or the baseline run's where this run has too few)."""
     calls = [c for c in view.trace.tables["calls"] if c.fn == fn]
     replaying = [c for c in calls if c.mode == REPLAYING_CALL]
     eager = [c for c in calls if c.mode == EAGER_CALL]
+    source = SAME_RUN
+    if len(eager) < MIN_SAMPLES and view.baseline is not None:
+        borrowed, _ = _baseline_calls(view, view.baseline, (fn,))
+        if len(borrowed) > len(eager):
+            eager, source = borrowed, BASELINE_RUN
     return Measurement(stat([c.gpu for c in replaying]), stat([c.dur for c in replaying]),
                        stat([c.gpu for c in eager]), stat([c.dur for c in eager]),
-                       len(replaying))
+                       len(replaying), eager_source=source)

@@ -30,6 +30,7 @@ SLOWER = "slower"
 UNMEASURED = "unmeasured"
 RERECORDED = "rerecorded"
 NOT_REPLAYED = "not-replayed"
+WITHOUT_GRAPHS = "graphs-off"  # ran without CUDA graphs, in a run that switched them off
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,9 @@ class Verdict:
     """The answer for one graph or one compiled function."""
 
     subject: str
-    kind: str  # faster | neutral | slower | failed | skipped | rerecorded | unsafe | unmeasured
+    # faster | neutral | slower | failed | skipped | rerecorded | unsafe | unmeasured
+    # | not-replayed | graphs-off
+    kind: str
     summary: str
     graph: int = -1
     function: int = -1

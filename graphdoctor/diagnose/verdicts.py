@@ -2,15 +2,20 @@
 
 Manual graphs: failed, unsafe, faster, neutral, slower, not replayed, or unmeasured (replayed
 but with no eager run of the same code to compare with: graphdoctor then says so instead of
-inventing a baseline). Compiled functions under reduce-overhead: skipped, re-recorded, or
-the same measured kinds. Speedups below 1.10x count as neutral, below 0.95x as slower.
+inventing a baseline, and says what to add to measure one). Compiled functions under
+reduce-overhead: skipped, re-recorded, or the same measured kinds. Speedups below 1.10x count
+as neutral, below 0.95x as slower. In a run with CUDA graphs off (the second run of
+``run --baseline``, a ``compare`` variant) each compiled or graphed function that ran
+without graphs gets a "graphs-off" verdict with its eager time per call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graphdoctor.diagnose import measure
+from graphdoctor.diagnose import measure, unmeasured
+from graphdoctor.diagnose.baseline import graphs_off
+from graphdoctor.diagnose.measure_text import compared_detail, us
 from graphdoctor.diagnose.model import (
     FAILED,
     FASTER,
@@ -21,12 +26,13 @@ from graphdoctor.diagnose.model import (
     SLOWER,
     UNMEASURED,
     UNSAFE,
+    WITHOUT_GRAPHS,
     Finding,
     Verdict,
 )
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Function, Graph
-from graphdoctor.trace.names import CAPTURED
+from graphdoctor.trace.names import CAPTURED, GRAPHS_ENV, GRAPHS_OFF
 
 FASTER_FROM = 1.10  # speedups from here count as faster
 SLOWER_BELOW = 0.95  # and below this as slower
@@ -36,6 +42,8 @@ RERECORDED_FROM = 3  # graphs of one compiled function
 def verdicts(view: TraceView, findings: Sequence[Finding]) -> list[Verdict]:
     out = [_graph_verdict(view, g, findings) for g in view.manual_graphs()]
     out += [_function_verdict(view, fn, findings) for fn in view.compiled_functions]
+    if graphs_off(view.trace):
+        out += [_graphs_off_verdict(view, fn) for fn in view.graphed_functions]
     out += _unattributed_skips(view, findings)
     return out
 
@@ -50,20 +58,25 @@ def _graph_verdict(view: TraceView, graph: Graph, findings: Sequence[Finding]) -
         return Verdict(subject, FAILED, f"capture failed: {summary}", graph=graph.id,
                        findings=ids)
     m = measure.of_graph(view, graph)
-    return _measured(subject, m, mine, ids, graph=graph.id)
+    advice = unmeasured.for_graph(view, graph, m) if _lacks_eager(m) else ""
+    return _measured(subject, m, mine, ids, advice, graph=graph.id)
+
+
+def _lacks_eager(m: measure.Measurement) -> bool:
+    return m.replays > 0 and (m.eager is None or m.eager.n < measure.MIN_SAMPLES)
 
 
 def _measured(subject: str, m: measure.Measurement, mine: list[Finding], ids: tuple[str, ...],
-              graph: int = -1, function: int = -1) -> Verdict:
+              advice: str, graph: int = -1, function: int = -1) -> Verdict:
     unsafe = [f for f in mine if f.category == UNSAFE]
-    kind, summary = _kind_and_summary(m)
+    kind, summary = _kind_and_summary(m, advice)
     if unsafe:
         kind, summary = UNSAFE, f"unsafe: {unsafe[0].title}; {summary}"
     return Verdict(subject, kind, summary, graph=graph, function=function, speedup=m.speedup,
                    measurements=m.as_dict(), findings=ids)
 
 
-def _kind_and_summary(m: measure.Measurement) -> tuple[str, str]:
+def _kind_and_summary(m: measure.Measurement, advice: str) -> tuple[str, str]:
     if m.replays == 0:
         return NOT_REPLAYED, "captured but never replayed"
     compared = m.compared
@@ -77,10 +90,10 @@ def _kind_and_summary(m: measure.Measurement) -> tuple[str, str]:
         replay = (f"{m.replay.median_us:,.1f} µs per replay" if m.replay else
                   "not timed: the run ended before their GPU time was known")
         return UNMEASURED, (f"replayed {m.replays} times ({replay}); no eager run of the same "
-                              "code to compare with, so no speedup is claimed")
-    eager, replay_time, speedup = compared.eager, compared.replay, compared.speedup
-    detail = (f"eager {eager.median_us:,.1f} µs vs replay {replay_time.median_us:,.1f} µs "
-              f"per step (GPU time, medians of {eager.n} and {replay_time.n})")
+                            "code to compare with, so no speedup is claimed"
+                            + (f"; {advice}" if advice else ""))
+    speedup = compared.speedup
+    detail = compared_detail(m, compared)
     if speedup >= FASTER_FROM:
         return FASTER, f"{speedup:.2f}x faster: {detail}"
     if speedup >= SLOWER_BELOW:
@@ -96,6 +109,8 @@ def _function_verdict(view: TraceView, fn: Function, findings: Sequence[Finding]
     graphs = view.graphs_of(fn.id)
     m = measure.of_function(view, fn.id)
     skipped = [f for f in mine if f.category == SKIPPED]
+    if not graphs and not m.replays and graphs_off(view.trace):
+        return _graphs_off_verdict(view, fn)
     if skipped and not m.replays:
         return Verdict(subject, SKIPPED, f"CUDA graphs skipped: {skipped[0].title}",
                        function=fn.id, findings=ids)
@@ -108,7 +123,26 @@ def _function_verdict(view: TraceView, fn: Function, findings: Sequence[Finding]
     if failed:
         return Verdict(subject, FAILED, "recording a graph failed", function=fn.id,
                        findings=ids)
-    return _measured(subject, m, mine, ids, function=fn.id)
+    advice = unmeasured.for_function(view, fn) if _lacks_eager(m) else ""
+    return _measured(subject, m, mine, ids, advice, function=fn.id)
+
+
+def _graphs_off_verdict(view: TraceView, fn: Function) -> Verdict:
+    """A function that ran without CUDA graphs, in a run that switched them off."""
+    m = measure.of_function(view, fn.id)
+    return Verdict(f"{fn.kind} {fn.name} ({_where(fn)})", WITHOUT_GRAPHS,
+                   f"ran without CUDA graphs ({GRAPHS_ENV}={GRAPHS_OFF}): {_eager_times(m)}",
+                   function=fn.id, measurements=m.as_dict())
+
+
+def _eager_times(m: measure.Measurement) -> str:
+    if m.eager is not None and m.eager_host is not None:
+        return (f"{us(m.eager)} GPU time and {us(m.eager_host)} host time per call (medians "
+                f"of {m.eager.n}, IQR {m.eager.spread:.0%})")
+    if m.eager_host is not None:
+        return (f"{us(m.eager_host)} host time per call (median of {m.eager_host.n}, IQR "
+                f"{m.eager_host.spread:.0%}); GPU time not timed")
+    return "no eager call timed"
 
 
 def _unattributed_skips(view: TraceView, findings: Sequence[Finding]) -> list[Verdict]:

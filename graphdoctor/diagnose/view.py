@@ -30,7 +30,12 @@ from graphdoctor.trace.model import (
     Graph,
     Trace,
 )
-from graphdoctor.trace.names import COMPILED, COMPILED_FUNCTION, INTERNAL_SYNC
+from graphdoctor.trace.names import (
+    COMPILED,
+    COMPILED_FUNCTION,
+    GRAPHED_FUNCTION,
+    INTERNAL_SYNC,
+)
 from graphdoctor.trace.phases import PhaseIndex
 
 if TYPE_CHECKING:  # these modules compute the answers and import this one
@@ -56,14 +61,17 @@ class PerGraph(Generic[Answer]):
 class TraceView:
     """One trace's queries; in a multi-rank run, ``rank`` is this trace's rank and ``peers``
     maps every rank (this one included) to its trace, for the rules that compare ranks;
-    ``read_line`` reads the recorded files' lines where they are at hand (during the run)."""
+    ``read_line`` reads the recorded files' lines where they are at hand (during the run);
+    ``baseline`` is a second run of the script with CUDA graphs off, whose eager calls
+    measure what this run did not run eagerly (``graphdoctor run --baseline``)."""
 
     def __init__(self, trace: Trace, rank: int = NONE, peers: dict[int, Trace] | None = None,
-                 read_line: LineReader = no_source):
+                 read_line: LineReader = no_source, baseline: Trace | None = None):
         self.trace = trace
         self.rank = rank
         self.peers = peers or {}
         self.read_line = read_line
+        self.baseline = baseline
         # answers several rules need, kept once so that they never disagree about them
         self.measurements: PerGraph[Measurement] = PerGraph()
         self.causes: PerGraph[Cause] = PerGraph()
@@ -86,6 +94,11 @@ class TraceView:
     @functools.cached_property
     def compiled_functions(self) -> list[Function]:
         return [f for f in self.trace.functions if f.kind == COMPILED_FUNCTION]
+
+    @functools.cached_property
+    def graphed_functions(self) -> list[Function]:
+        """The callables handed to make_graphed_callables."""
+        return [f for f in self.trace.functions if f.kind == GRAPHED_FUNCTION]
 
     def manual_graphs(self) -> list[Graph]:
         return [g for g in self.graphs if g.api != COMPILED]

@@ -49,6 +49,7 @@ class RunRequest:
     timeout_s: float | None = None
     argv: tuple[str, ...] = ()
     nproc: int = 1
+    env: tuple[tuple[str, str], ...] = ()  # set for the script, over graphdoctor's own
 
     def spools(self) -> list[Path]:
         if self.nproc == 1:
@@ -107,7 +108,7 @@ def _fault_file(spool: Path) -> Path:
 
 
 def _spawn(request: RunRequest) -> subprocess.Popen[bytes]:
-    env = dict(os.environ)
+    env = {**os.environ, **dict(request.env)}
     env[PARENT_ENV] = str(os.getpid())
     env[CHILD_ENV] = json.dumps({
         "spool": str(request.spool), "fault": str(_fault_file(request.spool)),

@@ -6,7 +6,8 @@ Nothing of torch._dynamo or torch._inductor is imported until the script first c
 where PyTorch reports these events (their records are kept raw and parsed later, so a new
 PyTorch wording needs a new parser, not a new recording); dynamo's compile callbacks; and a
 wrapper on ``CUDAGraphTreeManager.run`` that times each call and says whether it warmed up,
-recorded a graph, replayed one or ran eagerly.
+recorded a graph, replayed one or ran eagerly. In a run with CUDA graphs off, each compile
+runs without them and what it returns is timed per call instead (:mod:`.graphs_off`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 import torch
 
-from graphdoctor.record import compat
+from graphdoctor.record import compat, graphs_off
 from graphdoctor.record.recorder import CompiledCall, Recorder, TimerToken, Uninstall, patch
 from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.model import TORCH
@@ -45,6 +46,7 @@ class _CompileHooks:
 
     installed: bool = False
     undos: list[Uninstall] = field(default_factory=list)
+    compiles: graphs_off.CompileCount = field(default_factory=graphs_off.CompileCount)
 
 
 def install(recorder: Recorder) -> Uninstall:
@@ -66,11 +68,20 @@ def install(recorder: Recorder) -> Uninstall:
 
 
 def _wrap_compile(recorder: Recorder, hooks: _CompileHooks, original: Any) -> Any:
+    notes = graphs_off.Notes(recorder)
+
     @functools.wraps(original)
     def compile(*args: Any, **kwargs: Any) -> Any:
         if not hooks.installed:
             _install_compile_hooks(recorder, hooks)
-        return original(*args, **kwargs)
+        if not recorder.config.graphs_off:
+            return original(*args, **kwargs)
+        kwargs = graphs_off.compile_kwargs(notes, kwargs, sys._getframe(1))
+        compiled = original(*args, **kwargs)
+        target = args[0] if args else kwargs.get("model")
+        # without a target, torch.compile returns a decorator that calls it again with one
+        return compiled if target is None else graphs_off.timed(recorder, compiled, target,
+                                                                hooks.compiles)
 
     return compile
 
@@ -80,8 +91,8 @@ def _install_compile_hooks(recorder: Recorder, hooks: _CompileHooks) -> None:
     undos = hooks.undos
     undos.extend(_LogTap(recorder, name).attach() for name in compat.logger_names())
     remove_callbacks = compat.register_compile_callbacks(
-        functools.partial(_on_compile, recorder, COMPILE_START),
-        functools.partial(_on_compile, recorder, COMPILE_END),
+        functools.partial(_on_compile, recorder, hooks.compiles, COMPILE_START),
+        functools.partial(_on_compile, recorder, hooks.compiles, COMPILE_END),
     )
     if remove_callbacks is None:
         recorder.note("compile spans", "torch._dynamo.callback is missing")
@@ -94,7 +105,10 @@ def _install_compile_hooks(recorder: Recorder, hooks: _CompileHooks) -> None:
         undos.append(patch(manager, "run", functools.partial(_wrap_tree_run, recorder)))
 
 
-def _on_compile(recorder: Recorder, kind: str, *args: Any) -> None:
+def _on_compile(recorder: Recorder, compiles: graphs_off.CompileCount, kind: str,
+                *args: Any) -> None:
+    if kind == COMPILE_START:
+        compiles.started += 1
     trigger, compile_id = compat.callback_args(args)
     stack = recorder.stacks.capture(1) if kind == COMPILE_START else -1
     recorder.emit(sr.CompileCallback(recorder.now(), kind, trigger, compile_id, stack))

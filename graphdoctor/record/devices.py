@@ -17,10 +17,11 @@ from typing import Any
 
 from graphdoctor.record.recorder import Recorder, Uninstall
 from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.names import GRAPHS_ENV
 
 _ENV_KEYS = ("CUDA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF", "TORCH_LOGS",
              "CUDA_LAUNCH_BLOCKING", "TORCHINDUCTOR_CUDAGRAPH_OR_ERROR", "NCCL_NVLS_ENABLE",
-             "RANK", "LOCAL_RANK", "WORLD_SIZE")
+             "RANK", "LOCAL_RANK", "WORLD_SIZE", GRAPHS_ENV)
 
 
 def environment() -> dict[str, Any]:

@@ -9,6 +9,10 @@ the hot path: a clock read, two pooled CUDA events and one buffered record.
 This source depends on one other: at each capture boundary and sampled replay it asks the
 allocator watch (``recorder.memory``, see :mod:`graphdoctor.record.memory`) for the
 allocator's totals and what the capture allocated; session wires it before installing.
+
+With CUDA graphs off (:mod:`graphdoctor.record.graphs_off`), ``make_graphed_callables``
+returns its callables unchanged, their calls timed as eager calls; a raw capture has no
+graph-free form, so it is captured as written and a note says so.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any
 
 import torch
 
-from graphdoctor.record import compat, inputs
+from graphdoctor.record import compat, graphs_off, inputs
 from graphdoctor.record.calls import (
     CallSiteWatcher,
     EagerCallTimer,
@@ -107,6 +111,7 @@ class _GraphHooks:
         self.eager_timer = EagerCallTimer(recorder, monitor)
         self.call_sites = CallSiteWatcher(recorder, monitor)
         self.monitor = monitor
+        self.notes = graphs_off.Notes(recorder)  # with CUDA graphs off: what stayed, what went
         self._open: dict[int, _OpenCapture] = {}  # graph id -> what its end must settle
         self.watched: dict[int, inputs.GraphInputs] = {}
         self._last_memory_sample = 0
@@ -142,6 +147,8 @@ class _GraphHooks:
         gid = rec.new_id("graph")
         setattr(graph, _ID, gid)
         api, internal = compat.capture_api(caller)
+        if rec.config.graphs_off and api in MANUAL_APIS:
+            graphs_off.note_raw_capture(self.notes, api, caller)
         pool_arg, mode = compat.capture_begin_arguments(args, kwargs)
         call = rec.compiled_call.get(_thread_ident())
         fn = call.fn if call is not None and api == compat.COMPILE_API else -1
@@ -337,6 +344,9 @@ class _GraphHooks:
                 return original(callables, *args, **kwargs)
             for item in callables if isinstance(callables, tuple) else (callables,):
                 self._watch_callable(item)
+            if self.rec.config.graphs_off:  # the callables themselves, their calls timed
+                graphs_off.note_graphed_callables(self.notes, sys._getframe(1))
+                return callables
             t0 = self.rec.now()
             self.rec.in_warmup = True
             try:

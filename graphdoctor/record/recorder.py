@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from graphdoctor.record.nvtx_ranges import NvtxRanges
 from graphdoctor.record.stacks import StackTable
 from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.names import GRAPHS_ENV, GRAPHS_OFF
 from graphdoctor.trace.spool import SpoolWriter
 from graphdoctor.trace.spool_records import SpoolRecord, TimedRecord
 
@@ -90,6 +91,7 @@ class RecordConfig:
     off: frozenset[str] = frozenset()  # parts switched off by GRAPHDOCTOR_OFF
     nvml_interval_s: float = 0.1
     max_memory_entries: int = 1_000_000
+    graphs_off: bool = False  # GRAPHS_ENV=GRAPHS_OFF: the run's CUDA graphs, where it can
 
     @property
     def eager_calls(self) -> bool:
@@ -266,7 +268,9 @@ def register_fork_guard(recorder: Recorder) -> None:
 
 
 def new_recorder(spool: SpoolWriter, mode: str) -> Recorder:
-    """A recorder for the run, its parts switched off as ``GRAPHDOCTOR_OFF`` says. It records
+    """A recorder for the run, its parts switched off as ``GRAPHDOCTOR_OFF`` says, and CUDA
+    graphs too where ``GRAPHDOCTOR_GRAPHS`` says "off" (:mod:`.graphs_off`). It records
     exceptions from the start; its sources are installed once torch is imported."""
     off = frozenset(p.strip() for p in os.environ.get(OFF_ENV, "").split(",") if p.strip())
-    return Recorder(spool, RecordConfig(mode, off))
+    graphs_off = os.environ.get(GRAPHS_ENV, "") == GRAPHS_OFF
+    return Recorder(spool, RecordConfig(mode, off, graphs_off=graphs_off))

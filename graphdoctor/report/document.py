@@ -29,10 +29,34 @@ from graphdoctor.diagnose.model import (
 from graphdoctor.report import facts
 from graphdoctor.trace import codec
 from graphdoctor.trace.model import Trace
+from graphdoctor.trace.names import EAGER_CALL, KEPT_AS_WRITTEN, SWITCHED_OFF
 
 FORMAT = "graphdoctor-report"
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.2"  # 1.2: the baseline run (graphdoctor run --baseline)
 CONTEXT_LINES = 4
+
+
+@dataclass(frozen=True)
+class BaselineRun:
+    """The second run of ``graphdoctor run --baseline``: the same script with CUDA graphs
+    off. The verdicts whose eager figures it gave say so (``eager_source`` "baseline run")."""
+
+    outcome: str  # how it ended, in words
+    complete: bool
+    exit_code: int | None
+    wall_ns: int
+    eager_calls: int  # eager calls of followed functions it timed
+    switched_off: tuple[str, ...] = ()  # what it ran without CUDA graphs
+    kept_as_written: tuple[str, ...] = ()  # what it could not switch off
+
+    @classmethod
+    def of(cls, trace: Trace) -> BaselineRun:
+        notes = trace.meta.not_recorded
+        return cls(facts.outcome(trace), trace.status.complete, trace.status.exit_code,
+                   trace.status.wall_ns,
+                   sum(1 for c in trace.tables["calls"] if c.mode == EAGER_CALL),
+                   tuple(n.why for n in notes if n.what == SWITCHED_OFF),
+                   tuple(n.why for n in notes if n.what == KEPT_AS_WRITTEN))
 
 
 @dataclass
@@ -47,6 +71,7 @@ class Report:
     # a distributed run: the traces of the ranks other than the main one (``trace``, the
     # lowest rank); findings, verdicts and evidence say which rank they belong to
     other_ranks: dict[int, Trace] = field(default_factory=dict)
+    baseline: BaselineRun | None = None  # the run with CUDA graphs off (run --baseline)
 
     def source_line(self, file: str, line: int) -> str:
         return self.sources.get(file, {}).get(line, "")
@@ -63,12 +88,16 @@ class Report:
         return self.other_ranks.get(rank, self.trace)
 
 
-def build(trace: Trace, diagnosis: Diagnosis, read_line: LineReader = linecache.getline) -> Report:
+def build(trace: Trace, diagnosis: Diagnosis, read_line: LineReader = linecache.getline,
+          baseline: Trace | None = None) -> Report:
     """A report whose source lines are read now, while the files are at hand.
 
     ``read_line(file, number)`` returns a line with its newline, or "" (linecache's
-    contract); tests pass one that finds a recording's scripts in this checkout."""
-    return build_ranks({max(trace.meta.rank, 0): trace}, diagnosis, read_line)
+    contract); tests pass one that finds a recording's scripts in this checkout.
+    ``baseline`` is the run with CUDA graphs off that the diagnosis measured eager from."""
+    report = build_ranks({max(trace.meta.rank, 0): trace}, diagnosis, read_line)
+    report.baseline = BaselineRun.of(baseline) if baseline is not None else None
+    return report
 
 
 def build_ranks(traces: dict[int, Trace], diagnosis: Diagnosis,
@@ -131,6 +160,7 @@ def to_json(report: Report) -> dict[str, Any]:
         **({"ranks": [{"rank": rank, "trace": codec.encode(trace)}
                       for rank, trace in sorted(report.other_ranks.items())]}
            if report.other_ranks else {}),
+        **({"baseline": _plain(report.baseline)} if report.baseline else {}),
     }
 
 
@@ -176,7 +206,17 @@ def from_json(data: dict[str, Any]) -> Report:
         redacted=data.get("redacted") is True,
         other_ranks={int(item["rank"]): codec.decode(item["trace"])
                      for item in data.get("ranks") or []},
+        baseline=_baseline(data.get("baseline")),
     )
+
+
+def _baseline(data: dict[str, Any] | None) -> BaselineRun | None:
+    if not data:
+        return None
+    fields = _known(BaselineRun, data)
+    for name in ("switched_off", "kept_as_written"):
+        fields[name] = tuple(fields.get(name, ()))
+    return BaselineRun(**fields)
 
 
 def _known(cls: Any, data: dict[str, Any]) -> dict[str, Any]:

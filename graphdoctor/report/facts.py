@@ -225,6 +225,22 @@ def outcome(trace: Trace, timed: bool = True) -> str:
     return f"exited with code {status.exit_code}{after}"
 
 
+BASELINE_TITLE = "Baseline run (graphdoctor run --baseline)"
+
+
+def baseline_lines(report: Report) -> list[str]:
+    """What the second run of ``run --baseline`` was, one line each: how it ended and what
+    it timed, then what it switched off and what it kept; [] without one."""
+    run = report.baseline
+    if run is None:
+        return []
+    lines = [f"the script ran again with CUDA graphs off and {run.outcome}; "
+             f"{plural(run.eager_calls, 'eager call')} timed"]
+    lines += [f"switched off: {what}" for what in run.switched_off]
+    lines += [f"kept as written: {what}" for what in run.kept_as_written]
+    return [clean(line) for line in lines]
+
+
 def environment(trace: Trace) -> list[tuple[str, str]]:
     """(name, value) pairs describing where the run happened, leaving out unknowns."""
     meta = trace.meta

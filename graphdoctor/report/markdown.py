@@ -25,6 +25,7 @@ FINDINGS_BUDGET = 25_000  # findings shown in full
 REST_BUDGET = 8_000  # the table of the findings left over
 MAX_ROWS = 30
 MAX_CELL = 200
+MAX_VERDICT_CELL = 500  # a verdict says how it measured: both figures, samples, spread
 MAX_EVIDENCE = 20
 MAX_EXCEPTIONS = 10
 CONTEXT = 2  # lines of code shown around a finding's line
@@ -35,7 +36,7 @@ SEVERITY_MARK = {"error": "🔴 error", "warning": "🟠 warning", "info": "🔵
 
 def render_markdown(report: Report) -> str:
     """The report as markdown (see the module docstring)."""
-    required = [_header(report), _verdicts(report), _findings(report)]
+    required = [_header(report), _verdicts(report), _baseline(report), _findings(report)]
     optional = [_graphs(report), _exceptions(report), _crash(report), _compile(report),
                 _phases(report), _environment(report), _command(report), _notes(report)]
     footer = _footer(report)
@@ -113,9 +114,9 @@ def _header(report: Report) -> str:
     return "\n".join(lines)
 
 
-def cell(text: str) -> str:
-    """A table cell: escaped, on one line, and at most MAX_CELL characters of the text."""
-    return escape(text if len(text) <= MAX_CELL else text[:MAX_CELL - 3] + "...")
+def cell(text: str, most: int = MAX_CELL) -> str:
+    """A table cell: escaped, on one line, and at most ``most`` characters of the text."""
+    return escape(text if len(text) <= most else text[:most - 3] + "...")
 
 
 def _verdicts(report: Report) -> str:
@@ -123,11 +124,19 @@ def _verdicts(report: Report) -> str:
     if not verdicts:
         return "**Verdicts:** none (the diagnosis gave no verdict)."
     rows = [[cell(v.subject), f"**{cell(v.kind)}**", facts.format_speedup(v.speedup),
-             cell(v.summary)] for v in verdicts[:MAX_ROWS]]
+             cell(v.summary, MAX_VERDICT_CELL)] for v in verdicts[:MAX_ROWS]]
     text = table(["Subject", "Verdict", "Speedup", "Summary"], rows)
     if len(verdicts) > MAX_ROWS:
         text += f"\n\n... and {len(verdicts) - MAX_ROWS} more verdicts."
     return text
+
+
+def _baseline(report: Report) -> str:
+    lines = facts.baseline_lines(report)
+    if not lines:
+        return ""
+    return f"#### {escape(facts.BASELINE_TITLE)}\n\n" + "\n".join(f"- {escape(line)}"
+                                                              for line in lines)
 
 
 def _findings(report: Report) -> str:

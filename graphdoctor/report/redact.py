@@ -8,7 +8,8 @@ What goes:
 - the same paths wherever they appear in text (messages, warnings, tracebacks, compile logs,
   stacks, findings);
 - the source lines of files outside the project;
-- the values of environment variables (their names stay: they explain behaviour);
+- the values of environment variables (their names stay: they explain behaviour), but
+  for graphdoctor's own GRAPHDOCTOR_GRAPHS, which says how the run was made;
 - the script's arguments and the host name;
 - in that text too, as whole words: the host name, the user's name (read from home folders,
   ``/home/NAME`` and ``/Users/NAME``, and ``torchinductor_NAME`` folders anywhere in the
@@ -28,8 +29,9 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
 from graphdoctor.diagnose.model import Diagnosis, Finding, Verdict
-from graphdoctor.report.document import Report
+from graphdoctor.report.document import BaselineRun, Report
 from graphdoctor.trace.model import ErrorLink, ExceptionRecord, Frame, Meta, Note, Trace
+from graphdoctor.trace.names import GRAPHS_ENV
 
 REDACTED = "<redacted>"
 HOME = "~"
@@ -39,6 +41,8 @@ ARGUMENT = "<argument>"
 ENV_VALUE = "<env value>"
 PLACEHOLDERS = (REDACTED, HOME, HOST, USER, ARGUMENT, ENV_VALUE, "<site-packages>", "<python>")
 MIN_VALUE_LENGTH = 6  # arguments and environment values shorter than this stay in free text
+OWN_SWITCHES = frozenset({GRAPHS_ENV})  # graphdoctor's own variables: their values say nothing
+# private, and readers need them (a run with CUDA graphs off)
 MIN_NAME_LENGTH = 2  # host and user names: one letter names nothing
 # What --redact takes out, for the commands' help.
 WHAT_GOES = ("paths outside the project (the folder the run started in), environment "
@@ -194,7 +198,17 @@ def _rewrite(report: Report, rewriter: _Rewriter) -> Report:
     return dataclasses.replace(
         report, trace=_trace(report.trace, rewriter),
         diagnosis=_diagnosis(report.diagnosis, rewriter, paths), sources=sources,
-        other_ranks={rank: _trace(trace, rewriter) for rank, trace in report.other_ranks.items()})
+        other_ranks={rank: _trace(trace, rewriter) for rank, trace in report.other_ranks.items()},
+        baseline=_baseline(report.baseline, rewriter))
+
+
+def _baseline(run: BaselineRun | None, rewriter: _Rewriter) -> BaselineRun | None:
+    if run is None:
+        return None
+    return dataclasses.replace(
+        run, outcome=rewriter.text(run.outcome),
+        switched_off=tuple(rewriter.text(what) for what in run.switched_off),
+        kept_as_written=tuple(rewriter.text(what) for what in run.kept_as_written))
 
 
 def _inside_project(paths: PathRedactor, file: str) -> bool:
@@ -225,7 +239,8 @@ def _meta(meta: Meta, rewriter: _Rewriter) -> Meta:
         meta, cwd="." if meta.cwd else "", target=rewriter.path(meta.target),
         argv=redact_argv(meta.argv, meta.target, rewriter),
         hostname=REDACTED if meta.hostname else "",
-        env=tuple((name, REDACTED) for name, _ in meta.env),
+        env=tuple((name, value if name in OWN_SWITCHES else REDACTED)
+                  for name, value in meta.env),
         not_recorded=tuple(Note(rewriter.text(n.what), rewriter.text(n.why))
                            for n in meta.not_recorded))
 

@@ -67,7 +67,8 @@ class Printable:
 
 
 def _parts(report: Report) -> list[RenderableType]:
-    parts = [_header(report), _verdicts(report), _findings(report), _graphs(report),
+    parts = [_header(report), _verdicts(report), _baseline(report), _findings(report),
+             _graphs(report),
              _exceptions(report), _stacks(report), _compile(report), _phases(report),
              _notes(report)]
     return [p for p in parts if p is not None]
@@ -116,6 +117,13 @@ def _verdicts(report: Report) -> RenderableType:
         table.add_row(_t(v.subject), _t(v.kind, VERDICT_STYLE.get(v.kind, "")),
                       _t(facts.format_speedup(v.speedup)), _t(v.summary))
     return Group(_title("Verdicts"), table)
+
+
+def _baseline(report: Report) -> RenderableType | None:
+    lines = facts.baseline_lines(report)
+    if not lines:
+        return None
+    return Group(_title(facts.BASELINE_TITLE), *(_t(f"  {line}") for line in lines))
 
 
 def _findings(report: Report) -> RenderableType:

@@ -63,3 +63,13 @@ COMPILE_END = "compile_end"
 
 # The sync kind of a sync that torch's own code made (not a line of the user's).
 INTERNAL_SYNC = "torch internal"
+
+# A run with CUDA graphs off (``graphdoctor run --baseline``, ``graphdoctor compare``): the
+# launcher sets GRAPHS_ENV=GRAPHS_OFF for the child; the recorder compiles torch.compile's
+# graphs away and hands make_graphed_callables' callables back unchanged, and notes under
+# these two headings what it switched off and what it left as written. The run's
+# environment in the report carries the variable, so readers know such a run.
+GRAPHS_ENV = "GRAPHDOCTOR_GRAPHS"
+GRAPHS_OFF = "off"
+SWITCHED_OFF = "CUDA graphs switched off"
+KEPT_AS_WRITTEN = "CUDA graphs kept as written"

@@ -379,6 +379,48 @@ def is_torch_machinery() -> None:
     assert compat.is_inductor_code(default_cache_dir())
 
 
+# -- CUDA graphs off ----------------------------------------------------------------------
+def mode_options() -> None:
+    import torch._inductor
+
+    off = compat.CUDAGRAPHS_OPTION
+    for mode in ("reduce-overhead", "max-autotune"):
+        assert compat.mode_options(mode, None)[off] is True, mode  # type: ignore[index]
+        # spelled out, with graphs off, a mode is what torch calls its no-cudagraphs twin
+        torch.compile(lambda x: x, options={**compat.mode_options(mode, None), off: False})
+    without = {**compat.mode_options("max-autotune", None), off: False}  # type: ignore[dict-item]
+    twin = torch._inductor.list_mode_options("max-autotune-no-cudagraphs")
+    assert {k: v for k, v in without.items() if v} == {k: v for k, v in twin.items() if v}
+    assert compat.mode_options("default", None) == {}
+    assert compat.mode_options("no-such-mode", None) is None
+
+
+def cudagraphs_by_default() -> None:
+    import torch._inductor.config
+
+    assert compat.cudagraphs_by_default() is False
+    torch._inductor.config.triton.cudagraphs = True
+    try:
+        assert compat.cudagraphs_by_default() is True
+    finally:
+        torch._inductor.config.triton.cudagraphs = False
+
+
+def is_compiling() -> None:
+    check = compat.is_compiling_check()
+    seen: list[bool] = []
+
+    def probe(x: torch.Tensor) -> torch.Tensor:
+        if check():
+            return x + 1
+        seen.append(True)  # dynamo never traces this branch
+        return x
+
+    assert not check()
+    assert torch.compile(probe, backend="eager", fullgraph=True)(torch.ones(1)).item() == 2
+    assert seen == []
+
+
 # -- torch.distributed --------------------------------------------------------------------
 def c10d_module() -> None:
     from torch.distributed import distributed_c10d
@@ -416,6 +458,8 @@ EXERCISES: dict[str, Callable[[], None]] = {
     "is_compiled": is_compiled, "compiled_module": compiled_module,
     "MODULE_CALLS": module_calls,
     "is_torch_machinery": is_torch_machinery,
+    "mode_options": mode_options, "cudagraphs_by_default": cudagraphs_by_default,
+    "is_compiling": is_compiling,
     "c10d_module": c10d_module, "group_name": group_name,
 }
 

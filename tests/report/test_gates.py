@@ -87,7 +87,7 @@ def test_exit_codes_and_conditions_are_documented() -> None:
     for name in [*gates.CONDITIONS, *gates.DIFF_CONDITIONS]:
         assert f"`{name}`" in section, name
     assert f"| {gates.GATE_EXIT} |" in section
-    for command in ("run", "report", "diff"):
+    for command in ("run", "report", "diff", "compare"):
         help_text = CliRunner().invoke(main, [command, "--help"]).output
         assert "Exit codes" in help_text and f"{gates.GATE_EXIT}  " in help_text
         assert "capture-failed" in help_text

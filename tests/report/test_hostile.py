@@ -22,9 +22,9 @@ from tests.hostile import (
     free_text_places,
     hostile_report,
     leaks,
+    scenario_report,
     visible,
 )
-from tests.reports import report_for
 
 # Each command line, and whether it shows the report's text as plain text (markup payloads
 # must then appear as typed; markdown escapes brackets and JSON quotes them).
@@ -42,7 +42,7 @@ COMMANDS = {
 
 
 def test_the_corpus_attacks_every_free_text_place_of_the_schema() -> None:
-    attacked = set().union(*(attacked_places(json.loads(io.dumps(report_for(name))))
+    attacked = set().union(*(attacked_places(json.loads(io.dumps(scenario_report(name))))
                              for name in SCENARIOS))
     assert attacked == free_text_places()
 
@@ -52,7 +52,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], Pat
     folder = tmp_path_factory.mktemp("hostile")
     paths = {}
     for scenario in SCENARIOS:
-        paths[scenario, "clean"] = io.save(report_for(scenario), folder / f"{scenario}.json")
+        paths[scenario, "clean"] = io.save(scenario_report(scenario), folder / f"{scenario}.json")
         for kind, payload in PAYLOADS.items():
             name = f"{scenario}-{kind.replace(' ', '-')}.json"
             paths[scenario, kind] = io.save(hostile_report(scenario, payload), folder / name)
@@ -77,7 +77,7 @@ def test_no_command_passes_the_report_s_controls_to_the_terminal(
 def test_colour_is_the_only_escape_in_a_coloured_summary(scenario: str) -> None:
     report = hostile_report(scenario)
     for output in (render_text(report, width=200, color=True),
-                   render_diff_text(compare(report_for(scenario), report, "a", "b"),
+                   render_diff_text(compare(scenario_report(scenario), report, "a", "b"),
                                     width=200, color=True)):
         assert "\x1b[" in output and not leaks(output)
         assert MARKUP_SHOWN in visible(output)

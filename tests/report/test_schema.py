@@ -12,7 +12,7 @@ import pytest
 
 from graphdoctor.diagnose.model import Evidence, Finding, Location, Verdict
 from graphdoctor.report import schema
-from graphdoctor.report.document import SCHEMA_VERSION, to_json
+from graphdoctor.report.document import SCHEMA_VERSION, BaselineRun, to_json
 from graphdoctor.report.io import loads
 from graphdoctor.report.redact import redact
 from graphdoctor.trace import model
@@ -95,7 +95,7 @@ def _schema_fields(definition: str) -> set[str]:
     (model.ErrorLink, "error_link"), (model.CompileEvent, "compile_event"),
     (model.WarningRecord, "warning"), (model.InputEvent, "input_event"),
     (model.Device, "device"), (model.Note, "note"), (model.TeardownEvent, "teardown_event"),
-    (Finding, "finding"),
+    (Finding, "finding"), (BaselineRun, "baseline_run"),
     (Verdict, "verdict"), (Evidence, "evidence"), (Location, "location"),
 ])
 def test_schema_describes_every_field_of_the_model(cls: type, definition: str) -> None:

@@ -14,7 +14,14 @@ those of dynamo and inductor when the script first calls torch.compile, the othe
 
 from __future__ import annotations
 
-from graphdoctor.record.compat import allocator, capture, cuda, process_groups, torch_compile
+from graphdoctor.record.compat import (
+    allocator,
+    capture,
+    cuda,
+    graphs_off,
+    process_groups,
+    torch_compile,
+)
 from graphdoctor.record.compat.allocator import (
     AllocatorTotals,
     HistoryCall,
@@ -50,6 +57,12 @@ from graphdoctor.record.compat.cuda import (
     synchronize_unpatched,
     unpatched_event_methods,
 )
+from graphdoctor.record.compat.graphs_off import (
+    CUDAGRAPHS_OPTION,
+    cudagraphs_by_default,
+    is_compiling_check,
+    mode_options,
+)
 from graphdoctor.record.compat.process_groups import c10d_module, group_name
 from graphdoctor.record.compat.resolve import Entry
 from graphdoctor.record.compat.torch_compile import (
@@ -70,18 +83,20 @@ from graphdoctor.record.compat.torch_compile import (
 )
 
 ENTRIES: tuple[Entry, ...] = (*cuda.ENTRIES, *allocator.ENTRIES, *capture.ENTRIES,
-                              *torch_compile.ENTRIES, *process_groups.ENTRIES)
+                              *torch_compile.ENTRIES, *graphs_off.ENTRIES,
+                              *process_groups.ENTRIES)
 
 __all__ = [
-    "COMPILE_API", "CONTEXT_API", "ENTRIES", "GRAPHED_CALLABLES_API", "MODULE_CALLS", "RAW_API",
-    "SYNC_ERROR", "SYNC_OFF", "SYNC_WARN", "SYNC_WARNING", "AllocatorTotals", "CurrentStream",
-    "ProfilerActive", "Entry", "HistoryCall", "allocator_totals", "c10d_module", "callback_args",
-    "capture_api", "capture_begin_arguments", "compiled_module", "cuda_built",
+    "COMPILE_API", "CONTEXT_API", "CUDAGRAPHS_OPTION", "ENTRIES", "GRAPHED_CALLABLES_API",
+    "MODULE_CALLS", "RAW_API", "SYNC_ERROR", "SYNC_OFF", "SYNC_WARN", "SYNC_WARNING",
+    "AllocatorTotals", "CurrentStream", "ProfilerActive", "Entry", "HistoryCall",
+    "allocator_totals", "c10d_module", "callback_args", "capture_api",
+    "capture_begin_arguments", "compiled_module", "cuda_built", "cudagraphs_by_default",
     "current_compile_id", "dynamo_counters", "graph_of_context", "graph_pool", "group_name",
-    "inductor_left_unimported", "is_compiled", "is_inductor_code", "is_torch_machinery",
-    "lazy_cuda_call",
-    "logger", "logger_names", "memory_history", "memory_snapshot", "register_compile_callbacks",
-    "set_sync_debug_mode", "storage_weak_ref", "storage_weak_refs_available",
-    "stream_context_streams", "sync_debug_mode", "synchronize_unpatched", "tree_compile_id",
-    "tree_input_copies", "tree_manager_class", "unpatched_event_methods",
+    "inductor_left_unimported", "is_compiled", "is_compiling_check", "is_inductor_code",
+    "is_torch_machinery", "lazy_cuda_call", "logger", "logger_names", "memory_history",
+    "memory_snapshot", "mode_options", "register_compile_callbacks", "set_sync_debug_mode",
+    "storage_weak_ref", "storage_weak_refs_available", "stream_context_streams",
+    "sync_debug_mode", "synchronize_unpatched", "tree_compile_id", "tree_input_copies",
+    "tree_manager_class", "unpatched_event_methods",
 ]

@@ -28,3 +28,5 @@ LOGGERS_SEEN = (f"{_RUN}; {GPU}: the cudagraphs loggers of cudagraph_utils, cuda
 STUB_SEEN = f"{_STUB}; {_SEEN}"
 STUB_NOT_SEEN = f"{_STUB}; {_NOT_SEEN}"
 CUDA_TEXT_SEEN = f"{CPU}: a CPU build cannot check it; {_SEEN}"
+# Read in PyTorch's own source (main at 004e5d35, 2026) as well as run on the CPU build.
+RUN_SOURCE_READ = f"{_RUN}; {_NOT_SEEN} (PyTorch main's source at 004e5d35 reads the same)"

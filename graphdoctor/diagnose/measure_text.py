@@ -1,0 +1,69 @@
+"""How a verdict says what it measured: both figures per step on each side, the samples,
+their spread, whether eager was host-bound, which figure decided and why, and where the
+eager figures came from (see :mod:`graphdoctor.diagnose.measure` for the definitions)."""
+
+from __future__ import annotations
+
+from graphdoctor.diagnose.measure import (
+    BASELINE_RUN,
+    GPU,
+    HOST,
+    Comparison,
+    Measurement,
+    Side,
+    Stat,
+)
+
+WHY_THIS_FIGURE = "each side's longer figure is what the loop waits on"
+FROM_BASELINE = "eager from the --baseline run (the script run again with CUDA graphs off)"
+
+
+def us(value: Stat) -> str:
+    return f"{value.median_us:,.1f} µs"
+
+
+def compared_detail(m: Measurement, compared: Comparison) -> str:
+    """``eager A vs replay B per step (figure, samples, spread); other figures; host-bound;
+    why`` and, for eager figures from another run, which run."""
+    eager, replay = compared.eager_side, compared.replay_side
+    parts = [f"eager {us(eager.step)} vs replay {us(replay.step)} per step "
+             f"({_figure_name(compared)}, medians of {eager.step.n} and {replay.step.n}, "
+             f"IQR {eager.step.spread:.0%} and {replay.step.spread:.0%})",
+             _other_figures(eager, replay), _host_bound(m), WHY_THIS_FIGURE]
+    if m.eager_source == BASELINE_RUN:
+        parts.append(FROM_BASELINE)
+    return "; ".join(p for p in parts if p)
+
+
+def _figure_name(compared: Comparison) -> str:
+    eager, replay = compared.eager_side.waits_on, compared.replay_side.waits_on
+    if eager == replay:
+        return f"{eager} time"
+    return f"eager {eager} time vs replay {replay} time"
+
+
+def _other(side: Side) -> Stat | None:
+    return side.gpu if side.waits_on == HOST else side.host
+
+
+def _other_figures(eager: Side, replay: Side) -> str:
+    """The figures that did not decide, so that every speedup shows both."""
+    eager_other, replay_other = _other(eager), _other(replay)
+    if eager_other is None or replay_other is None:
+        return ""
+    if eager.waits_on == replay.waits_on:
+        other = HOST if eager.waits_on == GPU else GPU
+        return f"{other} time {us(eager_other)} vs {us(replay_other)}"
+    eager_name = HOST if eager.waits_on == GPU else GPU
+    replay_name = HOST if replay.waits_on == GPU else GPU
+    return f"eager {eager_name} time {us(eager_other)}, replay {replay_name} time " \
+           f"{us(replay_other)}"
+
+
+def _host_bound(m: Measurement) -> str:
+    share = m.launch_share
+    if share is None or m.host_bound is None:
+        return ""
+    if m.host_bound:
+        return f"eager was host-bound (launching took {share:.0%} of its GPU time)"
+    return f"eager was not host-bound (launching took {share:.0%} of its GPU time)"
