@@ -153,6 +153,7 @@ class Recorder:
         self.memory: CaptureMemory | None = None  # session wires it before the sources
         self.history: EagerClaims | None = None  # the eager history source, once installed
         self.nvtx = NvtxRanges()  # session enables them where the nvtx package is installed
+        # called twice a second from the flushing thread; a source may also emit in one
         self.heartbeats: list[Callable[[], SpoolRecord | None]] = []
         # the capture source's, while it is installed: follow a function the caller is about
         # to capture itself (``graphdoctor.check``), see ``graphs._GraphHooks.follow``
@@ -166,7 +167,10 @@ class Recorder:
         return int(time_us * 1000) - self.unix0
 
     def thread(self) -> int:
-        ident = threading.get_ident()
+        return self.thread_of(threading.get_ident())
+
+    def thread_of(self, ident: int) -> int:
+        """The small number of a thread, by its ident: the main thread is 0."""
         index = self._threads.get(ident)
         if index is None:
             with self._lock:

@@ -17,6 +17,7 @@ import gc
 import linecache
 import re
 import threading
+from collections import deque
 from types import FrameType
 from typing import Any
 
@@ -77,7 +78,11 @@ FULL_COLLECTION = 2
 
 
 def _watch_collections(recorder: Recorder) -> Uninstall:
+    """Time the collections; the flushing thread's heartbeat writes them. A collection can
+    start at any allocation, also while this very thread holds the spool writer's or the
+    recorder's lock, so the callback itself takes no lock: it only appends to a deque."""
     started: dict[int, int] = {}  # thread -> when its collection began
+    done: deque[tuple[int, int, int, int, int]] = deque()  # t0, dur, generation, freed, thread
 
     def on_collection(phase: str, info: dict[str, int]) -> None:
         thread = threading.get_ident()
@@ -89,11 +94,24 @@ def _watch_collections(recorder: Recorder) -> Uninstall:
             return
         dur, generation = recorder.now() - t0, info.get("generation", 0)
         if dur >= LONG_COLLECTION_NS or generation == FULL_COLLECTION:
-            recorder.emit(sr.GcRecord(t0, dur, generation, info.get("collected", 0),
-                                      recorder.thread()))
+            done.append((t0, dur, generation, info.get("collected", 0), thread))
+
+    def write_done() -> None:
+        records = []
+        while done:
+            t0, dur, generation, collected, thread = done.popleft()
+            records.append(sr.GcRecord(t0, dur, generation, collected,
+                                       recorder.thread_of(thread)))
+        recorder.emit_many(records)
+
+    def uninstall() -> None:
+        gc.callbacks.remove(on_collection)
+        recorder.heartbeats.remove(write_done)
+        write_done()
 
     gc.callbacks.append(on_collection)
-    return lambda: gc.callbacks.remove(on_collection)
+    recorder.heartbeats.append(write_done)
+    return uninstall
 
 
 class _SyncHooks:

@@ -4,11 +4,16 @@ ones are recorded, the routine young ones are not, and the callback goes at unin
 from __future__ import annotations
 
 import gc
+import threading
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
+from graphdoctor.record.recorder import Recorder
 from graphdoctor.record.syncs import LONG_COLLECTION_NS, _watch_collections
+from graphdoctor.trace.spool import SpoolWriter
 from graphdoctor.trace.spool_records import GcRecord, SpoolRecord
 
 
@@ -17,15 +22,16 @@ class _Recorder:
 
     def __init__(self) -> None:
         self.records: list[SpoolRecord] = []
+        self.heartbeats: list[Callable[[], None]] = []
 
     def now(self) -> int:
         return time.perf_counter_ns()
 
-    def thread(self) -> int:
+    def thread_of(self, ident: int) -> int:
         return 0
 
-    def emit(self, record: SpoolRecord) -> None:
-        self.records.append(record)
+    def emit_many(self, records: list[SpoolRecord]) -> None:
+        self.records += records
 
 
 def test_a_full_collection_is_recorded_and_the_hook_goes_at_uninstall() -> None:
@@ -33,10 +39,12 @@ def test_a_full_collection_is_recorded_and_the_hook_goes_at_uninstall() -> None:
     before = list(gc.callbacks)
     uninstall = _watch_collections(recorder)  # type: ignore[arg-type]
     gc.collect()
+    assert recorder.records == []  # written by the heartbeat, never from inside a collection
+    recorder.heartbeats[0]()
     uninstall()
     full = [r for r in recorder.records if isinstance(r, GcRecord) and r.generation == 2]
     assert len(full) == 1 and full[0].dur > 0
-    assert gc.callbacks == before
+    assert gc.callbacks == before and recorder.heartbeats == []
 
 
 def test_short_young_collections_are_left_out() -> None:
@@ -51,3 +59,20 @@ def test_short_young_collections_are_left_out() -> None:
     if took >= LONG_COLLECTION_NS:
         pytest.skip(f"this young collection took {took} ns: a long one, rightly recorded")
     assert [r for r in recorder.records if isinstance(r, GcRecord) and r.generation == 0] == []
+
+
+def test_a_collection_inside_the_spool_writers_lock_does_not_deadlock(tmp_path: Path) -> None:
+    """A collection can start while the thread holds the spool's lock (an allocation in
+    write or flush): the callback must not wait for that lock."""
+    recorder = Recorder(SpoolWriter(tmp_path / "s.spool"))
+    uninstall = _watch_collections(recorder)
+
+    def collect_holding_the_lock() -> None:
+        with recorder.spool._lock:
+            gc.collect()
+
+    worker = threading.Thread(target=collect_holding_the_lock, daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    uninstall()
+    assert not worker.is_alive()
