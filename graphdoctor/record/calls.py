@@ -30,11 +30,11 @@ _TOOL_NAME = "graphdoctor"
 _TOOL_IDS = (5, 4, 3)  # the ids sys.monitoring leaves to tools other than debuggers/profilers
 # sys.monitoring (3.12+), or None. Typed Any so that mypy run by Python 3.10 or 3.11, whose
 # stubs lack it, checks this module as well.
-_monitoring: Any = getattr(sys, "monitoring", None)
+SYS_MONITORING: Any = getattr(sys, "monitoring", None)
 
 
 def monitoring_available() -> bool:
-    return _monitoring is not None
+    return SYS_MONITORING is not None
 
 
 class Monitor:
@@ -61,7 +61,7 @@ class Monitor:
             self._give_way_to_the_script()
         self._callbacks.update(callbacks)
         for event, callback in callbacks.items():
-            _monitoring.register_callback(self.tool, event, callback)
+            SYS_MONITORING.register_callback(self.tool, event, callback)
         return True
 
     def add_local(self, code: CodeType, events: int) -> None:
@@ -73,11 +73,11 @@ class Monitor:
     def set_global(self, events: int) -> None:
         self._global = events
         if self.tool is not None:
-            _monitoring.set_events(self.tool, events)
+            SYS_MONITORING.set_events(self.tool, events)
 
     def release(self) -> None:
         if self._original_use_tool_id is not None:
-            _monitoring.use_tool_id = self._original_use_tool_id
+            SYS_MONITORING.use_tool_id = self._original_use_tool_id
             self._original_use_tool_id = None
         if self.tool is not None:
             self._drop()
@@ -89,41 +89,41 @@ class Monitor:
             self._local[code] = events
         else:
             self._local.pop(code, None)
-        _monitoring.set_local_events(self.tool, code, events)
+        SYS_MONITORING.set_local_events(self.tool, code, events)
 
     def _take(self, tool: int) -> None:
-        _monitoring.use_tool_id(tool, _TOOL_NAME)
+        SYS_MONITORING.use_tool_id(tool, _TOOL_NAME)
         self.tool = tool
         for event, callback in self._callbacks.items():
-            _monitoring.register_callback(tool, event, callback)
+            SYS_MONITORING.register_callback(tool, event, callback)
         for code, events in self._local.items():
-            _monitoring.set_local_events(tool, code, events)
+            SYS_MONITORING.set_local_events(tool, code, events)
         if self._global:
-            _monitoring.set_events(tool, self._global)
+            SYS_MONITORING.set_events(tool, self._global)
 
     def _drop(self) -> None:
         """Leave the id as graphdoctor found it: no callback, no watched code, free."""
         tool, self.tool = self.tool, None
-        if _monitoring.get_tool(tool) != _TOOL_NAME:
+        if SYS_MONITORING.get_tool(tool) != _TOOL_NAME:
             return  # the script freed it (free_tool_id) behind graphdoctor's back
         for code in self._local:
-            _monitoring.set_local_events(tool, code, 0)
-        _monitoring.set_events(tool, 0)
+            SYS_MONITORING.set_local_events(tool, code, 0)
+        SYS_MONITORING.set_events(tool, 0)
         for event in self._callbacks:
-            _monitoring.register_callback(tool, event, None)
-        _monitoring.free_tool_id(tool)
+            SYS_MONITORING.register_callback(tool, event, None)
+        SYS_MONITORING.free_tool_id(tool)
 
     def _give_way_to_the_script(self) -> None:
         if self._original_use_tool_id is not None:
             return  # claimed again after stepping aside: already giving way
-        original = self._original_use_tool_id = _monitoring.use_tool_id
+        original = self._original_use_tool_id = SYS_MONITORING.use_tool_id
 
         def use_tool_id(tool_id: int, name: str) -> None:
             if tool_id == self.tool:
                 self._move()
             original(tool_id, name)
 
-        _monitoring.use_tool_id = use_tool_id
+        SYS_MONITORING.use_tool_id = use_tool_id
 
     def _move(self) -> None:
         """Carry the callbacks and watched code to another free id, or stop watching."""
@@ -139,7 +139,7 @@ class Monitor:
 
 
 def _free_tool_ids() -> list[int]:
-    return [t for t in _TOOL_IDS if _monitoring.get_tool(t) is None]
+    return [t for t in _TOOL_IDS if SYS_MONITORING.get_tool(t) is None]
 
 
 def innermost_user_frame(recorder: Recorder, frame: FrameType | None) -> FrameType | None:
@@ -173,16 +173,16 @@ class CallSiteWatcher:
         """Watch ``frame``'s code; return it (to pass to ``stop``), or None if not watched."""
         if frame is None or not monitoring_available() or not self._claim():
             return None
-        self._monitor.add_local(frame.f_code, _monitoring.events.CALL)
+        self._monitor.add_local(frame.f_code, SYS_MONITORING.events.CALL)
         return frame.f_code
 
     def stop(self, code: CodeType | None) -> None:
         if code is not None:
-            self._monitor.remove_local(code, _monitoring.events.CALL)
+            self._monitor.remove_local(code, SYS_MONITORING.events.CALL)
 
     def _claim(self) -> bool:
         if not self._claimed:
-            self._claimed = self._monitor.claim({_monitoring.events.CALL: self._on_call})
+            self._claimed = self._monitor.claim({SYS_MONITORING.events.CALL: self._on_call})
         return self._claimed
 
     def _on_call(self, code: CodeType, offset: int, target: Any, arg0: Any) -> Any:
@@ -238,13 +238,13 @@ class EagerCallTimer:
         if code in self._watched:
             return True
         if not self._claimed:
-            events = _monitoring.events
+            events = SYS_MONITORING.events
             self._claimed = self._monitor.claim({events.PY_START: self._on_start,
                                                  events.PY_RETURN: self._on_return})
             if not self._claimed:
                 return False
         self._watched[code] = (fn, graph)
-        events = _monitoring.events
+        events = SYS_MONITORING.events
         self._monitor.add_local(code, events.PY_START | events.PY_RETURN)
         if self._recorder.history is not None:  # its calls from before it was watched
             self._recorder.history.claim(code, fn)
@@ -282,6 +282,6 @@ class EagerCallTimer:
 
     def close(self) -> None:
         for code in self._watched:
-            events = _monitoring.events
+            events = SYS_MONITORING.events
             self._monitor.remove_local(code, events.PY_START | events.PY_RETURN)
         self._watched.clear()

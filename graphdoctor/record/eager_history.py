@@ -18,13 +18,14 @@ run pays for the first calls of each of its own functions, and for nothing after
 
 from __future__ import annotations
 
-import sys
+import inspect
 import threading
 from collections import deque
 from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
 
+from graphdoctor.record.calls import SYS_MONITORING as _monitoring
 from graphdoctor.record.calls import Monitor, monitoring_available
 from graphdoctor.record.recorder import Recorder, TimerToken, Uninstall
 from graphdoctor.trace import spool_records as sr
@@ -33,9 +34,8 @@ from graphdoctor.trace.names import EAGER_CALL, WARMUP_CALL
 TIMED_CALLS = 256  # per function, from its first; then it costs nothing more
 KEPT = 32  # the latest timed calls of a function, what medians are taken from
 MAX_TIMED = 4096  # CUDA event pairs held for calls nobody has claimed yet
-_NOT_PLAIN_CALLS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, async generator flags
-
-_monitoring: Any = getattr(sys, "monitoring", None)  # 3.12+
+_NOT_PLAIN_CALLS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE
+                    | inspect.CO_ASYNC_GENERATOR)  # their PY_START/PY_RETURN are not one call
 
 
 @dataclass

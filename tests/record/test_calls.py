@@ -86,13 +86,19 @@ def _python_with_monitoring() -> str | None:
     return str(PYTHON_312) if PYTHON_312.exists() else None
 
 
+def run_with_monitoring(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
+    """Run ``source`` as a script under a Python that has sys.monitoring, with this checkout
+    importable."""
+    root = Path(__file__).resolve().parents[2]
+    script = tmp_path / "script.py"
+    script.write_text(source)
+    return subprocess.run([str(_python_with_monitoring()), str(script)], capture_output=True,
+                          text=True, cwd=tmp_path, env={"PYTHONPATH": str(root)}, timeout=60)
+
+
 @pytest.mark.skipif(_python_with_monitoring() is None, reason="needs Python 3.12+")
 def test_the_capturing_frames_own_calls_are_its_callees(tmp_path: Path) -> None:
-    root = Path(__file__).resolve().parents[2]
-    script = tmp_path / "watch.py"
-    script.write_text(WATCH)
-    done = subprocess.run([str(_python_with_monitoring()), str(script)], capture_output=True,
-                          text=True, cwd=tmp_path, env={"PYTHONPATH": str(root)}, timeout=60)
+    done = run_with_monitoring(tmp_path, WATCH)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "['step', 'forward']"
 

@@ -5,12 +5,11 @@ the run, and hands them over as eager calls when something names the function (P
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.record.test_calls import _python_with_monitoring
+from tests.record.test_calls import _python_with_monitoring, run_with_monitoring
 
 HISTORY = '''
 import json, os, sys, tempfile, types
@@ -63,11 +62,7 @@ print(json.dumps({"samples": KEPT, "fns": sorted({r[4] for r in calls}),
 
 @pytest.mark.skipif(_python_with_monitoring() is None, reason="needs Python 3.12+")
 def test_kept_calls_become_the_claimed_functions_eager_calls(tmp_path: Path) -> None:
-    root = Path(__file__).resolve().parents[2]
-    script = tmp_path / "history.py"
-    script.write_text(HISTORY)
-    done = subprocess.run([str(_python_with_monitoring()), str(script)], capture_output=True,
-                          text=True, cwd=tmp_path, env={"PYTHONPATH": str(root)}, timeout=60)
+    done = run_with_monitoring(tmp_path, HISTORY)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
     # the latest KEPT of its first TIMED_CALLS calls are kept, none of them the cold first
