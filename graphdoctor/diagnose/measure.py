@@ -20,6 +20,13 @@ than running it. So on each side the longer median of the two is the step time t
 waits on; the speedup is eager's over replay's, and the verdict names the figure each side
 used ("GPU" or "host").
 
+What the eager figures are calls of (``basis``): the functions the capture ran (its
+callees); for a captured block of inline code (``model(x)``, ``loss.backward()``,
+``opt.step()``), the user function that made every one of those calls eagerly, the one
+making fewest besides (covering); or, where neither was run eagerly, the user function the
+graph replays inside, timed before the graph existed and with it (its step): the speedup is
+then that function's, per call, graph and all.
+
 The eager figures come from the same run, or, under ``graphdoctor run --baseline`` and
 ``graphdoctor compare``, from a second run of the script with CUDA graphs off
 (:data:`BASELINE_RUN`); the measurement says which (``eager_source``).
@@ -35,7 +42,7 @@ from typing import Any
 from graphdoctor.diagnose import baseline
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Call, Graph, Trace
-from graphdoctor.trace.names import EAGER_CALL, REPLAYING_CALL
+from graphdoctor.trace.names import COVERING_BASIS, EAGER_CALL, REPLAYING_CALL, STEP_BASIS
 
 METHOD = ("median GPU time between CUDA events around each call (eager) and each replay, and "
           "median host (CPU) time of each; each side's step time is the longer of the two; "
@@ -138,6 +145,11 @@ class Measurement:
     # time is of part of the step only, and is not compared
     not_covered: tuple[str, ...] = ()
     eager_source: str = SAME_RUN
+    # what the eager figures are calls of (trace.names.*_BASIS), and that function's name
+    # where it is not what the capture called: a covering function, or the step function
+    # whose "replay" figures are then its calls with the graph
+    basis: str = ""
+    eager_of: str = ""
 
     @property
     def compared(self) -> Comparison | None:
@@ -188,6 +200,10 @@ class Measurement:
                 out[name] = round(value, 3)
         if self.eager is not None:
             out["eager_source"] = self.eager_source
+        if self.basis:
+            out["basis"] = self.basis
+        if self.eager_of:
+            out["eager_of"] = self.eager_of
         if self.host_bound is not None:
             out["host_bound"] = self.host_bound
         if self.compared is not None:
@@ -201,6 +217,32 @@ def of_graph(view: TraceView, graph: Graph) -> Measurement:
 
 
 def _measure_graph(view: TraceView, graph: Graph) -> Measurement:
+    """Its replays against its callees' eager calls; where those cannot be compared, its
+    step function's calls before the graph existed against those with it."""
+    direct = _against_callees(view, graph)
+    if direct.comparable or graph.step < 0:
+        return direct
+    step = _against_step(view, graph)
+    return step if step.comparable else direct
+
+
+def _against_step(view: TraceView, graph: Graph) -> Measurement:
+    calls = [c for c in view.trace.tables["calls"] if c.fn == graph.step]
+    eager = [c for c in calls if c.mode == EAGER_CALL]
+    with_graph = [c for c in calls if c.mode == REPLAYING_CALL]
+    step = view.function(graph.step)
+    return Measurement(stat([c.gpu for c in with_graph]), stat([c.dur for c in with_graph]),
+                       stat([c.gpu for c in eager]), stat([c.dur for c in eager]),
+                       _replay_count(view, graph), basis=STEP_BASIS,
+                       eager_of=step.name if step else "")
+
+
+def _replay_count(view: TraceView, graph: Graph) -> int:
+    replays = sum(1 for r in view.trace.tables["replays"] if r.graph == graph.id)
+    return max(replays, view.trace.replay_counts.get(graph.id, 0))
+
+
+def _against_callees(view: TraceView, graph: Graph) -> Measurement:
     replays = [r for r in view.trace.tables["replays"] if r.graph == graph.id]
     calls = [c for c in view.trace.tables["calls"]
              if c.fn in graph.callees and c.mode == EAGER_CALL]
@@ -211,10 +253,12 @@ def _measure_graph(view: TraceView, graph: Graph) -> Measurement:
         gpu, host = _per_step(borrowed, callees)
         if gpu is not None and gpu.n > (eager.n if eager else 0):
             eager, eager_host, source = gpu, host, BASELINE_RUN
-    count = max(len(replays), view.trace.replay_counts.get(graph.id, 0))
+    covering = view.function(graph.callees[0]) \
+        if graph.basis == COVERING_BASIS and graph.callees else None
     return Measurement(stat([r.gpu for r in replays]), stat([r.dur for r in replays]),
-                       eager, eager_host, count, eager_source=source,
-                       not_covered=graph.uncovered if eager else ())
+                       eager, eager_host, _replay_count(view, graph), eager_source=source,
+                       not_covered=graph.uncovered if eager else (), basis=graph.basis,
+                       eager_of=covering.name if covering else "")
 
 
 def _too_few(eager: Stat | None) -> bool:

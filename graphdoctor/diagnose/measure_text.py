@@ -13,6 +13,7 @@ from graphdoctor.diagnose.measure import (
     Side,
     Stat,
 )
+from graphdoctor.trace.names import COVERING_BASIS, STEP_BASIS
 
 WHY_THIS_FIGURE = "each side's longer figure is what the loop waits on"
 FROM_BASELINE = "eager from the --baseline run (the script run again with CUDA graphs off)"
@@ -26,13 +27,24 @@ def compared_detail(m: Measurement, compared: Comparison) -> str:
     """``eager A vs replay B per step (figure, samples, spread); other figures; host-bound;
     why`` and, for eager figures from another run, which run."""
     eager, replay = compared.eager_side, compared.replay_side
-    parts = [f"eager {us(eager.step)} vs replay {us(replay.step)} per step "
-             f"({_figure_name(compared)}, medians of {eager.step.n} and {replay.step.n}, "
-             f"IQR {eager.step.spread:.0%} and {replay.step.spread:.0%})",
-             _other_figures(eager, replay), _host_bound(m), WHY_THIS_FIGURE]
+    samples = (f"({_figure_name(compared)}, medians of {eager.step.n} and {replay.step.n}, "
+               f"IQR {eager.step.spread:.0%} and {replay.step.spread:.0%})")
+    if m.basis == STEP_BASIS:
+        first = (f"{m.eager_of}() per call: {us(eager.step)} before the graph existed vs "
+                 f"{us(replay.step)} with it {samples}")
+    else:
+        first = f"eager {us(eager.step)} vs replay {us(replay.step)} per step {samples}"
+    parts = [first, _covering(m), _other_figures(eager, replay), _host_bound(m),
+             WHY_THIS_FIGURE]
     if m.eager_source == BASELINE_RUN:
         parts.append(FROM_BASELINE)
     return "; ".join(p for p in parts if p)
+
+
+def _covering(m: Measurement) -> str:
+    if m.basis != COVERING_BASIS or not m.eager_of:
+        return ""
+    return f"eager is calls of {m.eager_of}(), which made every call the captured block made"
 
 
 def _figure_name(compared: Comparison) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from types import CodeType, FrameType, MethodType
+from types import BuiltinFunctionType, CodeType, FrameType, FunctionType, MethodType, ModuleType
 from typing import Any
 
 from graphdoctor.record.recorder import CaptureState, Recorder, TimerToken
@@ -189,6 +189,10 @@ class CallSiteWatcher:
         state = self._recorder.capture_on_this_thread()
         if state is None:
             return None
+        target = as_called(target, arg0)
+        key = call_key(self._recorder, target)
+        if key and key not in state.makes:
+            state.makes.append(key)
         called = callee_code(target)
         if called is not None and self._recorder.stacks.is_user_code(called):
             note_callee(state, called)
@@ -210,6 +214,49 @@ def torch_work(target: Any) -> str:
     if owner is not None and not isinstance(owner, type):  # a method: Tensor.backward
         return f"{type(owner).__qualname__}.{getattr(target, '__name__', '?')}"
     return str(getattr(target, "__name__", None) or type(target).__qualname__)
+
+
+def as_called(target: Any, arg0: Any) -> Any:
+    """The callable as the code called it. A CALL event passes a method call ``opt.step()``
+    as the class's function and ``opt``: bound again here, so that it reads as
+    ``Adam.step`` of that ``opt``, not a function ``step``."""
+    name = getattr(target, "__name__", None)
+    if not isinstance(name, str) or isinstance(target, MethodType) \
+            or arg0 is SYS_MONITORING.MISSING:
+        return target
+    try:
+        if getattr(type(arg0), name, None) is target:
+            return target.__get__(arg0, type(arg0))
+    except Exception:  # noqa: BLE001  # a descriptor of the script's that raises
+        pass
+    return target
+
+
+def call_key(recorder: Recorder, target: Any) -> str:
+    """What a call launches work through, in the same words in a captured block and in eager
+    code: a user function by its place, torch's by name (``Tensor.backward``), and either
+    with the object it is bound to where that is a module or an optimizer (the same
+    ``model`` and ``opt`` in both), not a tensor (``loss`` in one, ``static_loss`` in the
+    other). Empty for calls that launch no work of their own (builtins, ``torch.cuda``)."""
+    called = callee_code(target)
+    if called is not None and recorder.stacks.is_user_code(called):
+        name = f"{called.co_filename}:{called.co_firstlineno}:{called.co_name}"
+    else:
+        name = torch_work(target)
+    if not name:
+        return ""
+    owner = _bound_to(target)
+    if owner is None or isinstance(owner, (type, ModuleType)) or hasattr(owner, "grad_fn"):
+        return name
+    return f"{name}@{id(owner):x}"
+
+
+def _bound_to(target: Any) -> Any:
+    """The object a call is bound to: the object itself for ``model(x)``, the owner of a
+    bound method, None for a function."""
+    if isinstance(target, (FunctionType, BuiltinFunctionType, MethodType)):
+        return getattr(target, "__self__", None)
+    return target
 
 
 def note_callee(state: CaptureState, code: CodeType) -> None:

@@ -3,37 +3,60 @@
 A capture names the code it ran only when it happens, and torch.compile learns of a function
 only when it first runs it; real scripts run that code eagerly before both (the recipe's
 warmup steps, a decode loop run plainly before it is compiled). So from the start of the
-run, calls of functions in the user's own code are timed, host time and GPU time from a
-pair of CUDA events, up to ``TIMED_CALLS`` per function, and the latest ``KEPT`` of them
-are kept in memory: the first calls of a process run cold (caches, clocks), so the latest
-ones are what a replay is fairly compared with. When a capture, ``make_graphed_callables``
-or torch.compile names one of them, its kept calls become its eager calls in the trace
-(:meth:`EagerHistory.claim`); a first call among them is left out as cold.
+run, calls of the user's functions are timed, host time and GPU time from a pair of CUDA
+events, up to ``TIMED_CALLS`` per function, and the latest ``KEPT`` of them are kept in
+memory: the first calls of a process run cold (caches, clocks), so the latest ones are what
+a replay is fairly compared with. A library's function is kept only where the user's code
+calls it (``model(x)`` into a library's ``forward``), not the library's own inner calls.
+
+Three things claim kept calls (the cold first call among them left out):
+- a capture, ``make_graphed_callables`` or torch.compile names a function it ran
+  (:meth:`EagerHistory.claim`);
+- a captured block that is inline code (``model(x)``, ``loss.backward()``, ``opt.step()``
+  under ``torch.cuda.graph``) is timed by the user function that made every one of those
+  calls eagerly, the smallest such (:meth:`EagerHistory.covering`); what each function
+  calls is learnt from one ``CALL`` event per call site, switched off after it;
+- a graph that replays inside a user function that ran before it existed (a training step
+  whose blocks ``make_graphed_callables`` wrapped) makes that function its step: its kept
+  calls are the step without the graph, and its later calls the step with it
+  (:meth:`EagerHistory.replaying`).
 
 Cost: ``sys.monitoring`` calls back on each function's first start; torch's and other
 libraries' code is switched off right there (``DISABLE``), and so is a user function once it
 has had ``TIMED_CALLS`` calls or is claimed (then the eager-call timer follows it). A long
-run pays for the first calls of each of its own functions, and for nothing after.
+run pays for the first calls of each of its own functions, and for nothing after. CUDA
+event pairs of calls no longer kept are reused, at most ``MAX_TIMED`` held at once.
 """
 
 from __future__ import annotations
 
 import inspect
+import sys
 import threading
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from types import CodeType
+from types import CodeType, FrameType
 from typing import Any
 
 from graphdoctor.record.calls import SYS_MONITORING as _monitoring
-from graphdoctor.record.calls import Monitor, monitoring_available
+from graphdoctor.record.calls import (
+    Monitor,
+    as_called,
+    call_key,
+    callee_code,
+    monitoring_available,
+)
 from graphdoctor.record.recorder import Recorder, TimerToken, Uninstall
 from graphdoctor.trace import spool_records as sr
-from graphdoctor.trace.names import EAGER_CALL, WARMUP_CALL
+from graphdoctor.trace.model import LIBRARY, PYTHON, TORCH, USER
+from graphdoctor.trace.names import EAGER_CALL, REPLAYING_CALL, STEP_FUNCTION, WARMUP_CALL
 
 TIMED_CALLS = 256  # per function, from its first; then it costs nothing more
 KEPT = 32  # the latest timed calls of a function, what medians are taken from
-MAX_TIMED = 4096  # CUDA event pairs held for calls nobody has claimed yet
+MAX_TIMED = 4096  # CUDA event pairs held at once for kept calls
+STEP_CALLS = 3  # kept calls a step function needs besides its cold first one
+REACH = 4  # how deep a covering function's calls into other user functions are followed
 _NOT_PLAIN_CALLS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE
                     | inspect.CO_ASYNC_GENERATOR)  # their PY_START/PY_RETURN are not one call
 
@@ -48,9 +71,12 @@ class _Call:
 
 @dataclass
 class _Function:
-    calls: deque[_Call] = field(default_factory=lambda: deque(maxlen=KEPT))
+    calls: deque[_Call] = field(default_factory=deque)  # the latest KEPT
     timed: int = 0  # calls timed so far, kept or not
     open: dict[int, list[tuple[int, str, TimerToken | None]]] = field(default_factory=dict)
+    makes: set[str] = field(default_factory=set)  # what it calls (calls.call_key)
+    inner: set[CodeType] = field(default_factory=set)  # the user functions it calls
+    step: int = -1  # its function id once a graph replays inside it
 
 
 class EagerHistory:
@@ -62,14 +88,16 @@ class EagerHistory:
         self._functions: dict[CodeType, _Function] = {}
         self._places: dict[tuple[str, int, str], CodeType] = {}  # where each is defined
         self._claimed: set[CodeType] = set()
-        self._timed = 0
+        self._held = 0  # CUDA event pairs held by kept calls
+        self._stepped: set[int] = set()  # graphs whose step is known
 
     def install(self) -> Uninstall | None:
         if not monitoring_available() or not self._rec.config.eager_calls:
             return None
         events = _monitoring.events
         if not self._monitor.claim({events.PY_START: self._on_start,
-                                    events.PY_RETURN: self._on_return}):
+                                    events.PY_RETURN: self._on_return,
+                                    events.CALL: self._on_call}):
             self._rec.note("eager calls before a capture", "no sys.monitoring tool id was free")
             return None
         self._monitor.set_global(events.PY_START | events.PY_RETURN)
@@ -79,6 +107,7 @@ class EagerHistory:
         self._rec.note("eager calls before a capture", "the script took every free "
                        "sys.monitoring tool id, so their timing stopped")
 
+    # -- claims ------------------------------------------------------------------------------
     def claim(self, code: CodeType, fn: int) -> None:
         """``code`` is function ``fn`` now: its kept calls go to the spool as its eager
         calls, the cold first one left out, and it is no longer kept here."""
@@ -86,27 +115,84 @@ class EagerHistory:
         original = self._places.get(_place(code), code)  # torch.compile runs a rebuilt code
         self._claimed.add(original)
         kept = self._functions.pop(original, None)
-        if kept is None:
-            return
-        calls = list(kept.calls)[1:] if kept.timed <= KEPT else list(kept.calls)
-        for call in calls:  # without the cold first call, if it is among them
-            self._emit(call, fn)
+        if kept is not None:
+            self._hand_over(kept, fn)
 
-    def _emit(self, call: _Call, fn: int) -> None:
-        row = sr.CallRecord(call.t0, call.dur, -1, fn, call.mode, -1)
+    def covering(self, makes: Sequence[str]) -> CodeType | None:
+        """The user function, with kept calls, that made every call in ``makes``, directly
+        or through user functions it called; the one that made fewest besides."""
+        wanted = set(makes)
+        if not wanted:
+            return None
+        best: tuple[int, CodeType] | None = None
+        for code, function in list(self._functions.items()):
+            if not function.calls or function.step >= 0 or code in self._claimed:
+                continue
+            reach = self._reach(function)
+            if wanted <= reach and (best is None or len(reach) < best[0]):
+                best = (len(reach), code)
+        return best[1] if best else None
+
+    def _reach(self, function: _Function, depth: int = REACH) -> set[str]:
+        reach = set(function.makes)
+        for code in function.inner if depth else ():
+            inner = self._functions.get(code)
+            if inner is not None and inner is not function:
+                reach |= self._reach(inner, depth - 1)
+        return reach
+
+    def replaying(self, graph: int) -> None:
+        """``graph`` replays: the innermost user function on the stack (or, on autograd's
+        own thread, on the main thread's) that ran without it becomes its step."""
+        if graph in self._stepped or self._rec.compiled_call.get(threading.get_ident()):
+            return  # known; or torch.compile's, timed per call of the compiled function
+        found = _innermost(self._functions, sys._getframe(1)) or _innermost(
+            self._functions, sys._current_frames().get(threading.main_thread().ident or 0))
+        if found is None:
+            return
+        code, function = found
+        if function.step < 0:
+            function.step = self._rec.function_id(
+                ("step", code), _qualname(code), STEP_FUNCTION, code.co_filename,
+                code.co_firstlineno)
+            self._hand_over(function, function.step)
+            function.timed = 0  # as many calls again, now with the graph
+        if graph not in self._stepped:
+            self._stepped.add(graph)
+            self._rec.emit(sr.GraphStep(graph, function.step))
+
+    def _hand_over(self, function: _Function, fn: int) -> None:
+        calls = list(function.calls)
+        function.calls.clear()
+        if calls and function.timed <= KEPT:  # the cold first call is among them
+            self._let_go(calls.pop(0))
+        for call in calls:
+            self._emit(call, fn, call.mode)
+
+    def _emit(self, call: _Call, fn: int, mode: str) -> None:
+        row = sr.CallRecord(call.t0, call.dur, -1, fn, mode, -1)
         timer = self._rec.timer
         if call.token is None or timer is None:
             self._rec.emit(row)
-        else:
-            timer.settle(call.token, row)
+            return
+        self._held -= 1
+        timer.settle(call.token, row)
 
+    def _let_go(self, call: _Call) -> None:
+        timer = self._rec.timer
+        if call.token is not None and timer is not None:
+            self._held -= 1
+            timer.release(call.token)
+
+    # -- sys.monitoring callbacks ------------------------------------------------------------
     def _on_start(self, code: CodeType, offset: int) -> Any:
         function = self._functions.get(code)
         if function is None:
-            if not self._keeps(code):
+            if not self._keeps(code, sys._getframe(1)):
                 return _monitoring.DISABLE
             function = self._functions[code] = _Function()
             self._places[_place(code)] = code
+            self._monitor.add_local(code, _monitoring.events.CALL)
         if function.timed >= TIMED_CALLS or code in self._claimed:
             return _monitoring.DISABLE
         if self._rec.capturing_anywhere or not self._rec.enabled:
@@ -116,19 +202,31 @@ class EagerHistory:
             (self._rec.now(), mode, self._start_timer()))
         return None
 
-    def _keeps(self, code: CodeType) -> bool:
-        """A plain function of the user's, not yet claimed, and not a rebuilt copy of one
-        kept already (the code torch.compile runs in place of the function's own)."""
-        return (code not in self._claimed and not code.co_flags & _NOT_PLAIN_CALLS
-                and self._places.get(_place(code), code) is code
-                and self._rec.stacks.is_user_code(code))
+    def _keeps(self, code: CodeType, frame: FrameType) -> bool:
+        """A plain function of the user's, or a library's that the user's code called; not
+        yet claimed, and not a rebuilt copy of one kept already (the code torch.compile runs
+        in place of the function's own)."""
+        if (code in self._claimed or code.co_flags & _NOT_PLAIN_CALLS
+                or self._places.get(_place(code), code) is not code):
+            return False
+        kind = self._rec.stacks.kind(code.co_filename)
+        return kind == USER or (kind == LIBRARY and self._called_by_user(frame))
+
+    def _called_by_user(self, frame: FrameType) -> bool:
+        caller = frame.f_back
+        while caller is not None:
+            kind = self._rec.stacks.kind(caller.f_code.co_filename)
+            if kind not in (TORCH, PYTHON):  # through nn.Module.__call__ and the like
+                return kind == USER
+            caller = caller.f_back
+        return False
 
     def _start_timer(self) -> TimerToken | None:
         timer = self._rec.timer
-        if timer is None or self._timed >= MAX_TIMED:
+        if timer is None or self._held >= MAX_TIMED:
             return None
         token = timer.start()
-        self._timed += token is not None
+        self._held += token is not None
         return token
 
     def _on_return(self, code: CodeType, offset: int, retval: Any) -> Any:
@@ -142,13 +240,49 @@ class EagerHistory:
         timer = self._rec.timer
         if token is not None and timer is not None:
             timer.end(token)
-        function.calls.append(_Call(t0, self._rec.now() - t0, mode, token))
+        call = _Call(t0, self._rec.now() - t0, mode, token)
         function.timed += 1
+        if function.step >= 0:  # a call with its graph: to the spool as it comes
+            self._emit(call, function.step, REPLAYING_CALL)
+            return None
+        if len(function.calls) >= KEPT:
+            self._let_go(function.calls.popleft())
+        function.calls.append(call)
         return None
+
+    def _on_call(self, code: CodeType, offset: int, target: Any, arg0: Any) -> Any:
+        """What a kept function calls, once per call site: for :meth:`covering`."""
+        function = self._functions.get(code)
+        if function is not None:
+            target = as_called(target, arg0)
+            key = call_key(self._rec, target)
+            if key:
+                function.makes.add(key)
+            inner = callee_code(target)
+            if inner is not None:
+                function.inner.add(inner)
+        return _monitoring.DISABLE
+
+
+def _innermost(functions: dict[CodeType, _Function],
+               frame: FrameType | None) -> tuple[CodeType, _Function] | None:
+    """The innermost frame's function that is a step already, or ran often enough before
+    to be one (a helper that timed one eager loop is not a step)."""
+    while frame is not None:
+        function = functions.get(frame.f_code)
+        if function is not None and (len(function.calls) > STEP_CALLS or function.step >= 0) \
+                and function.timed < TIMED_CALLS:
+            return frame.f_code, function
+        frame = frame.f_back
+    return None
 
 
 def _place(code: CodeType) -> tuple[str, int, str]:
     return (code.co_filename, code.co_firstlineno, code.co_name)
+
+
+def _qualname(code: CodeType) -> str:
+    return str(getattr(code, "co_qualname", code.co_name))
 
 
 def install(recorder: Recorder) -> Uninstall | None:

@@ -49,9 +49,11 @@ from graphdoctor.trace.names import (
     AT_CAPTURE_BEGIN,
     AT_CAPTURE_END,
     AT_REPLAY,
+    CALLEES_BASIS,
     CAPTURE_FAILED,
     CAPTURED,
     CAPTURED_FUNCTION,
+    COVERING_BASIS,
     GRAPHED_CALLABLES,
     GRAPHED_FUNCTION,
     MANUAL_APIS,
@@ -60,6 +62,7 @@ from graphdoctor.trace.names import (
 _ID = "_graphdoctor_id"
 _thread_ident = threading.get_ident
 MEMORY_SAMPLE_NS = 100_000_000
+STEP_LOOKUPS = 3  # replays of each graph after which its step function is no longer looked for
 EAGER_TIMES_LOST = "eager time of captured functions"
 SCRIPT_TOOK_THE_ID = ("the script asked for graphdoctor's sys.monitoring tool id and no other "
                       "was free, so calls from then on were not timed")
@@ -235,6 +238,18 @@ class _GraphHooks:
             callees.append(fn)
         return callees
 
+    def _cover_inline_block(self, state: CaptureState) -> str:
+        """What the eager figures will be calls of: the capture's callees, or, where it
+        also ran torch work of its own (an inline block), the user function that made all
+        its calls eagerly."""
+        history = self.rec.history
+        if state.uncovered and history is not None:
+            covering = history.covering(state.makes)
+            if covering is not None:
+                state.callees, state.uncovered = [covering], []
+                return COVERING_BASIS
+        return CALLEES_BASIS if state.callees else ""
+
     def _fail(self, graph: Any, state: CaptureState, error: BaseException, where: str) -> None:
         failed_at = self.rec.now()
         exc_id = -1
@@ -251,12 +266,13 @@ class _GraphHooks:
         rec.nvtx.pop()
         pool = compat.graph_pool(graph) if status == CAPTURED else None
         pool_bytes = self.memory.capture_ended(state.graph, state.device, pool, state.stack)
+        basis = self._cover_inline_block(state) if status == CAPTURED else ""
         callees = self._callee_ids(state)
         ended = rec.now()
         rec.emit(sr.GraphEnd({"id": state.graph, "t": ended, "status": status,
                               "pool": str(pool) if pool else state.pool,
                               "pool_bytes": pool_bytes, "error": exc_id, "callees": callees,
-                              "uncovered": state.uncovered,
+                              "uncovered": state.uncovered, "basis": basis,
                               "own": [*state.own, (settling_from, ended)]}))
         if status == CAPTURED:
             weakref.finalize(graph, _graph_deleted, rec, state.graph)
@@ -318,6 +334,8 @@ class _GraphHooks:
                 timer.stop(token, row)
             count = replays.get(gid, 0) + 1
             replays[gid] = count
+            if count <= STEP_LOOKUPS and rec.history is not None:
+                rec.history.replaying(gid)
             # samples at the 1st, 2nd, 4th, 8th... replay of each graph, and at least every
             # 100 ms: enough to see memory grow across replays, at a few samples per run
             if count & (count - 1) == 0 or t1 - self._last_memory_sample > MEMORY_SAMPLE_NS:

@@ -46,6 +46,8 @@ class GpuTimer(Protocol):
 
     def settle(self, token: TimerToken, row: TimedRecord) -> None: ...
 
+    def release(self, token: TimerToken) -> None: ...
+
     def resolve(self, wait: bool = False) -> None: ...
 
 
@@ -77,6 +79,16 @@ class EagerClaims(Protocol):
 
     def claim(self, code: CodeType, fn: int) -> None:
         """``code`` is function ``fn``: its kept calls become its eager calls."""
+        ...
+
+    def covering(self, makes: Sequence[str]) -> CodeType | None:
+        """A user function that made every call in ``makes`` (an inline captured block's),
+        with kept calls to time it by; None if none did."""
+        ...
+
+    def replaying(self, graph: int) -> None:
+        """``graph`` replays on this thread: the user function it replays inside, if it
+        ran before the graph existed, becomes the graph's step (``GraphStep``)."""
         ...
 
 
@@ -116,6 +128,7 @@ class CaptureState:
     device: int = 0
     callees: list[CodeType] = field(default_factory=list)  # code objects the capture ran
     uncovered: list[str] = field(default_factory=list)  # torch work it ran besides them
+    makes: list[str] = field(default_factory=list)  # what its top level called (calls.call_key)
     own: list[tuple[int, int]] = field(default_factory=list)  # graphdoctor's own time in it
 
 

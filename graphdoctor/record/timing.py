@@ -71,6 +71,11 @@ class EventTimer:
         if len(self._pending) % RESOLVE_EVERY == 0:
             self.resolve()
 
+    def release(self, token: TimerToken) -> None:
+        """A pair nobody will read (a kept call the eager history let go): it is reused."""
+        start, end, _, _ = token
+        self._free.append((start, end))
+
     def resolve(self, wait: bool = False) -> None:
         """Emit every finished pair's row, oldest first (``wait``: at the end of the run)."""
         if self._recorder.captures or (not wait and self._profiling()):

@@ -32,7 +32,7 @@ from graphdoctor.trace.model import Trace
 from graphdoctor.trace.names import EAGER_CALL, KEPT_AS_WRITTEN, SWITCHED_OFF
 
 FORMAT = "graphdoctor-report"
-SCHEMA_VERSION = "1.2"  # 1.2: the baseline run (graphdoctor run --baseline)
+SCHEMA_VERSION = "1.3"  # 1.3: a graph's eager basis and step; 1.2: the baseline run
 CONTEXT_LINES = 4
 
 

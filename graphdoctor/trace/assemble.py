@@ -112,6 +112,7 @@ def _graph(g: dict[str, Any], last_t: int) -> Graph:
         pool_bytes=int(end.get("pool_bytes", 0)), key=g.get("key", ""),
         deleted_at=g.get("deleted", NONE), device=int(g.get("device", 0)),
         own_ns=sum(max(0, int(e) - int(s)) for s, e in _own_spans(g)),
+        basis=str(end.get("basis", "")), step=int(g.get("step", NONE)),
     )
 
 

@@ -105,6 +105,9 @@ class Graph:
     deleted_at: int = NONE
     device: int = 0
     own_ns: int = 0  # time graphdoctor's hooks took inside this capture
+    # what the eager figures are calls of (names.CALLEES_BASIS, COVERING_BASIS)
+    basis: str = ""
+    step: int = NONE  # the user function that replays it, timed before it existed too
 
     @property
     def capture_ns(self) -> int:

@@ -39,6 +39,14 @@ SKIPPED_CALL = "skipped"
 CAPTURED_FUNCTION = "captured"  # a callee of a manual capture
 COMPILED_FUNCTION = "compiled"
 GRAPHED_FUNCTION = "graphed"
+STEP_FUNCTION = "step"  # a user function whose calls replay a graph, timed before it existed too
+
+# What a manual graph's eager figures are calls of: the functions its capture ran, one user
+# function that makes every call the capture made (an inline captured block), or the step
+# function that replays it, timed before the graph existed and with it.
+CALLEES_BASIS = "callees"
+COVERING_BASIS = "covering"
+STEP_BASIS = "step"
 
 # Where an exception was seen.
 AT_CAPTURE_BEGIN = "capture_begin"

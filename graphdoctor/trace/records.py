@@ -73,6 +73,11 @@ def _graph_del(b: Builder, r: sr.GraphDeleted) -> None:
         b.graphs[r.graph]["deleted"] = r.t
 
 
+def _graph_step(b: Builder, r: sr.GraphStep) -> None:
+    if r.graph in b.graphs:
+        b.graphs[r.graph]["step"] = r.fn
+
+
 def _columnar(kind: EventKind) -> Handler:
     """Append a row of ``kind`` read from its record by field name (the phase comes later)."""
     assert kind.record is not None
@@ -196,6 +201,7 @@ HANDLERS: dict[type[tuple[Any, ...]], Handler] = {
     sr.Hello: _meta, sr.MetaInfo: _meta, sr.Devices: _devices, sr.NoteRecord: _note,
     sr.FrameRecord: _frame, sr.StackRecord: _stack, sr.FunctionRecord: _fn,
     sr.GraphBegin: _graph_begin, sr.GraphEnd: _graph_end, sr.GraphDeleted: _graph_del,
+    sr.GraphStep: _graph_step,
     sr.ExceptionInfo: _exc, sr.LogRecord: _log, sr.CompileCallback: _compile_cb,
     sr.WarnRecord: _warn, sr.Region: _region, sr.Counters: _counters, sr.Untimed: _untimed,
     sr.Progress: _progress, sr.InputRecord: _input, sr.CollectiveRecord: _coll,

@@ -111,6 +111,13 @@ class GraphDeleted(NamedTuple):
     t: int
 
 
+class GraphStep(NamedTuple):
+    """Function ``fn`` (a user function, timed before the graph existed) replays ``graph``."""
+
+    graph: int
+    fn: int
+
+
 class ReplayRecord(NamedTuple):
     t: int
     dur: int
@@ -302,7 +309,7 @@ class TeardownRecord(NamedTuple):
 
 
 SpoolRecord = (Hello | MetaInfo | Devices | NoteRecord | CudaState | End | RunEnd | FrameRecord
-               | StackRecord | FunctionRecord | GraphBegin | GraphEnd | GraphDeleted
+               | StackRecord | FunctionRecord | GraphBegin | GraphEnd | GraphDeleted | GraphStep
                | ReplayRecord | CallRecord | Progress | Region | Untimed | InputRecord
                | AllocRecord | MemoryRecord | SyncRecord | StreamOpRecord | GpuSampleRecord
                | GcRecord | ExceptionInfo | WarnRecord | LogRecord | CompileCallback | Counters
@@ -315,6 +322,7 @@ TAGS: dict[type[tuple[Any, ...]], str] = {
     CudaState: "cuda_state", End: "end", RunEnd: "run_end",
     FrameRecord: "frame", StackRecord: "stack", FunctionRecord: "fn",
     GraphBegin: "graph", GraphEnd: "graph_end", GraphDeleted: "graph_del",
+    GraphStep: "graph_step",
     ReplayRecord: "replay", CallRecord: "call", Progress: "progress", Region: "region",
     Untimed: "untimed", InputRecord: "input",
     AllocRecord: "alloc", MemoryRecord: "mem", SyncRecord: "sync", StreamOpRecord: "sop",

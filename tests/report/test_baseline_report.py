@@ -9,7 +9,7 @@ import json
 import jsonschema
 
 from graphdoctor.report import schema
-from graphdoctor.report.document import to_json
+from graphdoctor.report.document import SCHEMA_VERSION, to_json
 from graphdoctor.report.io import loads
 from graphdoctor.report.markdown import render_markdown
 from graphdoctor.report.redact import redact
@@ -22,7 +22,7 @@ from tests.report.test_schema import STRICT
 
 def test_the_baseline_run_is_in_the_report_and_follows_the_schema() -> None:
     data = plain(report_with_baseline("compile_healthy"))
-    assert data["schema_version"] == "1.2"
+    assert data["schema_version"] == SCHEMA_VERSION
     assert data["baseline"] == {
         "outcome": "exited with code 0 after 2 s", "complete": True, "exit_code": 0,
         "wall_ns": 2 * 10**9, "eager_calls": 50, "switched_off": [SWITCHED],
