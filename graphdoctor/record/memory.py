@@ -20,8 +20,16 @@ snapshots hold what they would without graphdoctor:
   empty history, as it would, and the "snapshot" entries graphdoctor's snapshots leave in it
   are taken out of the script's snapshots;
 - while it does not, --full records its own, which the script's snapshots do not show (no
-  history entries, no allocation stacks), and clears what it has read; when the script turns
-  its history off, --full's own goes on.
+  history entries), and clears what it has read; when the script turns its history off,
+  --full's own goes on;
+- either way, the stacks --full's own history gave blocks and segments are taken out of the
+  script's snapshots. The allocator keeps a block's stack from its allocation until it is
+  freed, and a segment's while it is reserved, whatever history is turned on or off
+  meanwhile: a tensor allocated before the script turned its history on still shows
+  graphdoctor's stack in the script's snapshot, and one the script's history saw allocated
+  keeps the script's stack after it turns its history off. Which blocks and segments hold
+  graphdoctor's stacks is read from the history entries themselves (``_OwnStacks``), the
+  script's snapshots included.
 """
 
 from __future__ import annotations
@@ -56,6 +64,7 @@ class AllocatorWatch:
         self._script_history = False  # the script has turned its own history on
         self._read_up_to: dict[int, _Watermark] = {}  # device -> the entries already read
         self._own_snapshots: deque[tuple[int, int]] = deque(maxlen=OWN_SNAPSHOTS_KEPT)
+        self._own_stacks = _OwnStacks()  # the live blocks and segments --full's history saw
         self._last_drain = 0
         self._before: dict[int, compat.AllocatorTotals] = {}  # graph -> totals as it began
 
@@ -97,7 +106,10 @@ class AllocatorWatch:
     def _wrap_snapshot(self, original: Any) -> Any:
         @functools.wraps(original)
         def _snapshot(*args: Any, **kwargs: Any) -> Any:
-            return self._as_the_script_sees_it(original(*args, **kwargs))
+            snapshot = original(*args, **kwargs)
+            if self._history_on:  # its entries up to now, and whose stacks its blocks hold
+                self._take_in(snapshot)
+            return self._as_the_script_sees_it(snapshot)
 
         return _snapshot
 
@@ -107,9 +119,7 @@ class AllocatorWatch:
             snapshot["device_traces"] = [self._without_own_snapshots(trace) for trace in traces]
         elif self._history_on:  # --full's own history: the script recorded none
             snapshot["device_traces"] = [[] for _ in traces]
-            for segment in snapshot.get("segments", []):
-                for block in segment.get("blocks", []):
-                    block.pop("frames", None)
+        self._own_stacks.take_out(snapshot)
         return snapshot
 
     def _without_own_snapshots(self, trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -182,20 +192,29 @@ class AllocatorWatch:
         history); return the snapshot."""
         if not self._history_on:
             return None
-        self._last_drain = time.perf_counter_ns()
         snapshot = self._snapshot()
-        if snapshot is None:
-            return None
+        if snapshot is not None:
+            self._take_in(snapshot, capture_graph)
+        return snapshot
+
+    def _take_in(self, snapshot: dict[str, Any], capture_graph: int = -1) -> None:
+        """Move the snapshot's history entries not yet read into the spool, noting the stacks
+        --full's own history gave (and clear that history)."""
+        self._last_drain = time.perf_counter_ns()
         recorder = self._rec
-        if not self._script_history:
+        own = not self._script_history
+        if own:
             compat.memory_history(True, stacks=True,
                                   max_entries=recorder.config.max_memory_entries, clear=True)
         pools = _SegmentPools(snapshot.get("segments", []))
-        records = [_record(recorder, entry, pools, capture_graph, device)
-                   for device, trace in enumerate(snapshot.get("device_traces", []))
-                   for entry in self._unread(device, trace) if entry.get("action", "") in ACTIONS]
+        records = []
+        for device, trace in enumerate(snapshot.get("device_traces", [])):
+            for entry in self._unread(device, trace):
+                stack = _named(entry.get("frames"))
+                self._own_stacks.read(device, entry, stack, own)
+                if entry.get("action", "") in ACTIONS:
+                    records.append(_record(recorder, entry, stack, pools, capture_graph, device))
         recorder.emit_many(records)
-        return snapshot
 
     def _unread(self, device: int, trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return self._read_up_to.setdefault(device, _Watermark()).unread(trace)
@@ -223,16 +242,18 @@ def _capture_allocations(t: int, graph: int, device: int, before: compat.Allocat
     return records
 
 
-def _record(recorder: Recorder, entry: dict[str, Any], pools: _SegmentPools,
-            capture_graph: int, device: int) -> sr.AllocRecord:
+def _named(frames: list[dict[str, Any]] | None) -> tuple[tuple[str, int, str], ...]:
+    """A history entry's (or a block's) stack, as (file, line, function), innermost first."""
+    return tuple((f.get("filename", "?"), int(f.get("line", 0)), f.get("name", "?"))
+                 for f in frames or ())
+
+
+def _record(recorder: Recorder, entry: dict[str, Any], stack: tuple[tuple[str, int, str], ...],
+            pools: _SegmentPools, capture_graph: int, device: int) -> sr.AllocRecord:
     addr = int(entry.get("addr", 0))
-    frames = entry.get("frames")
-    stack = recorder.stacks.from_named(
-        [(f.get("filename", "?"), int(f.get("line", 0)), f.get("name", "?")) for f in frames]
-    ) if frames else -1
     return sr.AllocRecord(recorder.from_unix_us(entry.get("time_us", 0)), entry["action"], addr,
             int(entry.get("size", 0)), int(entry.get("stream", 0)), pools.pool_of(addr),
-            capture_graph, stack, device)
+            capture_graph, recorder.stacks.from_named(list(stack)) if stack else -1, device)
 
 
 class _Watermark:
@@ -256,6 +277,54 @@ class _Watermark:
             self.read_at_stamp = sum(int(e.get("time_us", 0)) == newest for e in trace)
             self.stamp = newest
         return fresh
+
+
+class _OwnStacks:
+    """The live blocks and segments whose stacks --full's own history recorded, by device and
+    address, each with its stack's hash; read from history entries in order, each once.
+
+    An allocation's entry carries the very stack the allocator keeps for its block (and a
+    segment's, for its segment), so a block at a known address shows graphdoctor's stack only
+    while its stack is still that one: should an entry be lost (the script's history can hold
+    as few entries as it likes), a later allocation at the same address is not mistaken."""
+
+    def __init__(self) -> None:
+        self._blocks: dict[tuple[int, int], int] = {}
+        self._segments: dict[tuple[int, int], int] = {}
+
+    def read(self, device: int, entry: dict[str, Any], stack: tuple[tuple[str, int, str], ...],
+             own: bool) -> None:
+        """One history entry and its stack, recorded by --full's own history (``own``) or by
+        the script's."""
+        action = entry.get("action", "")
+        kept = (self._blocks if action in ("alloc", "free_completed")
+                else self._segments if action.startswith("segment_") else None)
+        if kept is None:
+            return
+        where = (device, int(entry.get("addr", 0)))
+        if own and stack and action in ("alloc", "segment_alloc", "segment_map"):
+            kept[where] = hash(stack)
+        else:  # freed, or allocated again under the script's history
+            kept.pop(where, None)
+
+    def take_out(self, snapshot: dict[str, Any]) -> None:
+        """Empty the stacks of the snapshot's blocks and segments that are graphdoctor's, as
+        the allocator shows a block it kept no stack for."""
+        if not (self._blocks or self._segments):
+            return
+        for segment in snapshot.get("segments", []):
+            device = int(segment.get("device", 0))
+            self._take_out_of(segment, self._segments, device)
+            for block in segment.get("blocks", []):
+                self._take_out_of(block, self._blocks, device)
+
+    @staticmethod
+    def _take_out_of(item: dict[str, Any], kept: dict[tuple[int, int], int],
+                     device: int) -> None:
+        frames = item.get("frames")
+        signature = kept.get((device, int(item.get("address", 0))))
+        if frames and signature is not None and hash(_named(frames)) == signature:
+            item["frames"] = []
 
 
 class _SegmentPools:

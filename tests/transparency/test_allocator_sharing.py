@@ -4,6 +4,7 @@ what they would without graphdoctor, and graphdoctor still reads every allocatio
 
 from __future__ import annotations
 
+import sys
 import time
 import types
 from pathlib import Path
@@ -21,35 +22,60 @@ from graphdoctor.trace.spool import SpoolWriter  # noqa: E402
 
 
 class StandInAllocator:
-    """Records history as torch's caching allocator does: entries while on, cleared when
-    turned off or asked to, and a "snapshot" entry for each snapshot taken while on."""
+    """Records history as torch's caching allocator does: entries while on (the newest
+    ``max_entries``), cleared when turned off or asked to, and a "snapshot" entry for each
+    snapshot taken while on. A block keeps the stack of its allocation (if history was on
+    then) until it is freed, whatever is turned on or off meanwhile; its segment, that of the
+    allocation that reserved it."""
+
+    SEGMENT = 1 << 20
 
     def __init__(self) -> None:
         self.on = False
+        self.max_entries = sys.maxsize
         self.entries: list[dict[str, Any]] = []
         self.allocations = 0
+        self.blocks: dict[int, list[dict[str, Any]]] = {}  # address -> its allocation's stack
+        self.segment: list[dict[str, Any]] | None = None  # its stack, once reserved
 
-    def record(self, on: bool, clear: bool) -> None:
-        self.on = on
+    def record(self, on: bool, clear: bool, max_entries: int = sys.maxsize) -> None:
+        self.on, self.max_entries = on, max(1, max_entries)
         if clear or not on:
             self.entries.clear()
 
-    def alloc(self) -> None:
+    def alloc(self, addr: int | None = None) -> None:
+        """Allocate at a new address, or at ``addr`` again once it was freed."""
         self.allocations += 1
-        self._entry("alloc", addr=self.allocations, size=512)
+        frames = [{"filename": "x.py", "line": self.allocations, "name": "f"}] if self.on else []
+        if self.segment is None:
+            self.segment = frames
+            self._entry("segment_alloc", addr=0, size=self.SEGMENT, frames=frames)
+        addr = self.allocations if addr is None else addr
+        self.blocks[addr] = frames
+        self._entry("alloc", addr=addr, size=512, frames=frames)
+
+    def free(self, addr: int) -> None:
+        frames = self.blocks.pop(addr)
+        self._entry("free_requested", addr=addr, size=512, frames=frames)
+        self._entry("free_completed", addr=addr, size=512, frames=frames)
 
     def snapshot(self) -> dict[str, Any]:
         self._entry("snapshot")
-        block = {"state": "active_allocated", "size": 512, "address": 1,
-                 "frames": [{"filename": "x.py", "line": 1, "name": "f"}] if self.on else []}
-        return {"segments": [{"address": 0, "total_size": 1024, "segment_pool_id": (0, 0),
-                              "blocks": [block]}],
+        blocks = [{"state": "active_allocated", "size": 512, "address": addr,
+                   "frames": list(frames)} for addr, frames in sorted(self.blocks.items())]
+        return {"segments": [{"device": 0, "address": 0, "total_size": self.SEGMENT,
+                              "segment_pool_id": (0, 0), "frames": list(self.segment or []),
+                              "blocks": blocks}],
                 "device_traces": [[dict(entry) for entry in self.entries]]}
 
     def _entry(self, action: str, **fields: Any) -> None:
         if self.on:
             self.entries.append({"action": action, "time_us": time.time_ns() // 1000, **fields})
+            del self.entries[:-self.max_entries]
             time.sleep(0.002)  # entries of the script's apart from graphdoctor's snapshots
+
+
+Seen = tuple[list[str], list[int], int, int]
 
 
 class Run:
@@ -59,9 +85,11 @@ class Run:
         self.allocator = allocator = StandInAllocator()
 
         def _record_memory_history(enabled: Any = "all", context: Any = "all",
-                                   stacks: str = "all", max_entries: int = 0, device: Any = None,
-                                   clear_history: bool = False, **rest: Any) -> None:
-            allocator.record(compat.HistoryCall((enabled,), {}).turns_on, clear_history)
+                                   stacks: str = "all", max_entries: int = sys.maxsize,
+                                   device: Any = None, clear_history: bool = False,
+                                   **rest: Any) -> None:
+            allocator.record(compat.HistoryCall((enabled,), {}).turns_on, clear_history,
+                             max_entries)
 
         self.memory = types.SimpleNamespace(_record_memory_history=_record_memory_history,
                                             _snapshot=lambda: allocator.snapshot())
@@ -74,7 +102,7 @@ class Run:
         monkeypatch.setattr(compat.HistoryCall, "module", staticmethod(lambda: self.memory))
         monkeypatch.setattr(compat, "lazy_cuda_call", lambda fn: fn() or True)
         monkeypatch.setattr(compat, "memory_history", lambda on, *, stacks, max_entries,
-                            clear=False: allocator.record(on, clear) or True)
+                            clear=False: allocator.record(on, clear, max_entries) or True)
         monkeypatch.setattr(compat, "memory_snapshot",
                             lambda pool=None, traces=True: allocator.snapshot())
         monkeypatch.setattr(compat, "allocator_totals", lambda: compat.AllocatorTotals(
@@ -92,22 +120,31 @@ class Run:
         if self.watch:
             self.watch.capture_ended(graph, 0, (1, 0), -1)
 
-    def snapshot(self) -> tuple[list[str], int]:
-        """What the script's _snapshot() holds: its entries' actions, its blocks' stacks."""
+    def snapshot(self) -> Seen:
+        """What the script's _snapshot() holds: its entries' actions, the blocks with a stack,
+        the segments with one, and how many blocks and segments lack "frames" (torch gives
+        each one, empty where it kept no stack)."""
         snapshot = self.memory._snapshot()
-        blocks = [b for s in snapshot["segments"] for b in s["blocks"] if b.get("frames")]
-        return [e["action"] for e in snapshot["device_traces"][0]], len(blocks)
+        segments = snapshot["segments"]
+        return ([e["action"] for e in snapshot["device_traces"][0]],
+                [b["address"] for s in segments for b in s["blocks"] if b.get("frames")],
+                sum(bool(s.get("frames")) for s in segments),
+                sum("frames" not in item for s in segments for item in (s, *s["blocks"])))
 
     def graphdoctors_allocations(self) -> list[int]:
         return [r.addr for r in self.emitted if isinstance(r, sr.AllocRecord)
                 and r.action == "alloc" and r.pool == "default"]
 
 
-def script(run: Run) -> list[tuple[list[str], int]]:
-    """Allocates, turns its history on around two captures, snapshots; turns it off and
-    snapshots again; allocates and snapshots once more."""
+def script(run: Run) -> list[Seen]:
+    """Allocates twice, turns its history on, frees the second and allocates at its address
+    again, allocates around two captures, snapshots; turns its history off and snapshots
+    again; allocates and snapshots once more."""
+    run.allocator.alloc()
     run.allocator.alloc()
     run.memory._record_memory_history(max_entries=100000)
+    run.allocator.free(2)
+    run.allocator.alloc(2)
     run.allocator.alloc()
     run.capture(0)
     run.capture(1)
@@ -123,12 +160,14 @@ def script(run: Run) -> list[tuple[list[str], int]]:
 def test_the_scripts_snapshots_hold_what_they_would_without_graphdoctor(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mode: str) -> None:
     plain = script(Run(monkeypatch, tmp_path, None))
-    assert plain[0] == (["alloc", "alloc", "alloc", "snapshot"], 1)
+    entries = ["free_requested", "free_completed", "alloc", "alloc", "alloc", "alloc", "snapshot"]
+    assert plain == [(entries, [2, 4, 5, 6], 0, 0), ([], [2, 4, 5, 6], 0, 0),
+                     ([], [2, 4, 5, 6], 0, 0)]
     recorded = Run(monkeypatch, tmp_path, mode)
     assert script(recorded) == plain
     if mode == "full":  # every allocation read once, before, during and after the script's
         recorded.watch.finish()
-        assert recorded.graphdoctors_allocations() == [1, 2, 3, 4, 5]
+        assert recorded.graphdoctors_allocations() == [1, 2, 2, 4, 5, 6, 7]
         assert not recorded.allocator.on  # graphdoctor's own history, turned off at the end
 
 
@@ -138,4 +177,21 @@ def test_graphdoctor_leaves_the_scripts_history_on_at_the_end(
     run.memory._record_memory_history()
     run.capture(0)
     run.watch.finish()
-    assert run.allocator.on and run.snapshot() == (["alloc", "snapshot"], 1)
+    assert run.allocator.on
+    assert run.snapshot() == (["segment_alloc", "alloc", "snapshot"], [1], 1, 0)
+
+
+def test_a_block_the_scripts_history_lost_the_allocation_of_keeps_its_stack(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Freed and allocated again while the script's history keeps a single entry: its stack
+    is no longer the one graphdoctor's history gave, and stays."""
+    def allocations(run: Run) -> list[int]:
+        run.allocator.alloc()
+        run.memory._record_memory_history(max_entries=1)
+        run.allocator.free(1)
+        run.allocator.alloc(1)
+        run.allocator.alloc()
+        return run.snapshot()[1]
+
+    assert allocations(Run(monkeypatch, tmp_path, None)) == [1, 3]
+    assert allocations(Run(monkeypatch, tmp_path, "full")) == [1, 3]
