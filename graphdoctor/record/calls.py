@@ -225,8 +225,9 @@ def as_called(target: Any, arg0: Any) -> Any:
             or arg0 is SYS_MONITORING.MISSING:
         return target
     try:
-        if getattr(type(arg0), name, None) is target:
-            return target.__get__(arg0, type(arg0))
+        bind = getattr(target, "__get__", None)
+        if bind is not None and getattr(type(arg0), name, None) is target:
+            return bind(arg0, type(arg0))
     except Exception:  # noqa: BLE001  # a descriptor of the script's that raises
         pass
     return target
