@@ -11,7 +11,10 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
+from graphdoctor.diagnose import diagnose
+from graphdoctor.diagnose.model import Verdict
 from graphdoctor.trace.model import Frame, Trace
+from graphdoctor.trace.names import CALLEES_BASIS, COVERING_BASIS, STEP_BASIS, STEP_FUNCTION
 
 Check = Callable[[Trace, dict[str, Any]], None]
 EXPECTATIONS: dict[str, Check] = {}
@@ -278,6 +281,22 @@ def calls_in_mode(trace: Trace, mode: str) -> list[Any]:
     return [c for c in trace.tables["calls"] if c.mode == mode]
 
 
+SPEEDUP_TOLERANCE = 0.15  # graphdoctor's speedup against the script's own CUDA-event timing
+
+
+def measured_as_the_script_timed_it(trace: Trace, note: dict[str, Any],
+                                    subject: str) -> list[Verdict]:
+    """Every verdict whose subject holds ``subject`` is a measured speedup within
+    SPEEDUP_TOLERANCE of the speedup the script timed itself (its recording note)."""
+    own = note["self_timing"]["speedup"]
+    mine = [v for v in diagnose(trace).verdicts if subject in v.subject]
+    assert mine, f"no verdict of {subject}"
+    for verdict in mine:
+        assert verdict.speedup is not None, verdict.summary
+        assert abs(verdict.speedup / own - 1) <= SPEEDUP_TOLERANCE, (verdict.speedup, own)
+    return mine
+
+
 @expect("real_mlp48_sidestream_warmup")
 def _real_mlp48(trace: Trace, note: dict[str, Any]) -> None:
     assert note["exit_code"] == 0 and note["self_timing"]["speedup"] > 1
@@ -286,6 +305,9 @@ def _real_mlp48(trace: Trace, note: dict[str, Any]) -> None:
     assert user_line(trace, graph.stack) == ("real_mlp48_sidestream_warmup.py", 47)
     assert [trace.functions[i].name for i in graph.callees] == ["MLP48.forward"]
     assert len([r for r in trace.tables["replays"] if r.graph == graph.id]) == 200
+    # its only eager calls ran before the capture (the script's own timing loop)
+    [verdict] = measured_as_the_script_timed_it(trace, note, "graph 0")
+    assert verdict.measurements["basis"] == CALLEES_BASIS
 
 
 @expect("real_tv_resnet_train_capture")
@@ -294,10 +316,13 @@ def _real_resnet(trace: Trace, note: dict[str, Any]) -> None:
     graph = graphs(trace)[0]
     assert [g.api for g in graphs(trace)] == ["torch.cuda.graph"] and graph.status == "captured"
     assert user_line(trace, graph.stack) == ("real_tv_resnet_train_capture.py", 56)
-    # of the captured lines (model, loss_fn, backward, opt.step) only torchvision's forward
-    # is a callee: torch's own code is not watched
-    assert [trace.functions[i].name for i in graph.callees] == ["ResNet.forward"]
     assert len([r for r in trace.tables["replays"] if r.graph == graph.id]) == 100
+    # the captured lines (model, loss_fn, backward, opt.step) are inline code: their eager
+    # time is that of train_step, which made every one of those calls before the capture
+    assert [trace.functions[i].name for i in graph.callees] == ["train_step"]
+    assert graph.basis == COVERING_BASIS and not graph.uncovered
+    [verdict] = measured_as_the_script_timed_it(trace, note, "graph 0")
+    assert verdict.measurements["eager_of"] == "train_step"
 
 
 @expect("real_graphed_callables_autocast")
@@ -309,6 +334,13 @@ def _real_mgc_autocast(trace: Trace, note: dict[str, Any]) -> None:
     for graph in graphs(trace):  # 3 untimed graphed steps, then 5 x 20 timed ones
         assert len([r for r in trace.tables["replays"] if r.graph == graph.id]) == 103
     assert calls_in_mode(trace, "warmup")
+    # forward and backward graphs replay inside train_step, which ran before they existed
+    # (the backward's on autograd's thread): the step with them against the step without
+    assert function_names(trace, STEP_FUNCTION) == ["train_step"]
+    assert {g.step for g in graphs(trace)} == {
+        f.id for f in trace.functions if f.kind == STEP_FUNCTION}
+    for verdict in measured_as_the_script_timed_it(trace, note, "make_graphed_callables"):
+        assert verdict.measurements["basis"] == STEP_BASIS
 
 
 @expect("real_decode_eager_then_compiled")
@@ -318,6 +350,8 @@ def _real_decode(trace: Trace, note: dict[str, Any]) -> None:
     assert not compile_events(trace, "cudagraph_skip")
     assert len(compile_events(trace, "cudagraph_record")) == 1
     assert len(calls_in_mode(trace, "replay")) >= 5 * 64
+    # the plain decode_step's calls, before torch.compile wrapped it, are its eager calls
+    measured_as_the_script_timed_it(trace, note, "decode_step")
 
 
 @expect("real_timm_infer_compiled")
@@ -326,6 +360,8 @@ def _real_timm(trace: Trace, note: dict[str, Any]) -> None:
     assert len(function_names(trace, "compiled")) == 1
     assert not compile_events(trace, "cudagraph_skip")
     assert len(calls_in_mode(trace, "replay")) >= 100
+    # the model's own forward, called by the script before torch.compile wrapped it
+    measured_as_the_script_timed_it(trace, note, "compiled")
 
 
 @expect("real_hf_static_cache_generate")

@@ -218,12 +218,16 @@ def of_graph(view: TraceView, graph: Graph) -> Measurement:
 
 def _measure_graph(view: TraceView, graph: Graph) -> Measurement:
     """Its replays against its callees' eager calls; where those cannot be compared, its
-    step function's calls before the graph existed against those with it."""
-    direct = _against_callees(view, graph)
-    if direct.comparable or graph.step < 0:
+    step function's calls before the graph existed against those with it; and only then
+    the callees' calls in a baseline run (this run's own figures come first)."""
+    direct = _against_callees(view, graph, borrow=False)
+    if direct.comparable:
         return direct
-    step = _against_step(view, graph)
-    return step if step.comparable else direct
+    if graph.step >= 0:
+        step = _against_step(view, graph)
+        if step.comparable:
+            return step
+    return _against_callees(view, graph, borrow=True)
 
 
 def _against_step(view: TraceView, graph: Graph) -> Measurement:
@@ -242,13 +246,13 @@ def _replay_count(view: TraceView, graph: Graph) -> int:
     return max(replays, view.trace.replay_counts.get(graph.id, 0))
 
 
-def _against_callees(view: TraceView, graph: Graph) -> Measurement:
+def _against_callees(view: TraceView, graph: Graph, borrow: bool) -> Measurement:
     replays = [r for r in view.trace.tables["replays"] if r.graph == graph.id]
     calls = [c for c in view.trace.tables["calls"]
              if c.fn in graph.callees and c.mode == EAGER_CALL]
     eager, eager_host = _per_step(calls, graph.callees)
     source = SAME_RUN
-    if _too_few(eager) and view.baseline is not None:
+    if borrow and _too_few(eager) and view.baseline is not None:
         borrowed, callees = _baseline_calls(view, view.baseline, graph.callees)
         gpu, host = _per_step(borrowed, callees)
         if gpu is not None and gpu.n > (eager.n if eager else 0):

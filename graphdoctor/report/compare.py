@@ -24,7 +24,7 @@ from graphdoctor.diagnose.model import Verdict
 from graphdoctor.report import facts, gates
 from graphdoctor.report.document import Report
 from graphdoctor.trace.model import Function, Graph, Trace
-from graphdoctor.trace.names import COMPILED, EAGER_CALL, REPLAYING_CALL
+from graphdoctor.trace.names import COMPILED, EAGER_CALL, REPLAYING_CALL, STEP_FUNCTION
 
 FORMAT = "graphdoctor-compare"
 VERSION = 1
@@ -154,9 +154,11 @@ def _graphs(trace: Trace) -> list[tuple[Key, str, Graph]]:
 
 
 def _functions(trace: Trace) -> list[tuple[Key, str, Function]]:
+    """Compiled, graphed and captured functions; not a graph's step function, whose calls
+    with and without the graph would pool into one figure (its graph's row has them)."""
     return [(("function", fn.kind, fn.name, fn.file, fn.line),
              f"{fn.kind} {fn.name} ({facts.short_path(fn.file) if fn.file else '?'}:{fn.line})",
-             fn) for fn in trace.functions]
+             fn) for fn in trace.functions if fn.kind != STEP_FUNCTION]
 
 
 def _rows(pools: dict[str, dict[Key, _Pool]]) -> list[Row]:

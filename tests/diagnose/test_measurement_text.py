@@ -10,7 +10,7 @@ from graphdoctor.diagnose import diagnose
 from graphdoctor.diagnose.measure import BASELINE_RUN, GPU, SAME_RUN
 from graphdoctor.diagnose.model import FASTER, UNMEASURED, WITHOUT_GRAPHS, Verdict
 from graphdoctor.trace.model import Call, Function, Meta, Trace
-from graphdoctor.trace.names import EAGER_CALL, GRAPHS_ENV, GRAPHS_OFF
+from graphdoctor.trace.names import EAGER_CALL, GRAPHS_ENV, GRAPHS_OFF, STEP_BASIS
 from tests.baselines import graphs_off_run
 from tests.diagnose.test_engine_and_edges import manual_graph_trace
 from tests.reports import local_line, trace_for
@@ -74,8 +74,14 @@ def test_compiled_and_graphed_code_without_eager_calls_point_to_baseline() -> No
     assert compiled.summary.endswith(
         "use `graphdoctor run --baseline`: it runs the script again with CUDA graphs off (the "
         "same compile without CUDA graphs) and compares per call")
-    graphed = verdicts(trace_for("real_graphed_callables_autocast"))[0]
+    graphed = verdicts(without_steps(trace_for("real_graphed_callables_autocast")))[0]
     assert "graphs off (the original callables) and compares per call" in graphed.summary
+
+
+def without_steps(trace: Trace) -> Trace:
+    """The trace as if its graphs replayed in no function that ran before they existed."""
+    return dataclasses.replace(trace, graphs=[dataclasses.replace(g, step=-1)
+                                              for g in trace.graphs])
 
 
 def test_a_baseline_run_measures_a_compiled_function() -> None:
@@ -89,12 +95,21 @@ def test_a_baseline_run_measures_a_compiled_function() -> None:
 
 
 def test_a_baseline_run_measures_make_graphed_callables_forward_graph() -> None:
-    trace = trace_for("real_graphed_callables_autocast")
+    trace = without_steps(trace_for("real_graphed_callables_autocast"))
     forward, backward = verdicts(trace, graphs_off_run(trace.functions, 900, 400))[:2]
     assert forward.kind == FASTER and forward.measurements["eager_source"] == BASELINE_RUN
     assert backward.kind == UNMEASURED and backward.summary.endswith(
         "the --baseline run timed no eager call of the code this graph ran (a backward pass's "
         "graph has no call of its own)")
+
+
+def test_the_step_a_graph_replays_in_comes_before_a_baseline_run() -> None:
+    trace = trace_for("real_graphed_callables_autocast")
+    for verdict in verdicts(trace, graphs_off_run(trace.functions, 900, 400))[:2]:
+        assert verdict.kind == FASTER and verdict.measurements["eager_source"] == SAME_RUN
+        assert verdict.measurements["basis"] == STEP_BASIS
+        assert "train_step() per call: " in verdict.summary
+        assert " before the graph existed vs " in verdict.summary
 
 
 def test_a_baseline_matches_by_name_where_the_place_differs_and_the_name_is_unique() -> None:
