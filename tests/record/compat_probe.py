@@ -244,6 +244,70 @@ def graph_pool() -> None:
         assert pool is not None and all(isinstance(part, int) for part in pool)
 
 
+def _fail_a_capture(pool: Any) -> Any:
+    """A torch.cuda.graph capture that an ``.item()`` fails, as graphdoctor.check makes one:
+    its stream and pool graphdoctor's; the caller's stream current again afterwards."""
+    graph, value = torch.cuda.CUDAGraph(), torch.ones(4, device="cuda")
+    caller = torch.cuda.current_stream()
+    try:
+        with torch.cuda.graph(graph, pool=pool, stream=torch.cuda.Stream()):
+            value.sum().item()
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("the capture did not fail")
+    finally:
+        torch.cuda.set_stream(caller)
+    return graph
+
+
+def _end_generator_capture_mode() -> None:
+    """What graphdoctor.check does after a failed capture: one capture that ends."""
+    native, target = compat.unpatched_graph_class(), torch.empty(1, device="cuda")
+    with torch.cuda.stream(torch.cuda.Stream()):
+        graph = native()
+        graph.capture_begin(pool=None, capture_error_mode="relaxed")
+        target.zero_()
+        graph.capture_end()
+        graph.reset()
+
+
+def unpatched_graph_class() -> None:
+    native = compat.unpatched_graph_class()
+    assert issubclass(torch.cuda.CUDAGraph, native) and torch.cuda.CUDAGraph is not native
+    needs_cuda()  # a CPU build's is a stand-in, without methods
+    # the recorder patches torch.cuda.CUDAGraph's own methods, which leaves these alone
+    assert all(name in vars(native) and name in vars(torch.cuda.CUDAGraph)
+               for name in ("capture_begin", "capture_end"))
+    pool = torch.cuda.graph_pool_handle()
+    graph = _fail_a_capture(pool)
+    compat.end_allocate_to_pool(torch.cuda.current_device(), pool)
+    graph.reset()
+    _end_generator_capture_mode()
+    # up to torch 2.11 the failed capture left the generator in capture mode, and this raised
+    # "Offset increment outside graph capture encountered unexpectedly"
+    torch.randn(4, device="cuda")
+    again = torch.cuda.CUDAGraph()  # and a capture of a random op, replayed
+    with torch.cuda.graph(again):
+        torch.rand(4, device="cuda")
+    again.replay()
+    torch.cuda.synchronize()
+
+
+def end_allocate_to_pool() -> None:
+    assert not compat.end_allocate_to_pool(0, (0, 123456))  # no capture routes to it
+    needs_cuda()
+    pool, device = torch.cuda.graph_pool_handle(), torch.cuda.current_device()
+    graph = _fail_a_capture(pool)
+    # up to torch 2.11 the failed capture's end left the routing on: this ends it; newer
+    # torch ended it itself
+    compat.end_allocate_to_pool(device, pool)
+    assert not compat.end_allocate_to_pool(device, pool)  # no more routing to end
+    graph.reset()
+    _end_generator_capture_mode()
+    torch.cuda.empty_cache()
+
+
 # -- torch.compile ------------------------------------------------------------------------
 def _with_graph_break(x: torch.Tensor) -> torch.Tensor:
     x = x + 1
@@ -451,6 +515,7 @@ EXERCISES: dict[str, Callable[[], None]] = {
     "allocator_totals": allocator_totals, "storage_weak_ref": storage_weak_ref,
     "capture_api": capture_api, "capture_begin_arguments": capture_begin_arguments,
     "graph_of_context": graph_of_context, "graph_pool": graph_pool,
+    "unpatched_graph_class": unpatched_graph_class, "end_allocate_to_pool": end_allocate_to_pool,
     "logger_names": logger_names, "current_compile_id": current_compile_id,
     "register_compile_callbacks": register_compile_callbacks, "callback_args": callback_args,
     "dynamo_counters": dynamo_counters, "tree_manager_class": tree_manager_class,

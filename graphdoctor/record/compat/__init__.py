@@ -26,6 +26,7 @@ from graphdoctor.record.compat.allocator import (
     AllocatorTotals,
     HistoryCall,
     allocator_totals,
+    end_allocate_to_pool,
     inductor_left_unimported,
     memory_history,
     memory_snapshot,
@@ -41,6 +42,7 @@ from graphdoctor.record.compat.capture import (
     capture_begin_arguments,
     graph_of_context,
     graph_pool,
+    unpatched_graph_class,
 )
 from graphdoctor.record.compat.cuda import (
     SYNC_ERROR,
@@ -92,11 +94,12 @@ __all__ = [
     "AllocatorTotals", "CurrentStream", "ProfilerActive", "Entry", "HistoryCall",
     "allocator_totals", "c10d_module", "callback_args", "capture_api",
     "capture_begin_arguments", "compiled_module", "cuda_built", "cudagraphs_by_default",
-    "current_compile_id", "dynamo_counters", "graph_of_context", "graph_pool", "group_name",
-    "inductor_left_unimported", "is_compiled", "is_compiling_check", "is_inductor_code",
-    "is_torch_machinery", "lazy_cuda_call", "logger", "logger_names", "memory_history",
-    "memory_snapshot", "mode_options", "register_compile_callbacks", "set_sync_debug_mode",
+    "current_compile_id", "dynamo_counters", "end_allocate_to_pool", "graph_of_context",
+    "graph_pool", "group_name", "inductor_left_unimported", "is_compiled", "is_compiling_check",
+    "is_inductor_code", "is_torch_machinery", "lazy_cuda_call", "logger", "logger_names",
+    "memory_history", "memory_snapshot", "mode_options", "register_compile_callbacks",
+    "set_sync_debug_mode",
     "storage_weak_ref", "storage_weak_refs_available", "stream_context_streams",
     "sync_debug_mode", "synchronize_unpatched", "tree_compile_id", "tree_input_copies",
-    "tree_manager_class", "unpatched_event_methods",
+    "tree_manager_class", "unpatched_event_methods", "unpatched_graph_class",
 ]

@@ -1,5 +1,6 @@
-"""The caching allocator: its history, its snapshot and its totals; and weak references to
-tensor storage (to see an input of a graph freed)."""
+"""The caching allocator: its history, its snapshot and its totals, and its routing of
+allocations to a capture's pool; and weak references to tensor storage (to see an input of a
+graph freed)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,13 @@ from typing import Any, NamedTuple
 import torch
 
 from graphdoctor.record.compat.resolve import Entry, TorchName, TorchParameters, TorchSource
-from graphdoctor.record.compat.versions import CHECKED_SEEN, RUN_NOT_SEEN, RUN_SEEN, STUB_SEEN
+from graphdoctor.record.compat.versions import (
+    CHECKED_SEEN,
+    RUN_NOT_SEEN,
+    RUN_SEEN,
+    STUB_GPU_RUN,
+    STUB_SEEN,
+)
 
 _MEMORY = "torch.cuda.memory"
 _RECORD_HISTORY = TorchName(_MEMORY, "_record_memory_history")
@@ -189,5 +196,27 @@ def storage_weak_ref(storage: Any) -> Any:
     return _make_storage_weak_ref(storage)
 
 
+_END_ALLOCATE_TO_POOL = TorchName("torch._C", "_cuda_endAllocateToPool", cuda_only=True)
+END_ALLOCATE_TO_POOL = Entry("end_allocate_to_pool", STUB_GPU_RUN, (
+    _END_ALLOCATE_TO_POOL,
+    # how torch itself ends a pool's routing: (device, pool id)
+    TorchSource(TorchName(_MEMORY, "use_mem_pool"), ("_cuda_endAllocateToPool(",)),
+))
+
+
+def end_allocate_to_pool(device: int, pool: tuple[int, int]) -> bool:
+    """Stop the caching allocator of ``device`` from routing allocations to ``pool``, as a
+    capture's end does. False where it was not routing them (the capture's end did it, or the
+    capture never began) or this torch lacks the call."""
+    end = _END_ALLOCATE_TO_POOL.resolve()
+    if end is None:
+        return False
+    try:
+        end(device, pool)
+    except (RuntimeError, TypeError):  # "endAllocatePool: not currently recording to ..."
+        return False
+    return True
+
+
 ENTRIES = (MEMORY_HISTORY, HISTORY_CALL, MEMORY_SNAPSHOT, INDUCTOR_LEFT_UNIMPORTED,
-           ALLOCATOR_TOTALS, STORAGE_WEAK_REF)
+           ALLOCATOR_TOTALS, STORAGE_WEAK_REF, END_ALLOCATE_TO_POOL)

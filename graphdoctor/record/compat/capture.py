@@ -1,5 +1,6 @@
 """Captures: which of torch's APIs began one, the arguments of ``capture_begin``, the graph of a
-``torch.cuda.graph`` block, and a graph's memory pool."""
+``torch.cuda.graph`` block, a graph's memory pool, and the native graph class under the one
+the recorder patches."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from graphdoctor.record.compat.resolve import (
     TorchParameters,
     TorchSource,
 )
-from graphdoctor.record.compat.versions import RUN_SEEN
+from graphdoctor.record.compat.versions import RUN_SEEN, STUB_GPU_RUN
 from graphdoctor.trace.names import COMPILED, CUDA_GRAPH, GRAPH_CONTEXT, GRAPHED_CALLABLES
 
 # The public APIs a capture can begin through, as the report names them.
@@ -106,4 +107,25 @@ def graph_pool(graph: object) -> tuple[int, int] | None:
     return (int(first), int(second))
 
 
-ENTRIES = (CAPTURE_API, CAPTURE_BEGIN_ARGUMENTS, GRAPH_OF_CONTEXT, GRAPH_POOL)
+_NATIVE_GRAPH = TorchName("torch._C", "_CUDAGraph", cuda_only=True)
+UNPATCHED_GRAPH_CLASS = Entry("unpatched_graph_class", STUB_GPU_RUN, (
+    _NATIVE_GRAPH,
+    *(TorchName("torch._C", f"_CUDAGraph.{method}", cuda_only=True)
+      for method in ("capture_begin", "capture_end", "reset")),
+    # torch.cuda.CUDAGraph, whose methods graphdoctor patches, extends it and begins its
+    # captures through it, by keyword
+    TorchSource(TorchName("torch.cuda.graphs", "CUDAGraph.capture_begin"),
+                ("super().capture_begin(", f"{_POOL}=", f"{_ERROR_MODE}=")),
+))
+
+
+def unpatched_graph_class() -> Any:
+    """torch's native CUDA graph class, which ``torch.cuda.CUDAGraph`` extends: its methods are
+    not the ones the recorder patches, so a capture graphdoctor makes or ends through them for
+    itself is not recorded as the user's. Its ``capture_begin`` takes ``pool`` and
+    ``capture_error_mode`` by keyword, with no defaults. None where this torch lacks it."""
+    return _NATIVE_GRAPH.resolve()
+
+
+ENTRIES = (CAPTURE_API, CAPTURE_BEGIN_ARGUMENTS, GRAPH_OF_CONTEXT, GRAPH_POOL,
+           UNPATCHED_GRAPH_CLASS)

@@ -28,5 +28,8 @@ LOGGERS_SEEN = (f"{_RUN}; {GPU}: the cudagraphs loggers of cudagraph_utils, cuda
 STUB_SEEN = f"{_STUB}; {_SEEN}"
 STUB_NOT_SEEN = f"{_STUB}; {_NOT_SEEN}"
 CUDA_TEXT_SEEN = f"{CPU}: a CPU build cannot check it; {_SEEN}"
+# tests/record/test_compat.py run on the GPU image too (an H100), for the entries named so.
+_GPU_RUN = f"{GPU}: requirements checked, exercise run on an H100 (after a capture that failed)"
+STUB_GPU_RUN = f"{_STUB}; {_GPU_RUN}"
 # Read in PyTorch's own source (main at 004e5d35, 2026) as well as run on the CPU build.
 RUN_SOURCE_READ = f"{_RUN}; {_NOT_SEEN} (PyTorch main's source at 004e5d35 reads the same)"

@@ -1,5 +1,5 @@
-"""The functions the GPU tests of graphdoctor.check and the pytest plugin record: one whose
-capture fails, one torch.compile skips, and a healthy one. Imported only on a GPU."""
+"""What the GPU tests of graphdoctor.check and the pytest plugin record: captures that fail
+(one with random numbers), one torch.compile skips, a healthy one. Imported on a GPU only."""
 
 import torch
 
@@ -24,3 +24,10 @@ def layers(x):
     for w in weights:
         x = torch.tanh(x @ w)
     return x
+
+
+def noisy(x):
+    """Random numbers, then a host sync: a capture that fails once the device's generator is
+    in it."""
+    y = x + torch.rand_like(x)
+    return y / y.max().item()
