@@ -25,7 +25,10 @@ callees); for a captured block of inline code (``model(x)``, ``loss.backward()``
 ``opt.step()``), the user function that made every one of those calls eagerly, the one
 making fewest besides (covering); or, where neither was run eagerly, the user function the
 graph replays inside, timed before the graph existed and with it (its step): the speedup is
-then that function's, per call, graph and all.
+then that function's, per call, graph and all. A compiled function's verdict is per call of
+the function; where its graph replays inside such a step (the decode loop around a compiled
+decode step), that step's figures come with it (``around``): what the loop sees, its own
+work outside the graph included.
 
 The eager figures come from the same run, or, under ``graphdoctor run --baseline`` and
 ``graphdoctor compare``, from a second run of the script with CUDA graphs off
@@ -150,6 +153,9 @@ class Measurement:
     # whose "replay" figures are then its calls with the graph
     basis: str = ""
     eager_of: str = ""
+    # the step function a compiled function's graph replays inside, measured the same way:
+    # what a loop around the function sees, its own work outside the graph included
+    around: Measurement | None = None
 
     @property
     def compared(self) -> Comparison | None:
@@ -208,6 +214,8 @@ class Measurement:
             out["host_bound"] = self.host_bound
         if self.compared is not None:
             out["figure"] = self.compared.figure
+        if self.around is not None:
+            out["around"] = self.around.as_dict()
         return out
 
 
@@ -316,4 +324,12 @@ def of_function(view: TraceView, fn: int) -> Measurement:
             eager, source = borrowed, BASELINE_RUN
     return Measurement(stat([c.gpu for c in replaying]), stat([c.dur for c in replaying]),
                        stat([c.gpu for c in eager]), stat([c.dur for c in eager]),
-                       len(replaying), eager_source=source)
+                       len(replaying), eager_source=source, around=_around(view, fn))
+
+
+def _around(view: TraceView, fn: int) -> Measurement | None:
+    """The first comparable step measurement of this function's graphs, if any."""
+    for graph in view.graphs_of(fn):
+        if graph.step >= 0 and (step := _against_step(view, graph)).comparable:
+            return step
+    return None

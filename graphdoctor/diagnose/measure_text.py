@@ -38,7 +38,19 @@ def compared_detail(m: Measurement, compared: Comparison) -> str:
              WHY_THIS_FIGURE]
     if m.eager_source == BASELINE_RUN:
         parts.append(FROM_BASELINE)
+    parts.append(_around(m))
     return "; ".join(p for p in parts if p)
+
+
+def _around(m: Measurement) -> str:
+    around = m.around.compared if m.around is not None else None
+    if m.around is None or around is None:
+        return ""
+    return (f"around it, {m.around.eager_of}() per call: {us(around.eager_side.step)} before "
+            f"the graph existed vs {us(around.replay_side.step)} with it, "
+            f"{around.speedup:.2f}x (medians of {around.eager_side.step.n} and "
+            f"{around.replay_side.step.n}): what a loop of it sees, its work outside the "
+            f"graph included")
 
 
 def _covering(m: Measurement) -> str:

@@ -17,9 +17,9 @@ Three things claim kept calls (the cold first call among them left out):
   calls eagerly, the smallest such (:meth:`EagerHistory.covering`); what each function
   calls is learnt from one ``CALL`` event per call site, switched off after it;
 - a graph that replays inside a user function that ran before it existed (a training step
-  whose blocks ``make_graphed_callables`` wrapped) makes that function its step: its kept
-  calls are the step without the graph, and its later calls the step with it
-  (:meth:`EagerHistory.replaying`).
+  whose blocks ``make_graphed_callables`` wrapped, a decode loop whose step torch.compile
+  wrapped) makes that function its step: its kept calls are the step without the graph,
+  and its later calls the step with it (:meth:`EagerHistory.replaying`).
 
 Cost: ``sys.monitoring`` calls back on each function's first start; torch's and other
 libraries' code is switched off right there (``DISABLE``), and so is a user function once it
@@ -144,8 +144,8 @@ class EagerHistory:
     def replaying(self, graph: int) -> None:
         """``graph`` replays: the innermost user function on the stack (or, on autograd's
         own thread, on the main thread's) that ran without it becomes its step."""
-        if graph in self._stepped or self._rec.compiled_call.get(threading.get_ident()):
-            return  # known; or torch.compile's, timed per call of the compiled function
+        if graph in self._stepped:
+            return
         found = _innermost(self._functions, sys._getframe(1)) or _innermost(
             self._functions, sys._current_frames().get(threading.main_thread().ident or 0))
         if found is None:
