@@ -1,11 +1,11 @@
 """The spool: the append-only file the recording child streams its events to.
 
 One JSON array per line, its first element a tag (``["replay", t, dur, ...]``): the records
-of :mod:`graphdoctor.trace.spool_records`. Lines are
-written whole with ``os.write`` on an ``O_APPEND`` descriptor and flushed often, so a child
-that segfaults, hangs or is SIGKILLed still leaves every event written before that moment;
-a torn last line is skipped on reading. The parent appends one ``run_end`` record after the
-child is gone, so the spool alone holds everything the trace is built from.
+of :mod:`graphdoctor.trace.spool_records`. Lines are written whole with ``os.write`` on an
+``O_APPEND`` descriptor and flushed often, so a child that segfaults, hangs or is SIGKILLed
+still leaves every event written before that moment; a torn last line, or a gzip copy cut
+short, is skipped on reading. The parent appends one ``run_end`` record after the child is
+gone, so the spool alone holds everything the trace is built from.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import json
 import os
 import threading
 import time
+import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -87,19 +88,50 @@ def append_record(path: str | os.PathLike[str], record: SpoolRecord) -> None:
 
 
 def read_records(path: str | os.PathLike[str]) -> Iterator[list[Any]]:
-    """Yield the spool's records in order, skipping blank and torn lines."""
-    opener = gzip.open if _is_gzip(path) else open
-    with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            line = line.strip()
-            if not line:
-                continue
+    """Yield the spool's records in order, skipping blank and torn lines: a spool cut in the
+    middle of a record, plain or gzip, still yields every record before the cut."""
+    for line in _lines(path):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            record = json.loads(line.decode("utf-8", "replace"))
+        except ValueError:
+            continue  # the line the child was writing when it died
+        if isinstance(record, list) and record and isinstance(record[0], str):
+            yield record
+
+
+def _lines(path: str | os.PathLike[str]) -> Iterator[bytes]:
+    chunks = _gunzipped(path) if _is_gzip(path) else _chunks(path)
+    rest = b""
+    for chunk in chunks:
+        lines = (rest + chunk).split(b"\n")
+        rest = lines.pop()
+        yield from lines
+    yield rest
+
+
+def _chunks(path: str | os.PathLike[str], size: int = 1 << 20) -> Iterator[bytes]:
+    with open(path, "rb") as handle:
+        while chunk := handle.read(size):
+            yield chunk
+
+
+def _gunzipped(path: str | os.PathLike[str]) -> Iterator[bytes]:
+    """The decompressed bytes of a gzip file, member after member, as far as they go: a
+    stream cut short or damaged ends the bytes there instead of raising."""
+    stream = zlib.decompressobj(wbits=31)
+    for chunk in _chunks(path):
+        while chunk:
             try:
-                record = json.loads(line)
-            except ValueError:
-                continue  # the line the child was writing when it died
-            if isinstance(record, list) and record and isinstance(record[0], str):
-                yield record
+                yield stream.decompress(chunk)
+            except zlib.error:
+                return
+            chunk = stream.unused_data if stream.eof else b""
+            if stream.eof:
+                stream = zlib.decompressobj(wbits=31)
+    yield stream.flush() if not stream.eof else b""
 
 
 def _is_gzip(path: str | os.PathLike[str]) -> bool:
