@@ -9,7 +9,8 @@ outright, the child notices and ends itself (:mod:`graphdoctor.launch.lifeline`)
 ``nproc > 1`` the ranks start through torch.distributed's own launcher (by way of
 :mod:`graphdoctor.launch.launcher`), each recording to its own spool. Whatever way the run
 ends, the parent appends one ``run_end`` record to every spool: the exit code, the signal,
-whether it timed out or was interrupted, and the stacks faulthandler wrote for that process.
+whether it timed out or was interrupted, and the stacks faulthandler wrote for that process;
+before it, whatever the child's tail file still held (:mod:`graphdoctor.trace.spool_tail`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from graphdoctor.launch.relay import SignalRelay, send
 from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT
 from graphdoctor.trace.spool import append_record, read_records
+from graphdoctor.trace.spool_tail import recover, tail_path
 
 TIMEOUT_EXIT = 124
 DUMP_GRACE_S = 2.0
@@ -71,6 +73,7 @@ def record(request: RunRequest) -> RunEnd:
     for spool in request.spools():
         _create(spool)
         _create(_fault_file(spool))
+        _create(tail_path(spool))
     started = time.perf_counter_ns()
     child = _spawn(request)
     ending = _wait(child, request)
@@ -79,11 +82,13 @@ def record(request: RunRequest) -> RunEnd:
         send(signal.SIGKILL, _groups(child, request.spools()))
     for spool in request.spools():
         fault = _fault_file(spool)
+        recover(spool, tail_path(spool))  # what the child had not appended when it ended
         append_record(spool, sr.RunEnd({
             "exit_code": end.exit_code, "reason": end.reason, "signal": end.signal,
             "wall_ns": end.wall_ns, "timeout_s": request.timeout_s, "nproc": request.nproc,
             "stacks": fault.read_text(errors="replace")[-200_000:]}))
         _remove(fault)
+        _remove(tail_path(spool))
     return end
 
 
@@ -112,6 +117,7 @@ def _spawn(request: RunRequest) -> subprocess.Popen[bytes]:
     env[PARENT_ENV] = str(os.getpid())
     env[CHILD_ENV] = json.dumps({
         "spool": str(request.spool), "fault": str(_fault_file(request.spool)),
+        "tail": str(tail_path(request.spool)),
         "mode": request.mode, "target": request.target, "args": list(request.args),
         "module": request.module, "argv": list(request.argv),
     })

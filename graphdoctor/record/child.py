@@ -1,11 +1,12 @@
 """``python -m graphdoctor.record.child``: the process that runs the user's script.
 
 The parent passes its settings in the ``GRAPHDOCTOR_CHILD`` environment variable. The child
-opens the spool, arms faulthandler (a crash writes every thread's stack to the fault file;
-``DUMP_STACKS_SIGNAL``, a real-time signal, does the same on a time-out), runs the script as
-``python`` would, with the recorder installed as soon as the script imports torch, and exits
-with the script's own exit code. Should graphdoctor die first, the child writes out its
-records and ends itself and all it started.
+opens the spool and its tail (where batched records wait, safe from a crash), arms
+faulthandler (a crash writes every thread's stack to the fault file; ``DUMP_STACKS_SIGNAL``,
+a real-time signal, does the same on a time-out), runs the script as ``python`` would, with
+the recorder installed as soon as the script imports torch, and exits with the script's own
+exit code. Should graphdoctor die first, the child writes out its records and ends itself
+and all it started.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from graphdoctor.trace.spool import SpoolWriter
 def main() -> int:
     config = json.loads(os.environ.pop(CHILD_ENV))
     rank = os.environ.get("RANK", "0")  # set by torch.distributed's launcher for each rank
-    spool = SpoolWriter(config["spool"].replace("{rank}", rank))
+    spool = SpoolWriter(config["spool"].replace("{rank}", rank),
+                        tail=config["tail"].replace("{rank}", rank) if "tail" in config else None)
     target = Target(config["target"], tuple(config["args"]), bool(config["module"]))
     spool.write(sr.Hello({"version": 1, "tool_version": __version__, "pid": os.getpid(),
                            "argv": config["argv"], "target": target.name,

@@ -25,7 +25,7 @@ from graphdoctor.record.errors import record_exception
 from graphdoctor.record.recorder import OFF_ENV, Recorder, Uninstall
 from graphdoctor.record.timing import EventTimer
 from graphdoctor.trace import spool_records as sr
-from graphdoctor.trace.names import IN_THREAD
+from graphdoctor.trace.names import CUDA_AT_END, CUDA_AT_INIT, IN_THREAD
 
 Source = Callable[[Recorder], Uninstall | None]
 
@@ -72,21 +72,24 @@ def start(recorder: Recorder) -> Recorder:
     recorder.install([s for s in sources(watch) if part_of(s) not in off])
     for part in sorted(off):
         recorder.note(part, f"switched off by {OFF_ENV}")
-    if compat.cuda_built() and "timing" not in off:
-        if not compat.lazy_cuda_call(lambda: _start_timer(recorder)):
-            recorder.note("GPU times", "torch.cuda._lazy_call is missing")
-    else:
+    if not compat.cuda_built():
         recorder.note("CUDA", "this torch build has no CUDA support")
+    elif not compat.lazy_cuda_call(lambda: _cuda_up(recorder)):
+        recorder.note("GPU times", "torch.cuda._lazy_call is missing")
     if not recorder.nvtx.enable():
         recorder.note("NVTX ranges", "the nvtx package is not installed")
     _watch_thread_exceptions(recorder)
     return recorder
 
 
-def _start_timer(recorder: Recorder) -> None:
-    """Once the script initializes CUDA: time replays and calls on the GPU from then on
-    (unless the recording has stopped by then)."""
-    if recorder in _running:
+def _cuda_up(recorder: Recorder) -> None:
+    """Once the script initializes CUDA (unless the recording has stopped by then): say so
+    at once, for a run that dies before its end reads the CUDA state, and time replays and
+    calls on the GPU from then on."""
+    if recorder not in _running:
+        return
+    recorder.emit(sr.CudaState({**_cuda_state(), "initialized": True, "when": CUDA_AT_INIT}))
+    if "timing" not in recorder.config.off:
         recorder.timer = EventTimer(recorder)
 
 
@@ -109,7 +112,7 @@ def _settle(recorder: Recorder) -> None:
     if initialized and recorder.memory is not None:
         recorder.memory.finish()
         recorder.memory.sample(-1)
-    recorder.emit(sr.CudaState(_cuda_state()))
+    recorder.emit(sr.CudaState({**_cuda_state(), "when": CUDA_AT_END}))
 
 
 def _cuda_initialized() -> bool:

@@ -6,6 +6,8 @@ from graphdoctor.diagnose.model import ERROR, Finding
 from graphdoctor.report import facts
 from graphdoctor.report.document import Report
 from graphdoctor.trace.endings import TIMED_OUT
+from graphdoctor.trace.model import Meta
+from graphdoctor.trace.names import CUDA_STATE_UNREAD
 
 
 def outcome_lines(report: Report) -> list[str]:
@@ -13,14 +15,23 @@ def outcome_lines(report: Report) -> list[str]:
     lines = []
     if not status.complete and status.message:
         lines.append(f"graphdoctor: {status.message} (last phase: {status.last_phase})")
-    meta = report.trace.meta
-    if meta.torch and not meta.cuda_available:  # no torch: nothing was recorded, as noted
-        lines.append("graphdoctor: no CUDA device was found; only compile events were recorded")
+    lines += _cuda_lines(report.trace.meta)
     lines += [f"graphdoctor: {v.subject}: {v.summary}" for v in report.diagnosis.verdicts]
     if status.reason == TIMED_OUT:  # a hung run: say where it was stuck, not just that it was
         lines += [line for finding in report.diagnosis.findings if finding.severity == ERROR
                   for line in _finding_lines(finding)]
     return lines
+
+
+def _cuda_lines(meta: Meta) -> list[str]:
+    """What the run had of CUDA, where it had none or graphdoctor could not read it (the run
+    died first: then what it recorded of CUDA, never that there was none)."""
+    unread = [note for note in meta.not_recorded if note.what == CUDA_STATE_UNREAD]
+    if unread:
+        return [f"graphdoctor: {note.what}: {note.why}" for note in unread]
+    if meta.torch and not meta.cuda_available:  # no torch: nothing was recorded, as noted
+        return ["graphdoctor: no CUDA device was found; only compile events were recorded"]
+    return []
 
 
 def _finding_lines(finding: Finding) -> list[str]:

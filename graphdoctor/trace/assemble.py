@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from graphdoctor.trace import phases
+from graphdoctor.trace import cuda_state, phases
 from graphdoctor.trace.builder import Builder
 from graphdoctor.trace.endings import (
     EXITED,
@@ -190,6 +190,9 @@ def _meta(b: Builder) -> Meta:
                            d.get("compute_capability", ""), d.get("driver", ""))
                     for i, d in enumerate(m.get("devices", [])))
     notes = list(b.notes)
+    unread = cuda_state.unread_note(b)
+    if unread is not None:
+        notes.append(unread)
     if b.untimed:
         notes.append(Note("GPU time of some replays and calls",
                           f"{b.untimed} were not timed (inside a capture, or the GPU was too far "
@@ -205,18 +208,11 @@ def _meta(b: Builder) -> Meta:
         cwd=m.get("cwd", ""), started_at=m.get("started_at", ""), mode=m.get("mode", "default"),
         python=m.get("python", ""), torch=m.get("torch", ""), cuda=m.get("cuda", ""),
         platform=m.get("platform", ""), hostname=m.get("hostname", ""),
-        cuda_available=bool(b.cuda.get("available", _cuda_was_used(b))), devices=devices,
+        cuda_available=cuda_state.cuda_available(b), devices=devices,
         not_recorded=tuple(notes), env=tuple(tuple(kv) for kv in m.get("env", ())),
         rank=int(m.get("rank", NONE)), world_size=int(m.get("world_size", NONE)),
         backend=str(m.get("backend", "")),
     )
-
-
-def _cuda_was_used(b: Builder) -> bool:
-    """Whether CUDA ran, for a run that ended before saying (a crash, a hang): graphs,
-    replays, allocator samples and syncs are only ever recorded once CUDA is up."""
-    tables = b.trace.tables
-    return bool(b.graphs) or any(len(tables[name]) for name in ("replays", "memory", "syncs"))
 
 
 def _status(b: Builder, trace: Trace) -> RunStatus:

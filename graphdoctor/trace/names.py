@@ -81,3 +81,11 @@ GRAPHS_ENV = "GRAPHDOCTOR_GRAPHS"
 GRAPHS_OFF = "off"
 SWITCHED_OFF = "CUDA graphs switched off"
 KEPT_AS_WRITTEN = "CUDA graphs kept as written"
+
+# When the child read the CUDA state (the ``CudaState`` record's "when"): as the script
+# initialized CUDA, or at the end of the recording (the final word; older spools say
+# nothing, and mean this). A run that died before its end has at most the first, and its
+# report gets a note under CUDA_STATE_UNREAD with what it recorded of CUDA instead.
+CUDA_AT_INIT = "init"
+CUDA_AT_END = "end"
+CUDA_STATE_UNREAD = "the CUDA state"

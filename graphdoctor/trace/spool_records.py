@@ -334,9 +334,15 @@ TAGS: dict[type[tuple[Any, ...]], str] = {
 }
 RECORDS: dict[str, type[tuple[Any, ...]]] = {tag: cls for cls, tag in TAGS.items()}
 
-# Records that must reach the disk at once: they are what a post-mortem needs most.
-URGENT = frozenset({Hello, GraphBegin, GraphEnd, ExceptionInfo, End, RunEnd, NoteRecord,
-                    MetaInfo})
+# Records the writer appends to the spool at once, with every record written before them (the
+# stacks and frames they name): they are what a post-mortem needs most, and a script that
+# dies in native code just after one (a segfault in a replay, after "skipping cudagraphs")
+# must leave it in the spool. Few in number, so the hot path (allocations, syncs, calls)
+# stays batched; batched records wait in the spool's tail, which a crash does not lose.
+URGENT = frozenset({Hello, MetaInfo, Devices, NoteRecord, CudaState, End, RunEnd, GraphBegin,
+                    GraphEnd, ExceptionInfo, WarnRecord, LogRecord, CompileCallback, Counters,
+                    DistInfo, TeardownRecord})
+
 
 def encode(record: SpoolRecord) -> list[Any]:
     """The JSON array a record is written as: its tag, then its fields in order."""

@@ -193,7 +193,8 @@ def environment_text(view: ReportView) -> Table:
                                 f"sm {d.compute_capability} · driver {d.driver}")
              for d in meta.devices]
     if not meta.devices:
-        rows.append(("GPU", Text("no CUDA device was recorded", style="yellow")))
+        rows.append(("GPU", Text("CUDA ran; its devices were not recorded" if meta.cuda_available
+                                 else "no CUDA device was recorded", style="yellow")))
     rows.append(("command", " ".join(("graphdoctor", *meta.argv))))
     if view.multi_rank:
         rows += [(f"rank {rank}", _devices_used(rank_view.devices) + event_counts(rank_view.trace))
