@@ -72,9 +72,15 @@ def reasons_in_log(message: str) -> list[str]:
     """Torch's reasons, one per failed compile, from its ``recompiles`` log message (each
     line of which it indents and marks with ``- ``)."""
     body = message.split("guard failure(s):", 1)[-1] if "guard failure(s):" in message else ""
+    return split_reasons("\n".join(re.sub(r"^\s*- ?", "", raw, count=1)
+                                   for raw in body.splitlines()))
+
+
+def split_reasons(text: str) -> list[str]:
+    """Torch's reasons joined by newlines, apart again: a reason's user stack (the lines
+    from ``User stack trace:``, each indented) stays with it."""
     reasons: list[str] = []
-    for raw in body.splitlines():
-        line = re.sub(r"^\s*- ?", "", raw, count=1)
+    for line in text.splitlines():
         if not line.strip() or re.match(r"guard \d+ failures:", line):
             continue
         if reasons and (line.startswith((" ", "\t")) or line.startswith("User stack trace")):
