@@ -66,7 +66,7 @@ def test_a_run_dominated_by_reallocation_recompiles_says_so_first() -> None:
     assert "size mismatch at index 2: 16 → 32 → 48 → 80" in first.title
     assert "72.00 s of compiling, 71% of the run" in first.title
     assert first.fix.startswith(f"Allocate {K_CACHE} once, at the largest size")
-    assert "Padding the inputs would change nothing" in first.fix
+    assert "padding the inputs would change nothing" in first.fix
     assert "mark_dynamic" not in first.fix and "bucket" not in first.fix
     assert (first.location.file, first.location.line) == ("/tmp/rc/buf.py", 24)
     m = first.measurements

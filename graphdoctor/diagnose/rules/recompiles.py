@@ -130,6 +130,9 @@ def _explanation(view: TraceView, frame: CompiledFrame, cause: _Cause) -> str:
              f"({_cost(frame.compile_ns, total)}). The guard that failed: "
              f"{failure.guard}" + (f", at the line `{failure.code}`" if failure.code else "")
              + "."]
+    if cause.kind == REALLOCATED_TENSOR:
+        lines.append("A tensor kept in a module's buffers or attributes, or in a global, has a "
+                     "static shape under torch.compile: each new size compiles it again.")
     followers = [r for r in cause.recompiles if r.follows]
     if followers:
         lines.append(f"{len(followers)} of these followed a re-allocation: the graph compiled "
@@ -151,10 +154,8 @@ def _fix(cause: _Cause) -> str:
     name, failure = cause.name, cause.first.failure
     if cause.kind == REALLOCATED_TENSOR:
         return (f"Allocate {name} once, at the largest size the run needs, and write into it "
-                "(slices, index_copy_) instead of creating it again for each size: a "
-                "module's buffers and attributes keep static shapes under torch.compile, so "
-                "each new size compiles the function again. Padding the inputs would change "
-                "nothing.")
+                "(slices, index_copy_) instead of creating it again for each size; padding "
+                "the inputs would change nothing.")
     if cause.kind == INPUT_SHAPE:
         return (f"Mark the dimension dynamic before the first call "
                 f"(torch._dynamo.mark_dynamic({name}, {max(failure.dim, 0)})), or pad or "
