@@ -148,3 +148,13 @@ def test_graphs_recorded_per_reallocation_are_not_blamed_on_input_shapes() -> No
     assert verdict.kind == "rerecorded" and "one graph per input shape" not in verdict.summary
     assert f"a graph per recompile: Model.forward recompiled 6 times because tensor {K_CACHE}" \
         in verdict.summary
+
+
+def test_the_end_of_a_run_spent_recompiling_says_so() -> None:
+    from graphdoctor.report.document import build
+    from graphdoctor.report.summary import outcome_lines
+
+    trace = buf_run(12 * S, 102 * S)
+    lines = outcome_lines(build(trace, diagnose(trace), read_line=lambda file, line: ""))
+    assert lines[0].startswith("graphdoctor: GD208 recompiles: most of the run was recompiling: "
+                               f"forward recompiled 6 times because tensor {K_CACHE}")
