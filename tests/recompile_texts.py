@@ -40,6 +40,9 @@ reasons`` returned for the same recompile (what graphdoctor's recorder keeps). T
 and one-off scripts for a re-assigned global, a plain tensor attribute, a tensor marked with
 ``mark_static_address(guard=True)`` then replaced, a dtype change, a string argument and a
 function argument (``REASONS_VARIETY``, one list per recompile, file ``variety.py``).
+
+``*_211_*``: torch 2.11.0+cu130 on an H100, for fixtures/scripts/
+compile_recompile_realloc_cache.py (the wording of issue 11's real run).
 """
 # ruff: noqa: E501 - torch's texts verbatim: a line of source per line of its text
 
@@ -194,3 +197,18 @@ REASONS_VARIETY = [
                            '    return fn(x)'),
                       ],
                   ]
+
+# torch 2.11.0+cu130 on an NVIDIA H100 (2026-11-24): fixtures/scripts/
+# compile_recompile_realloc_cache.py, compiled decode_step (line 60) under reduce-overhead.
+# The log message of 0/2, from a run of a copy without comments (decode_step at line 56);
+# and the reasons of 0/3 as graphdoctor's recorder received them.
+LOG_211_REALLOC = ('Recompiling function decode_step in /tmp/s.py:56\n'
+                   '    triggered by the following guard failure(s):\n'
+                   "    - 0/1: tensor 'model._modules['layers']._modules['0']._modules['attention']._modules['kv_cache']._buffers['k_cache']' size mismatch at index 2. expected 80, actual 112\n"
+                   "    - 0/0: tensor 'model._modules['layers']._modules['0']._modules['attention']._modules['kv_cache']._buffers['k_cache']' size mismatch at index 2. expected 48, actual 112")
+
+REASONS_211_REALLOC = [
+    "0/2: tensor 'model._modules['layers']._modules['0']._modules['attention']._modules['kv_cache']._buffers['k_cache']' size mismatch at index 2. expected 112, actual 144",
+    "0/1: tensor 'model._modules['layers']._modules['0']._modules['attention']._modules['kv_cache']._buffers['k_cache']' size mismatch at index 2. expected 80, actual 144",
+    "0/0: tensor 'model._modules['layers']._modules['0']._modules['attention']._modules['kv_cache']._buffers['k_cache']' size mismatch at index 2. expected 48, actual 144",
+]

@@ -66,6 +66,16 @@ def test_the_log_and_the_recorders_reasons_read_the_same() -> None:
     assert from_log[1].frames == (("/tmp/rc/intarg.py", 4, "f"),)
 
 
+def test_torch_2_11_says_it_the_same_way() -> None:
+    parsed = compile_logs.parse(LOGGER, texts.LOG_211_REALLOC)
+    assert parsed is not None and parsed["key"] == "model.layers[0].attention.kv_cache.k_cache"
+    assert parsed["frames"] == [("/tmp/s.py", 56, "decode_step")]
+    failures = [guards.read_failure(r) for r in texts.REASONS_211_REALLOC]
+    first = guards.primary(failures)
+    assert first is not None and (first.entry, first.change) == ("0/2", "112 → 144")
+    assert {f.cause for f in failures} == {REALLOCATED_TENSOR}
+
+
 @pytest.mark.parametrize(("index", "cause", "name", "change"), [
     (0, REALLOCATED_TENSOR, "cache", "4 → 6"),  # tensor 'G['cache']': a re-assigned global
     (1, REALLOCATED_TENSOR, "self.buf", "4 → 6"),  # a plain attribute, not a buffer
