@@ -99,14 +99,20 @@ def _finish(b: Builder) -> Trace:
 
 def _with_compile_costs(events: list[CompileEvent]) -> list[CompileEvent]:
     """The events in time order, each recompile lasting as long as its compile id's
-    compile spans took (recording CUDA graphs at run time is not compiling)."""
+    compile spans took (recording CUDA graphs at run time is not compiling), or, where
+    torch gave the callbacks no compile id (before 2.8), the compile span it fell in."""
+    spans = [e for e in events if e.kind == COMPILE and e.reason != RECORDING_TRIGGER]
     cost: dict[str, int] = {}
-    for e in events:
-        if e.kind == COMPILE and e.reason != RECORDING_TRIGGER:
+    for e in spans:
+        if e.compile_id:
             cost[e.compile_id] = cost.get(e.compile_id, 0) + max(e.dur, 0)
-    events = [dataclasses.replace(e, dur=cost.get(e.compile_id, 0))
-              if e.kind == RECOMPILE and e.compile_id else e for e in events]
+    events = [dataclasses.replace(e, dur=cost.get(e.compile_id) or _span_around(spans, e.t))
+              if e.kind == RECOMPILE else e for e in events]
     return sorted(events, key=lambda e: e.t)
+
+
+def _span_around(spans: list[CompileEvent], t: int) -> int:
+    return next((s.dur for s in spans if s.t <= t <= s.t + s.dur and s.dur > 0), 0)
 
 
 def _dense(items: dict[int, Any], filler: Any) -> list[Any]:

@@ -141,6 +141,15 @@ def test_a_recompile_seen_only_in_the_log_still_gets_its_cost() -> None:
     assert event.dur == 300 and event.key == "pos"
 
 
+def test_without_compile_ids_a_recompile_costs_the_compile_span_it_fell_in() -> None:
+    """Before 2.8 the compile callbacks carry no compile id (nor does the recompile)."""
+    trace = assemble([["compile_cb", 100, "compile_start", "", "", 0],
+                      ["guards", 110, "", "f", "/tmp/rc/intarg.py", 3, texts.REASONS_BUF[0], 0],
+                      ["compile_cb", 400, "compile_end", "", "", -1]])
+    [event] = [e for e in trace.compile_events if e.kind == RECOMPILE]
+    assert event.dur == 300
+
+
 def test_a_compile_that_never_ended_keeps_its_compile_id() -> None:
     trace = assemble([["compile_cb", 5, "compile_start", "DYNAMO", "0/3", -1]])
     assert [e.compile_id for e in trace.compile_events] == ["0/3"]

@@ -129,19 +129,25 @@ def _explanation(view: TraceView, frame: CompiledFrame, cause: _Cause) -> str:
     lines = [f"torch.compile compiled {frame.name} {_times(frame.compiles)} in this run "
              f"({_cost(frame.compile_ns, total)}). The guard that failed: "
              f"{failure.guard}" + (f", at the line `{failure.code}`" if failure.code else "")
-             + "."]
-    if cause.kind == REALLOCATED_TENSOR:
-        lines.append("A tensor kept in a module's buffers or attributes, or in a global, has a "
-                     "static shape under torch.compile: each new size compiles it again.")
+             + ".", *_why(cause)]
+    shown = "; ".join(_one(r) for r in cause.recompiles[:SHOWN])
+    more = len(cause.recompiles) - SHOWN
+    return " ".join([*lines, f"Each recompile: {shown}" + (f"; and {more} more." if more > 0
+                                                            else ".")])
+
+
+def _why(cause: _Cause) -> list[str]:
+    """Why a re-allocation recompiles, and the recompiles that followed one."""
+    if cause.kind != REALLOCATED_TENSOR:
+        return []
+    lines = ["A tensor kept in a module's buffers or attributes, or in a global, has a static "
+             "shape under torch.compile: each new size compiles it again."]
     followers = [r for r in cause.recompiles if r.follows]
     if followers:
         lines.append(f"{len(followers)} of these followed a re-allocation: the graph compiled "
                      f"for the new {cause.name} was specialised on that call's Python values "
                      f"({followers[0].failure.guard}), and the next value compiled it again.")
-    lines.append("Each recompile: " + "; ".join(_one(r) for r in cause.recompiles[:SHOWN])
-                 + (f"; and {len(cause.recompiles) - SHOWN} more" if len(cause.recompiles)
-                    > SHOWN else "") + ".")
-    return " ".join(lines)
+    return lines
 
 
 def _one(r: Recompile) -> str:
