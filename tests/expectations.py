@@ -239,6 +239,28 @@ def _dynamic(trace: Trace, note: dict[str, Any]) -> None:
     assert len([g for g in graphs(trace) if g.api == "torch.compile"]) == 6
 
 
+@expect("compile_recompile_realloc_cache")
+def _recompile_realloc(trace: Trace, note: dict[str, Any]) -> None:
+    # each longer request re-allocates the model's caches: the buffer's size guard fails,
+    # and each recompile carries its guard, the script's lines and its compile time
+    assert note["exit_code"] == 0
+    timing = note["self_timing"]
+    recompiles = compile_events(trace, "recompile")
+    assert len(recompiles) == len(timing["requests"]) - 1, [e.reason for e in recompiles]
+    cache = "model._modules['layers']._modules['0']._modules['attention']._modules['kv_cache']"
+    for event in recompiles:
+        assert event.reason.startswith(f"tensor '{cache}._buffers['")
+        assert "' size mismatch at index 2. expected " in event.reason, event.reason
+        assert event.key in ("model.layers[0].attention.kv_cache.k_cache",
+                             "model.layers[0].attention.kv_cache.v_cache"), event.key
+        assert user_line(trace, event.stack) == ("compile_recompile_realloc_cache.py", 60)
+        assert event.dur > 0
+    # their compile time is most of what the script measured of each request's first call
+    recompile_s = sum(e.dur for e in recompiles) / 1e9
+    assert 0.5 * timing["recompile_s"] <= recompile_s <= 1.05 * timing["recompile_s"]
+    assert len([g for g in graphs(trace) if g.api == "torch.compile"]) == len(timing["requests"])
+
+
 @expect("compile_graph_break")
 def _graph_break(trace: Trace, note: dict[str, Any]) -> None:
     breaks = compile_events(trace, "graph_break")

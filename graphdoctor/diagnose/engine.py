@@ -2,6 +2,9 @@
 
 Each rule runs on its own: one that raises becomes an internal-error finding naming the
 rule, and the rest of the diagnosis still stands (``strict=True`` lets it raise instead).
+Identical findings (one rule, one title, one culprit line: the same skip logged at every
+call) are folded into one that says how many there were and when the first and the last
+happened.
 """
 
 from __future__ import annotations
@@ -61,8 +64,31 @@ def _run_rules(view: TraceView, rules: Sequence[Rule], strict: bool) -> list[Fin
             if strict:
                 raise
             findings.append(_internal_error(rule, error))
+    findings = fold(view, findings)
     findings.sort(key=lambda f: f.sort_key)
     return findings
+
+
+def fold(view: TraceView, findings: list[Finding]) -> list[Finding]:
+    """The findings, each set of identical ones as one (in the place of its first)."""
+    same: dict[tuple[object, ...], list[Finding]] = {}
+    for finding in findings:
+        same.setdefault(_identity(finding), []).append(finding)
+    return [_folded(view, group) for group in same.values()]
+
+
+def _identity(f: Finding) -> tuple[object, ...]:
+    where = (f.location.file, f.location.line) if f.location else None
+    return (f.id, f.title, where, f.rank, f.graph, f.function)
+
+
+def _folded(view: TraceView, group: list[Finding]) -> Finding:
+    if len(group) == 1:
+        return group[0]
+    evidence = tuple(dict.fromkeys(e for f in group for e in f.evidence))
+    times = [t for t in (view.time_of(e) for e in evidence) if t is not None and t >= 0]
+    return dataclasses.replace(group[0], evidence=evidence, count=sum(f.count for f in group),
+                               first_t=min(times, default=-1), last_t=max(times, default=-1))
 
 
 def _internal_error(rule: Rule, error: Exception) -> Finding:

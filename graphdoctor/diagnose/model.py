@@ -68,6 +68,11 @@ class Finding:
     function: int = -1
     measurements: dict[str, Any] = field(default_factory=dict)
     rank: int = -1  # the rank whose trace it comes from; -1 in a single-process run
+    # identical findings (same rule, title and culprit line) are folded into one: how many
+    # there were, and when the first and the last of them happened (-1: not folded)
+    count: int = 1
+    first_t: int = -1
+    last_t: int = -1
 
     @property
     def sort_key(self) -> tuple[int, str, int, int]:

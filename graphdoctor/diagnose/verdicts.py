@@ -30,6 +30,7 @@ from graphdoctor.diagnose.model import (
     Finding,
     Verdict,
 )
+from graphdoctor.diagnose.rules import recompiles
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Function, Graph
 from graphdoctor.trace.names import CAPTURED, GRAPHS_ENV, GRAPHS_OFF
@@ -115,16 +116,23 @@ def _function_verdict(view: TraceView, fn: Function, findings: Sequence[Finding]
         return Verdict(subject, SKIPPED, f"CUDA graphs skipped: {skipped[0].title}",
                        function=fn.id, findings=ids)
     if len(graphs) >= RERECORDED_FROM:
-        return Verdict(subject, RERECORDED,
-                       f"re-recorded {len(graphs)} times, one graph per input shape, for "
-                       f"{m.replays} replays", function=fn.id, measurements=m.as_dict(),
-                       findings=ids)
+        return Verdict(subject, RERECORDED, _rerecorded(len(graphs), m.replays, mine),
+                       function=fn.id, measurements=m.as_dict(), findings=ids)
     failed = [g for g in graphs if g.status != CAPTURED]
     if failed:
         return Verdict(subject, FAILED, "recording a graph failed", function=fn.id,
                        findings=ids)
     advice = unmeasured.for_function(view, fn) if _lacks_eager(m) else ""
     return _measured(subject, m, mine, ids, advice, function=fn.id)
+
+
+def _rerecorded(graphs: int, replays: int, mine: list[Finding]) -> str:
+    """Why a compiled function recorded a graph per shape, or per recompile."""
+    recompiled = [f for f in mine if f.name == recompiles.NAME]
+    if recompiled:
+        return (f"re-recorded {graphs} times for {replays} replays, a graph per recompile: "
+                f"{recompiled[0].title}")
+    return f"re-recorded {graphs} times, one graph per input shape, for {replays} replays"
 
 
 def _graphs_off_verdict(view: TraceView, fn: Function) -> Verdict:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from graphdoctor.diagnose.model import Evidence, LineReader, Location, no_source
+from graphdoctor.trace.event_kinds import BY_NAME, rows_of
 from graphdoctor.trace.model import (
     LIBRARY,
     NONE,
@@ -188,6 +189,16 @@ class TraceView:
 
     def evidence(self, kind: str, index: int, note: str = "", rank: int | None = None) -> Evidence:
         return Evidence(kind, index, note, self.rank if rank is None else rank)
+
+    def time_of(self, evidence: Evidence) -> int | None:
+        """When the event an evidence points at happened (a graph: its capture's start)."""
+        trace = self.peers.get(evidence.rank, self.trace)
+        kind = BY_NAME.get(evidence.kind)
+        rows = rows_of(trace, kind) if kind else trace.graphs if evidence.kind == "graphs" else ()
+        if not 0 <= evidence.index < len(rows):
+            return None
+        row = rows[evidence.index]
+        return int(getattr(row, "t", getattr(row, "capture_start", -1)))
 
     # -- ranks ------------------------------------------------------------------------------
     @property

@@ -4,10 +4,12 @@ of each compiled function under CUDAGraph Trees.
 Nothing of torch._dynamo or torch._inductor is imported until the script first calls
 ``torch.compile`` (importing them costs seconds). Then: handlers on the artifact loggers
 where PyTorch reports these events (their records are kept raw and parsed later, so a new
-PyTorch wording needs a new parser, not a new recording); dynamo's compile callbacks; and a
-wrapper on ``CUDAGraphTreeManager.run`` that times each call and says whether it warmed up,
-recorded a graph, replayed one or ran eagerly. In a run with CUDA graphs off, each compile
-runs without them and what it returns is timed per call instead (:mod:`.graphs_off`).
+PyTorch wording needs a new parser, not a new recording); the guards that failed on each
+recompile, which dynamo gives its own recompiles log only when that log is on; dynamo's
+compile callbacks; and a wrapper on ``CUDAGraphTreeManager.run`` that times each call and
+says whether it warmed up, recorded a graph, replayed one or ran eagerly. In a run with CUDA
+graphs off, each compile runs without them and what it returns is timed per call instead
+(:mod:`.graphs_off`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from graphdoctor.trace.names import (
 )
 
 _LOGGING_FILE = logging.__file__
+MAX_REASONS, MAX_REASON = 64, 4000  # a recompile's reasons kept (one per earlier compile)
 
 
 @dataclass
@@ -98,6 +101,13 @@ def _install_compile_hooks(recorder: Recorder, hooks: _CompileHooks) -> None:
         recorder.note("compile spans", "torch._dynamo.callback is missing")
     else:
         undos.append(remove_callbacks)
+    owner = compat.recompile_reasons_owner()
+    if owner is None:
+        recorder.note("recompile reasons", "torch._dynamo.convert_frame asks for none")
+    else:
+        seen = functools.partial(_on_recompile, recorder)
+        undos.append(patch(*owner, lambda original: compat.wrap_recompile_reasons(original,
+                                                                                  seen)))
     manager = compat.tree_manager_class()
     if manager is None:
         recorder.note("compiled-function calls", "CUDAGraphTreeManager.run is missing")
@@ -112,6 +122,17 @@ def _on_compile(recorder: Recorder, compiles: graphs_off.CompileCount, kind: str
     trigger, compile_id = compat.callback_args(args)
     stack = recorder.stacks.capture(1) if kind == COMPILE_START else -1
     recorder.emit(sr.CompileCallback(recorder.now(), kind, trigger, compile_id, stack))
+
+
+def _on_recompile(recorder: Recorder, reasons: list[str], code: Any) -> None:
+    """Torch's reasons for compiling ``code`` again, with the stack of the call that did it:
+    recorded whether or not the script turned dynamo's recompiles log on."""
+    if recorder.enabled:
+        recorder.emit(sr.GuardFailures(
+            recorder.now(), compat.current_compile_id(), str(getattr(code, "co_name", "")),
+            str(getattr(code, "co_filename", "")), int(getattr(code, "co_firstlineno", 0)),
+            [reason[:MAX_REASON] for reason in reasons[:MAX_REASONS]],
+            recorder.stacks.capture(1)))
 
 
 class _LogTap:

@@ -32,7 +32,9 @@ from graphdoctor.trace.model import Trace
 from graphdoctor.trace.names import EAGER_CALL, KEPT_AS_WRITTEN, SWITCHED_OFF
 
 FORMAT = "graphdoctor-report"
-SCHEMA_VERSION = "1.3"  # 1.3: a graph's eager basis and step; 1.2: the baseline run
+# 1.4: a finding's count, first_t and last_t (identical findings folded into one); 1.3: a
+# graph's eager basis and step; 1.2: the baseline run
+SCHEMA_VERSION = "1.4"
 CONTEXT_LINES = 4
 
 

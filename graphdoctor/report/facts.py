@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from graphdoctor.diagnose import stacks_at_end
+from graphdoctor.diagnose import compile_costs, stacks_at_end
 from graphdoctor.diagnose.model import (
     FAILED,
     FASTER,
@@ -197,6 +197,26 @@ def _median(values: Sequence[int]) -> int | None:
 
 def compile_counts(trace: Trace) -> dict[str, int]:
     return dict(sorted(Counter(e.kind for e in trace.compile_events).items()))
+
+
+def compile_costs_by_function(trace: Trace) -> list[tuple[str, int, int, int, str]]:
+    """(function, compiles, recompiles, compile time in ns, share of the run) of each
+    function torch.compile compiled."""
+    rows = []
+    for frame in compile_costs.compiled_frames(trace):
+        share = compile_costs.share(trace, frame.compile_ns)
+        rows.append((frame.name, frame.compiles, len(frame.recompiles), frame.compile_ns,
+                     f"{share:.0%}" if share is not None else "-"))
+    return rows
+
+
+def folded(finding: Finding) -> str:
+    """`` (×40, first at 1.2 s, last at 9.8 s)`` for a finding that stands for several."""
+    if finding.count <= 1:
+        return ""
+    when = (f", first at {format_ns(finding.first_t)}, last at {format_ns(finding.last_t)}"
+            if finding.first_t >= 0 else "")
+    return f" (×{finding.count}{when})"
 
 
 def plural(count: int, noun: str) -> str:

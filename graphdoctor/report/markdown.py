@@ -160,7 +160,7 @@ def _more_findings(rest: tuple[Finding, ...]) -> str:
     rows: list[list[str]] = []
     used = 0
     for f in rest:
-        row = [cell(f.severity), code(f.id, True), cell(f.title)]
+        row = [cell(f.severity), code(f.id, True), cell(f.title + facts.folded(f))]
         used += sum(map(len, row)) + 10
         if used > REST_BUDGET:
             break
@@ -175,7 +175,7 @@ def _finding(report: Report, finding: Finding) -> str:
     mark = SEVERITY_MARK.get(finding.severity, escape(finding.severity))
     rank = f" · rank {finding.rank}" if report.ranks and finding.rank >= 0 else ""
     lines = [f"**{mark} · {code(finding.id)} {escape(finding.name)}{rank}:** "
-             f"{escape(finding.title)}"]
+             f"{escape(finding.title + facts.folded(finding))}"]
     location = finding.location
     if location is not None:
         path = facts.display_path(location.file, report.trace.meta.cwd)
@@ -282,7 +282,12 @@ def _compile(report: Report) -> str:
     if not counts:
         return ""
     rows = [[escape(kind.replace("_", " ")), str(n)] for kind, n in counts.items()]
-    return details("torch.compile events", table(["Event", "Count"], rows))
+    costs = [[escape(name), str(compiles), str(recompiles), facts.format_ns(ns), share]
+             for name, compiles, recompiles, ns, share in facts.compile_costs_by_function(
+                 report.trace)]
+    return details("torch.compile events", table(["Event", "Count"], rows)
+                   + ("\n\n" + table(["Function", "Compiles", "Recompiles", "Compile time",
+                                       "Share of the run"], costs) if costs else ""))
 
 
 def _phases(report: Report) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphdoctor.diagnose.model import ERROR, Finding
+from graphdoctor.diagnose.model import ERROR, Finding, Verdict
 from graphdoctor.report import facts
 from graphdoctor.report.document import Report
 from graphdoctor.trace.endings import TIMED_OUT
@@ -16,7 +16,12 @@ def outcome_lines(report: Report) -> list[str]:
     if not status.complete and status.message:
         lines.append(f"graphdoctor: {status.message} (last phase: {status.last_phase})")
     lines += _cuda_lines(report.trace.meta)
-    lines += [f"graphdoctor: {v.subject}: {v.summary}" for v in report.diagnosis.verdicts]
+    verdicts = report.diagnosis.verdicts
+    if status.reason != TIMED_OUT:  # an error no verdict speaks of (a run spent recompiling)
+        lines += [line for finding in report.diagnosis.findings if finding.severity == ERROR
+                  and not any(_cites(v, finding) for v in verdicts)
+                  for line in _finding_lines(finding)]
+    lines += [f"graphdoctor: {v.subject}: {v.summary}" for v in verdicts]
     if status.reason == TIMED_OUT:  # a hung run: say where it was stuck, not just that it was
         lines += [line for finding in report.diagnosis.findings if finding.severity == ERROR
                   for line in _finding_lines(finding)]
@@ -32,6 +37,10 @@ def _cuda_lines(meta: Meta) -> list[str]:
     if meta.torch and not meta.cuda_available:  # no torch: nothing was recorded, as noted
         return ["graphdoctor: no CUDA device was found; only compile events were recorded"]
     return []
+
+
+def _cites(verdict: Verdict, finding: Finding) -> bool:
+    return f"{finding.id} {finding.name}" in verdict.findings and verdict.rank == finding.rank
 
 
 def _finding_lines(finding: Finding) -> list[str]:

@@ -150,7 +150,8 @@ def _grid() -> Table:
 
 def _finding(report: Report, finding: Finding) -> Text:
     rank = f" (rank {finding.rank})" if report.ranks and finding.rank >= 0 else ""
-    text = Text.assemble(_t(f"{finding.id} {finding.name}{rank}: ", "bold"), _t(finding.title))
+    text = Text.assemble(_t(f"{finding.id} {finding.name}{rank}: ", "bold"),
+                         _t(finding.title + facts.folded(finding)))
     location = finding.location
     if location is not None:
         path = facts.display_path(location.file, report.trace.meta.cwd)
@@ -232,7 +233,12 @@ def _compile(report: Report) -> RenderableType | None:
     if not counts:
         return None
     events = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in counts.items())
-    return Group(_title("torch.compile"), _t(f"  {events}"))
+    costs = [_t(f"  {name}: {facts.plural(compiles, 'compile')}"
+                + (f" ({facts.plural(recompiles, 'recompile')})" if recompiles else "")
+                + f", {facts.format_ns(ns)} of compiling, {share} of the run")
+             for name, compiles, recompiles, ns, share in facts.compile_costs_by_function(
+                 report.trace)]
+    return Group(_title("torch.compile"), _t(f"  {events}"), *costs)
 
 
 def _phases(report: Report) -> RenderableType:

@@ -46,6 +46,8 @@ from graphdoctor.trace.names import (
     CUDA_GRAPH,
     EAGER_CALL,
     PATH_TARGET,
+    RECOMPILE,
+    RECORDING_TRIGGER,
     REPLAYING_CALL,
     STILL_CAPTURING,
     WARMUP_CALL,
@@ -81,10 +83,11 @@ def _finish(b: Builder) -> Trace:
     trace.frames = _dense(b.frames, Frame("?", 0, "?", "python"))
     trace.stacks = _dense(b.stacks, ())
     trace.graphs = [_graph(g, b.last_t) for _, g in sorted(b.graphs.items())]
-    trace.compile_events += [CompileEvent(t, COMPILE, cid, reason=trigger, stack=stack,
-                                          dur=0) for cid, (t, trigger, stack)
-                             in b.compile_spans.items()]
-    trace.compile_events.sort(key=lambda e: e.t)
+    # compiles that never ended (the run stopped inside one), keyed "compile id:trigger"
+    trace.compile_events += [CompileEvent(t, COMPILE, key.rsplit(":", 1)[0], reason=trigger,
+                                          stack=stack, dur=0)
+                             for key, (t, trigger, stack) in b.compile_spans.items()]
+    trace.compile_events = _with_compile_costs(trace.compile_events)
     for table in trace.tables.values():
         _sort_table(table)
     trace.phases = phases.derive(_intervals(b), b.last_t)
@@ -92,6 +95,24 @@ def _finish(b: Builder) -> Trace:
     trace.meta = _meta(b)
     trace.status = _status(b, trace)
     return trace
+
+
+def _with_compile_costs(events: list[CompileEvent]) -> list[CompileEvent]:
+    """The events in time order, each recompile lasting as long as its compile id's
+    compile spans took (recording CUDA graphs at run time is not compiling), or, where
+    torch gave the callbacks no compile id (before 2.8), the compile span it fell in."""
+    spans = [e for e in events if e.kind == COMPILE and e.reason != RECORDING_TRIGGER]
+    cost: dict[str, int] = {}
+    for e in spans:
+        if e.compile_id:
+            cost[e.compile_id] = cost.get(e.compile_id, 0) + max(e.dur, 0)
+    events = [dataclasses.replace(e, dur=cost.get(e.compile_id) or _span_around(spans, e.t))
+              if e.kind == RECOMPILE else e for e in events]
+    return sorted(events, key=lambda e: e.t)
+
+
+def _span_around(spans: list[CompileEvent], t: int) -> int:
+    return next((s.dur for s in spans if s.t <= t <= s.t + s.dur and s.dur > 0), 0)
 
 
 def _dense(items: dict[int, Any], filler: Any) -> list[Any]:

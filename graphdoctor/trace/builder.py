@@ -33,6 +33,11 @@ class Builder:
         return t
 
     # -- frames from text ----------------------------------------------------------------
+    def frames_of(self, stack: int) -> list[tuple[str, int, str]]:
+        """(file, line, function) of a recorded stack's frames, outermost first."""
+        frames = (self.frames.get(i) for i in self.stacks.get(stack, ()))
+        return [(f.file, f.line, f.func) for f in frames if f is not None]
+
     def text_stack(self, frames: list[tuple[str, int, str]]) -> int:
         """A placeholder id for a stack read from log text; made real in ``finish``, after
         every stack id the child handed out is known."""

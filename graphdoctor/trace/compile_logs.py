@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from graphdoctor.trace import guards
 from graphdoctor.trace.frames import frames_in_text
 from graphdoctor.trace.names import (
     CUDAGRAPH_RECORD,
@@ -25,6 +26,7 @@ from graphdoctor.trace.names import (
 )
 
 Parsed = dict[str, Any]
+RECOMPILE_DETAIL = 8000  # characters of torch's reasons kept with a recompile
 
 _COMPILE_ID = re.compile(r"^\[(\d+/\d+)\]\s*")
 _SKIP = re.compile(
@@ -39,7 +41,6 @@ _RERECORD = re.compile(
 _TREE_WARMUP = re.compile(r"Running (?P<kind>warmup|eager) function=(?P<fn>\S+)")
 _BREAK_AT = re.compile(r"Graph break in user code at (?P<file>.+?):(?P<line>\d+)")
 _RECOMPILE = re.compile(r"Recompiling function (?P<fn>\S+) in (?P<file>.+?):(?P<line>\d+)")
-_GUARD = re.compile(r"^\s*-\s*(?:\d+/\d+:\s*)?(?P<guard>.+)$", re.M)
 _PARTITIONS = re.compile(r"Created (\d+) graph partitions?: (\d+) cudagraphable, (\d+) non")
 _OP_REASON = re.compile(r"reason=(?P<reason>[^,]+)")
 
@@ -104,10 +105,20 @@ def _recompile(message: str) -> Parsed | None:
     match = _RECOMPILE.search(message)
     if not match:
         return None
-    guards = [g.group("guard").strip() for g in _GUARD.finditer(message)]
-    return {"kind": RECOMPILE, "function": match.group("fn"),
-            "reason": guards[0] if guards else "", "detail": message.strip()[:4000],
-            "frames": [(match.group("file"), int(match.group("line")), match.group("fn"))]}
+    return recompile(match.group("fn"), match.group("file"), int(match.group("line")),
+                     guards.reasons_in_log(message))
+
+
+def recompile(function: str, file: str, line: int, reasons: list[str]) -> Parsed:
+    """The recompile of ``function`` (defined at file:line) for torch's reasons: the guard
+    of its latest compile that failed as the reason, the user's name for what it guards as
+    the key, every reason as the detail, and the user's lines it points at."""
+    failure = guards.primary([guards.read_failure(r) for r in reasons])
+    if failure is None:
+        failure = guards.GuardFailure("")
+    return {"kind": RECOMPILE, "function": function, "reason": failure.guard,
+            "key": failure.name, "detail": "\n".join(reasons)[:RECOMPILE_DETAIL],
+            "frames": guards.sites(failure, file, line, function)}
 
 
 def _partition(message: str) -> Parsed | None:

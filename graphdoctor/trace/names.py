@@ -68,6 +68,20 @@ TREE_RUN = "tree_run"
 COMPILE = "compile"
 COMPILE_START = "compile_start"  # the callback's two halves of a COMPILE span
 COMPILE_END = "compile_end"
+# torch's name (CallbackTrigger) for a compile callback span that recorded a CUDA graph at
+# run time, not compiled: it is not counted in a compile's cost
+RECORDING_TRIGGER = "CUDAGRAPH_RECORDING"
+
+# What changed to make a guard fail, as read from its text (graphdoctor.trace.guards): a
+# tensor the code reads through an attribute, a module buffer or a global that is now a
+# new tensor of another size (re-allocated); an input tensor of another shape; a Python
+# value the graph was specialised on; another object where the graph expected the same one;
+# anything else (a dtype, a device, a guard whose text graphdoctor does not read).
+REALLOCATED_TENSOR = "reallocated tensor"
+INPUT_SHAPE = "input shape"
+SPECIALISED_VALUE = "specialised value"
+OTHER_OBJECT = "other object"
+OTHER_GUARD = "other guard"
 
 # The sync kind of a sync that torch's own code made (not a line of the user's).
 INTERNAL_SYNC = "torch internal"

@@ -28,7 +28,7 @@ from graphdoctor.trace.model import (
     TeardownEvent,
     WarningRecord,
 )
-from graphdoctor.trace.names import COMPILE, COMPILE_START
+from graphdoctor.trace.names import COMPILE, COMPILE_START, RECOMPILE
 
 Handler = Callable[[Builder, Any], None]
 
@@ -149,6 +149,19 @@ def _log(b: Builder, r: sr.LogRecord) -> None:
     b.see(r.t)
 
 
+def _guard_failures(b: Builder, r: sr.GuardFailures) -> None:
+    """A recompile as the recorder saw it: the same event as its log line (which it
+    replaces, when the script turned that log on), with the call that set it off."""
+    parsed = compile_logs.recompile(r.function, r.file, int(r.line), list(r.reasons))
+    frames = b.frames_of(r.stack) + parsed["frames"]
+    event = CompileEvent(r.t, RECOMPILE, r.compile_id, parsed["function"], parsed["reason"],
+                         parsed["detail"], parsed["key"], b.text_stack(frames))
+    b.trace.compile_events = [e for e in b.trace.compile_events if not (
+        e.kind == RECOMPILE and r.compile_id and e.compile_id == r.compile_id)]
+    b.trace.compile_events.append(event)
+    b.see(r.t)
+
+
 def _compile_cb(b: Builder, r: sr.CompileCallback) -> None:
     key = f"{r.compile_id}:{r.trigger}"
     if r.kind == COMPILE_START:
@@ -202,7 +215,8 @@ HANDLERS: dict[type[tuple[Any, ...]], Handler] = {
     sr.FrameRecord: _frame, sr.StackRecord: _stack, sr.FunctionRecord: _fn,
     sr.GraphBegin: _graph_begin, sr.GraphEnd: _graph_end, sr.GraphDeleted: _graph_del,
     sr.GraphStep: _graph_step,
-    sr.ExceptionInfo: _exc, sr.LogRecord: _log, sr.CompileCallback: _compile_cb,
+    sr.ExceptionInfo: _exc, sr.LogRecord: _log, sr.GuardFailures: _guard_failures,
+    sr.CompileCallback: _compile_cb,
     sr.WarnRecord: _warn, sr.Region: _region, sr.Counters: _counters, sr.Untimed: _untimed,
     sr.Progress: _progress, sr.InputRecord: _input, sr.CollectiveRecord: _coll,
     sr.CollectiveEnd: _coll_end, sr.DistInfo: _dist, sr.TeardownRecord: _teardown,

@@ -251,6 +251,20 @@ class LogRecord(NamedTuple):
     stack: int
 
 
+class GuardFailures(NamedTuple):
+    """Why torch.compile compiled a function again: torch's own reasons, one per earlier
+    compile whose guards failed (the text its ``recompiles`` log prints), the function it
+    compiled (name, file, first line), and the stack of the call that set it off."""
+
+    t: int
+    compile_id: str
+    function: str
+    file: str
+    line: int
+    reasons: list[str]
+    stack: int
+
+
 class CompileCallback(NamedTuple):
     """torch._dynamo's compile start/end callback: kind is compile_start or compile_end."""
 
@@ -312,8 +326,9 @@ SpoolRecord = (Hello | MetaInfo | Devices | NoteRecord | CudaState | End | RunEn
                | StackRecord | FunctionRecord | GraphBegin | GraphEnd | GraphDeleted | GraphStep
                | ReplayRecord | CallRecord | Progress | Region | Untimed | InputRecord
                | AllocRecord | MemoryRecord | SyncRecord | StreamOpRecord | GpuSampleRecord
-               | GcRecord | ExceptionInfo | WarnRecord | LogRecord | CompileCallback | Counters
-               | TreeInputs | CollectiveRecord | CollectiveEnd | DistInfo | TeardownRecord)
+               | GcRecord | ExceptionInfo | WarnRecord | LogRecord | GuardFailures
+               | CompileCallback | Counters | TreeInputs | CollectiveRecord | CollectiveEnd
+               | DistInfo | TeardownRecord)
 # A record whose GPU time is filled in once its CUDA events have completed.
 TimedRecord = ReplayRecord | CallRecord
 
@@ -327,7 +342,7 @@ TAGS: dict[type[tuple[Any, ...]], str] = {
     Untimed: "untimed", InputRecord: "input",
     AllocRecord: "alloc", MemoryRecord: "mem", SyncRecord: "sync", StreamOpRecord: "sop",
     GpuSampleRecord: "nvml", GcRecord: "gc",
-    ExceptionInfo: "exc", WarnRecord: "warn", LogRecord: "log",
+    ExceptionInfo: "exc", WarnRecord: "warn", LogRecord: "log", GuardFailures: "guards",
     CompileCallback: "compile_cb", Counters: "counters", TreeInputs: "tree_inputs",
     CollectiveRecord: "coll", CollectiveEnd: "coll_end", DistInfo: "dist",
     TeardownRecord: "teardown",

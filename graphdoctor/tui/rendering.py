@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from graphdoctor.diagnose.model import Evidence, Finding
-from graphdoctor.report.facts import clean
+from graphdoctor.report.facts import clean, folded
 from graphdoctor.trace.model import NONE, PYTHON, USER, ErrorLink, Frame
 from graphdoctor.tui.events import (
     EventDetails,
@@ -127,7 +127,7 @@ def finding_view(view: ReportView, finding: Finding) -> RenderableType:
     header.append(clean(f"{finding.id} {finding.name}"), style="bold")
     on_rank = f" · rank {view.rank_key(finding.rank)}" if view.multi_rank else ""
     header.append(f"  ({clean(finding.category)}{on_rank})\n", style="dim")
-    header.append(clean(finding.title), style="bold")
+    header.append(clean(finding.title + folded(finding)), style="bold")
     fix = Text("Fix: ", style="bold green")
     fix.append(clean(finding.fix))
     return Group(header, Text(), location_view(view, finding), Text(),

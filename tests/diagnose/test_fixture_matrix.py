@@ -46,6 +46,10 @@ EXPECTED: dict[str, tuple[set[str], tuple[str, int] | None, list[str]]] = {
     "compile_mutated_input": ({"cudagraph-skipped"}, ("compile_mutated_input.py", 10),
                               ["skipped"]),
     "compile_dynamic_shapes": ({"rerecord-per-shape"}, None, ["rerecorded"]),
+    # a recompile per longer request: the rule names the cache buffer, not input shapes
+    "compile_recompile_realloc_cache": ({"recompiles"},
+                                        ("compile_recompile_realloc_cache.py", 60),
+                                        ["rerecorded"]),
     "compile_graph_break": ({"graph-break"}, ("compile_graph_break.py", 8),
                             ["unmeasured", "unmeasured"]),
     "compile_output_overwritten": ({"output-overwritten"},

@@ -376,6 +376,29 @@ def callback_args() -> None:
     assert compat.callback_args(()) == ("", "")
 
 
+def recompile_reasons_owner() -> None:
+    """Dynamo's reasons for a recompile reach the wrapper with the recompiles log off."""
+    owner = compat.recompile_reasons_owner()
+    assert owner is not None
+    module, name = owner
+    original, seen = getattr(module, name), []
+    setattr(module, name, compat.wrap_recompile_reasons(
+        original, lambda reasons, code: seen.append((reasons, code.co_name))))
+    try:
+        torch._dynamo.reset()
+        scaled = torch.compile(_scaled, backend="eager")
+        scaled(torch.ones(2), 2)
+        scaled(torch.ones(2), 3)  # n == 2 fails
+    finally:
+        setattr(module, name, original)
+    assert [(len(reasons), code) for reasons, code in seen] == [(1, "_scaled")], seen
+    assert seen[0][0][0].startswith("0/0: n == 2"), seen
+
+
+def _scaled(x: torch.Tensor, n: int) -> torch.Tensor:
+    return x * n
+
+
 def dynamo_counters() -> None:
     torch.compile(lambda x: x - 1, backend="eager")(torch.ones(2))
     counters = compat.dynamo_counters()
@@ -518,6 +541,7 @@ EXERCISES: dict[str, Callable[[], None]] = {
     "unpatched_graph_class": unpatched_graph_class, "end_allocate_to_pool": end_allocate_to_pool,
     "logger_names": logger_names, "current_compile_id": current_compile_id,
     "register_compile_callbacks": register_compile_callbacks, "callback_args": callback_args,
+    "recompile_reasons_owner": recompile_reasons_owner,
     "dynamo_counters": dynamo_counters, "tree_manager_class": tree_manager_class,
     "tree_compile_id": tree_compile_id, "tree_input_copies": tree_input_copies,
     "is_compiled": is_compiled, "compiled_module": compiled_module,

@@ -4,6 +4,8 @@ CUDAGraph Trees keep one graph per distinct set of sizes. With changing shapes (
 lengths, batch sizes) each new shape recompiles and records its own graph: recording is an
 eager warmup plus a capture, far slower than a plain eager step, and each graph keeps its
 own memory. If shapes rarely repeat, the run spends its time recording, not replaying.
+(Graphs recorded because something else recompiled the function, a re-allocated buffer or
+a Python value, are the recompiles rule's to explain: padding inputs would not help them.)
 
 How to fix: pad or bucket inputs to a few fixed sizes, mark the dimension dynamic
 (``torch._dynamo.mark_dynamic``) and choose sizes with
@@ -15,9 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from graphdoctor.diagnose import compile_costs
 from graphdoctor.diagnose.model import NEUTRAL, WARNING, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
-from graphdoctor.trace.names import CUDAGRAPH_RECORD, RECOMPILE
+from graphdoctor.trace.model import Function
+from graphdoctor.trace.names import CUDAGRAPH_RECORD, INPUT_SHAPE, RECOMPILE
 
 ID, NAME = "GD205", "rerecord-per-shape"
 LIMIT = 3
@@ -26,11 +30,13 @@ LIMIT = 3
 def check(view: TraceView) -> Iterator[Finding]:
     for fn in view.compiled_functions:
         graphs = view.graphs_of(fn.id)
-        if len(graphs) < LIMIT:
+        if len(graphs) < LIMIT or _other_causes(view, fn):
             continue
         records = [(i, e) for i, e in view.compile_events(CUDAGRAPH_RECORD)
                    if view.function_at(e.t) == fn.id]
-        recompiles = [(i, e) for i, e in view.compile_events(RECOMPILE)]
+        frame = compile_costs.frame_of(fn.compile_id)
+        recompiles = [(i, e) for i, e in view.compile_events(RECOMPILE)
+                      if compile_costs.frame_of(e.compile_id) == frame]
         keys = [e.key or "no dynamic sizes" for _, e in records]
         replays = sum(1 for r in view.trace.tables["replays"]
                       if r.graph in {g.id for g in graphs})
@@ -49,6 +55,15 @@ def check(view: TraceView) -> Iterator[Finding]:
             + tuple(view.evidence("graphs", view.trace.graphs.index(g)) for g in graphs),
             location=view.location(stack), function=fn.id,
             measurements={"graphs": len(graphs), "replays": replays, "keys": keys})
+
+
+def _other_causes(view: TraceView, fn: Function) -> bool:
+    """Whether the function recompiled for something else than an input's shape (a
+    re-allocated buffer, a value): then the recompiles rule explains its graphs, and padding
+    inputs would not help."""
+    frame = compile_costs.frame_of(fn.compile_id)
+    return any(r.cause != INPUT_SHAPE for f in compile_costs.compiled_frames(view.trace)
+               if f.frame == frame for r in f.recompiles)
 
 
 RULE = Rule(ID, NAME, check, __doc__ or "")

@@ -78,10 +78,12 @@ from graphdoctor.record.compat.torch_compile import (
     is_torch_machinery,
     logger,
     logger_names,
+    recompile_reasons_owner,
     register_compile_callbacks,
     tree_compile_id,
     tree_input_copies,
     tree_manager_class,
+    wrap_recompile_reasons,
 )
 
 ENTRIES: tuple[Entry, ...] = (*cuda.ENTRIES, *allocator.ENTRIES, *capture.ENTRIES,
@@ -97,9 +99,10 @@ __all__ = [
     "current_compile_id", "dynamo_counters", "end_allocate_to_pool", "graph_of_context",
     "graph_pool", "group_name", "inductor_left_unimported", "is_compiled", "is_compiling_check",
     "is_inductor_code", "is_torch_machinery", "lazy_cuda_call", "logger", "logger_names",
-    "memory_history", "memory_snapshot", "mode_options", "register_compile_callbacks",
-    "set_sync_debug_mode",
+    "memory_history", "memory_snapshot", "mode_options", "recompile_reasons_owner",
+    "register_compile_callbacks", "set_sync_debug_mode",
     "storage_weak_ref", "storage_weak_refs_available", "stream_context_streams",
     "sync_debug_mode", "synchronize_unpatched", "tree_compile_id", "tree_input_copies",
     "tree_manager_class", "unpatched_event_methods", "unpatched_graph_class",
+    "wrap_recompile_reasons",
 ]

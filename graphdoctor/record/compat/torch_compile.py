@@ -7,6 +7,7 @@ once the script first calls ``torch.compile``.
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 from collections.abc import Callable
@@ -21,9 +22,16 @@ from graphdoctor.record.compat.resolve import (
     TorchAttribute,
     TorchFile,
     TorchName,
+    TorchParameters,
     TorchSource,
 )
-from graphdoctor.record.compat.versions import CPU, LOGGERS_SEEN, RUN_NOT_SEEN, RUN_SEEN
+from graphdoctor.record.compat.versions import (
+    CPU,
+    LOGGERS_SEEN,
+    RUN_NOT_SEEN,
+    RUN_SEEN,
+    SOURCES_READ,
+)
 
 # Artifact loggers (module.__artifact). Skips went to perf_hints up to 2.10, cudagraphs from 2.11.
 SKIP_LOGGERS = (
@@ -112,6 +120,42 @@ def current_compile_id() -> str:
     except Exception:  # noqa: BLE001
         return ""
     return str(compile_id) if compile_id is not None else ""
+
+
+# On each recompile dynamo asks this function of convert_frame's for the guards that failed,
+# one reason per earlier compile, whether or not its recompiles log is on (it formats and
+# logs them only when TORCH_LOGS or set_logs turned that log on, whatever the logger says).
+# Its name ended in "reason" before 2.4; from 2.6 a second call passes skip_logging=True.
+_CONVERT_FRAME = TorchName("torch._dynamo.convert_frame")
+_REASON_NAMES = ("get_and_maybe_log_recompilation_reasons",
+                 "get_and_maybe_log_recompilation_reason")
+RECOMPILE_REASONS = Entry("recompile_reasons_owner", SOURCES_READ, (
+    AnyOf(tuple(TorchParameters(TorchName(_CONVERT_FRAME.module, name), ("frame",))
+                for name in _REASON_NAMES)),
+))
+Reasons = Callable[[list[str], Any], None]
+
+
+def recompile_reasons_owner() -> tuple[Any, str] | None:
+    """(module, name) of the function dynamo asks for a recompile's reasons, for the
+    recorder to wrap with :func:`wrap_recompile_reasons`; None where this torch lacks it."""
+    module = _CONVERT_FRAME.resolve()
+    name = next((n for n in _REASON_NAMES if callable(getattr(module, n, None))), None)
+    return (module, name) if name is not None else None
+
+
+def wrap_recompile_reasons(original: Callable[..., Any], seen: Reasons) -> Callable[..., Any]:
+    """``original``, calling ``seen(reasons, code)`` with the reasons it returns and the code
+    object being compiled (None where it cannot be read), once per recompile."""
+    @functools.wraps(original)
+    def reasons(*args: Any, **kwargs: Any) -> Any:
+        found = original(*args, **kwargs)
+        if not kwargs.get("skip_logging"):  # a second look at the same recompile
+            frame = args[1] if len(args) > 1 else kwargs.get("frame")
+            seen([str(r) for r in found or ()], getattr(frame, "f_code", None))
+        return found
+
+    return reasons
 
 
 _COUNTERS = TorchName("torch._dynamo.utils", "counters")
@@ -218,5 +262,5 @@ def is_torch_machinery(path: str) -> bool:
 
 
 ENTRIES = (LOGGER_NAMES, REGISTER_COMPILE_CALLBACKS, CALLBACK_ARGS, CURRENT_COMPILE_ID,
-           DYNAMO_COUNTERS, TREE_MANAGER_CLASS, TREE_COMPILE_ID, TREE_INPUT_COPIES,
-           IS_COMPILED, COMPILED_MODULE, MODULE_CALL_NAMES, TORCH_MACHINERY)
+           RECOMPILE_REASONS, DYNAMO_COUNTERS, TREE_MANAGER_CLASS, TREE_COMPILE_ID,
+           TREE_INPUT_COPIES, IS_COMPILED, COMPILED_MODULE, MODULE_CALL_NAMES, TORCH_MACHINERY)

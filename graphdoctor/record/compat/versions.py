@@ -33,3 +33,7 @@ _GPU_RUN = f"{GPU}: requirements checked, exercise run on an H100 (after a captu
 STUB_GPU_RUN = f"{_STUB}; {_GPU_RUN}"
 # Read in PyTorch's own source (main at 004e5d35, 2026) as well as run on the CPU build.
 RUN_SOURCE_READ = f"{_RUN}; {_NOT_SEEN} (PyTorch main's source at 004e5d35 reads the same)"
+# Read in the source of several PyTorch releases (older ones name it ..._reason, singular,
+# newer ones add skip_logging) as well as run on the CPU build.
+SOURCES_READ = (f"{_RUN}; {_NOT_SEEN} (several releases' sources call it on every recompile, "
+                "whether or not the recompiles log is on)")

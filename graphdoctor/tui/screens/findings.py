@@ -12,7 +12,7 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from graphdoctor.diagnose.model import Finding
-from graphdoctor.report.facts import clean
+from graphdoctor.report.facts import clean, folded
 from graphdoctor.tui.navigation import ShowEvent
 from graphdoctor.tui.palette import severity_badge, severity_style
 from graphdoctor.tui.rendering import evidence_label, finding_view, labelled
@@ -31,7 +31,7 @@ def finding_line(finding: Finding, rank: int | None = None) -> Table:
     body = report_text(f"{finding.id} ", "bold")
     if rank is not None:
         body.append(f"rank {rank}: ", style="bold")
-    body.append(clean(finding.title))
+    body.append(clean(finding.title + folded(finding)))
     badge = report_text(severity_badge(finding.severity), severity_style(finding.severity))
     return labelled([(badge, body)], label_width=7)
 
