@@ -32,7 +32,7 @@ def spools(directory: Path = RECORDINGS) -> dict[str, dict[int, Path]]:
 
 # Scenarios whose script is written but whose GPU recording is not made yet: their checks
 # skip until fixtures/record.py has recorded them (then they leave this set).
-AWAITING_RECORDING: frozenset[str] = frozenset({"compile_recompile_realloc_cache"})
+AWAITING_RECORDING: frozenset[str] = frozenset()
 
 
 def scenario_names() -> list[str]:
