@@ -31,6 +31,7 @@ from typing import Any
 from graphdoctor.errors import ReportError
 from graphdoctor.report import facts, schema
 from graphdoctor.report.document import FORMAT, SCHEMA_VERSION, Report, from_json, to_json
+from graphdoctor.trace import spool_records
 from graphdoctor.trace.codec import TRACE_VERSION, TraceFormatError
 
 SUPPORTED_MAJOR = int(SCHEMA_VERSION.split(".")[0])
@@ -46,6 +47,7 @@ CONTAINER_BYTES = 240
 VALUE_BYTES = 40
 STRING_BYTES_PER_QUOTE = 40
 _GZIP_MAGIC = b"\x1f\x8b"
+SPOOL_START = f'["{spool_records.TAGS[spool_records.Hello]}",'.encode()  # its first record
 _GUNZIP_HINT = " (if it is one, decompress it with gunzip and open that)"
 
 
@@ -67,7 +69,26 @@ def dumps(report: Report) -> bytes:
 
 
 def load(path: str | os.PathLike[str]) -> Report:
+    """A report file; or a raw recording (``--keep-spool``'s spool, gzip or not), which is
+    assembled and diagnosed here, as ``graphdoctor run`` does with it."""
+    if is_spool(path):
+        from graphdoctor.report.recorded import report_from_spools  # diagnoses: loaded late
+
+        return report_from_spools([path])
     return parse(read_json(path), str(path))
+
+
+def is_spool(path: str | os.PathLike[str]) -> bool:
+    """Whether the file starts as a spool does: its ``hello`` record."""
+    try:
+        with open(path, "rb") as raw:
+            head = raw.read(2)
+            raw.seek(0)
+            stream = gzip.GzipFile(fileobj=raw) if head == _GZIP_MAGIC else raw
+            start = stream.read(len(SPOOL_START))
+    except (OSError, EOFError, zlib.error):  # not readable as a spool: load says why
+        return False
+    return start == SPOOL_START
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:

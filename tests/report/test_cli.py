@@ -14,7 +14,9 @@ from graphdoctor.demo import demo_path
 from graphdoctor.report import io
 from graphdoctor.report.markdown import render_markdown
 from graphdoctor.report.text import render_text
+from tests.conftest import RECORDINGS
 from tests.report.helpers import hand_made, plain
+from tests.reports import report_for
 
 
 @pytest.fixture
@@ -105,3 +107,21 @@ def test_redact_help_says_which_words_leave_free_text(command: str) -> None:
     help_text = " ".join(CliRunner().invoke(main, [command, "--help"]).output.split())
     assert "host and user names" in help_text and "home folder" in help_text
     assert f"{MIN_VALUE_LENGTH} characters or more" in help_text and "cuda" in help_text
+
+
+@pytest.mark.parametrize("compressed", [True, False], ids=["gzip", "plain"])
+def test_report_reads_a_kept_spool_as_run_would(tmp_path: Path, compressed: bool) -> None:
+    recording = RECORDINGS / "tiny_graph.spool.jsonl.gz"
+    spool = recording if compressed else tmp_path / "run.spool.jsonl"
+    if not compressed:
+        spool.write_bytes(gzip.decompress(recording.read_bytes()))
+    result = invoke("report", spool, "--width", "200")
+    assert result.stdout == render_text(report_for("tiny_graph"), width=200)
+
+
+def test_report_reads_a_spool_cut_short(tmp_path: Path) -> None:
+    whole = gzip.decompress((RECORDINGS / "tiny_graph.spool.jsonl.gz").read_bytes())
+    cut = tmp_path / "cut.spool.jsonl"
+    cut.write_bytes(whole[: len(whole) // 2])
+    result = invoke("report", cut)
+    assert "tiny_graph.py" in result.stdout and "graph 0" in result.stdout
