@@ -157,9 +157,8 @@ class EagerHistory:
                 code.co_firstlineno)
             self._hand_over(function, function.step)
             function.timed = 0  # as many calls again, now with the graph
-        if graph not in self._stepped:
-            self._stepped.add(graph)
-            self._rec.emit(sr.GraphStep(graph, function.step))
+        self._stepped.add(graph)
+        self._rec.emit(sr.GraphStep(graph, function.step))
 
     def _hand_over(self, function: _Function, fn: int) -> None:
         calls = list(function.calls)
