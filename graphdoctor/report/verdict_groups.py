@@ -108,17 +108,24 @@ def summary(report: Report, kind: str, members: Sequence[Verdict]) -> str:
              if (g := facts.graph_by_id(report.trace_of(v.rank), v.graph)) and g.pool_bytes]
     if pools:
         parts.append(f"pool {_span(pools, facts.format_bytes)}")
-    return ", ".join(parts)
+    shared = "" if parts[0] != kind else _shared(members)
+    return ", ".join(parts) + (f"; {shared}" if shared else "")
 
 
 def _head(kind: str, members: Sequence[Verdict]) -> str:
-    """The kind, with the speedups' range, or the summary the members share."""
+    """The kind, with the speedups' range where they have speedups."""
     speedups = [v.speedup for v in members if v.speedup is not None]
-    if speedups:
-        return (f"{kind} {_span(speedups, lambda s: f'{s:.2f}x')} "
-                f"(median {statistics.median(speedups):.2f}x)")
-    said = {v.summary for v in members}
-    return f"{kind}: {said.pop()}" if len(said) == 1 else kind
+    if not speedups:
+        return kind
+    return (f"{kind} {_span(speedups, lambda s: f'{s:.2f}x')} "
+            f"(median {statistics.median(speedups):.2f}x)")
+
+
+def _shared(members: Sequence[Verdict]) -> str:
+    """What every member's summary says, clause by clause: why they failed, or why no
+    speedup is claimed."""
+    said = [set(v.summary.split("; ")) for v in members]
+    return "; ".join(c for c in members[0].summary.split("; ") if all(c in s for s in said))
 
 
 def _span(values: Sequence[T], text: Callable[[T], str]) -> str:

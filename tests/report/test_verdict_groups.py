@@ -11,6 +11,7 @@ from graphdoctor.report.document import to_json
 from graphdoctor.report.markdown import render_markdown
 from graphdoctor.report.summary import outcome_lines
 from graphdoctor.report.text import render_text
+from tests.report.helpers import real
 from tests.report.many_graphs import many_graphs_report
 
 GROUP_LINE = ("graphdoctor: 32 graphs (torch.cuda.graph, decode.py:88): faster 2.00x–5.10x "
@@ -69,3 +70,12 @@ def test_markdown_report_has_a_row_per_group_and_its_members_folded() -> None:
 
 def test_json_keeps_a_verdict_per_graph() -> None:
     assert len(to_json(many_graphs_report())["diagnosis"]["verdicts"]) == 33
+
+
+def test_a_group_without_speedups_says_what_its_members_share() -> None:
+    rows = [r for r in verdict_groups.rows(real("many_private_pools")) if r.members]
+    assert [r.verdict.subject for r in rows] == [
+        "8 graphs (torch.cuda.graph, many_private_pools.py:10)"]
+    assert rows[0].verdict.summary.startswith(
+        "unmeasured, replays 5 each, replay 64.1 µs–64.2 µs, pool 20.0 MiB–52.0 MiB; no eager "
+        "run of the same code to compare with, so no speedup is claimed; to measure one")
