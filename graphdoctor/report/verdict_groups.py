@@ -4,7 +4,8 @@ A loop that captures a graph per sequence length gives dozens of near-identical 
 Where GROUP_FROM or more manual graphs of one rank, captured by one API at one line, got
 the same kind of verdict, the rendered outputs show them as one row: how many, the range
 of their speedups (with the median), replays, replay times and pool sizes, and the
-members listed below it. A pure step over the report: the JSON keeps a verdict per graph.
+members listed below it. A pure step over the report: the JSON keeps a verdict per graph,
+and lists the groups in its ``summary`` block (``verdict_groups``), for scripts.
 """
 
 from __future__ import annotations
@@ -12,13 +13,15 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphdoctor.diagnose.model import Verdict
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.report import facts
-from graphdoctor.report.document import Report
 from graphdoctor.trace.model import NONE
+
+if TYPE_CHECKING:
+    from graphdoctor.report.document import Report
 
 GROUP_FROM = 3  # verdicts of one kind from one line, from which they read as one
 
@@ -56,6 +59,13 @@ def rows(report: Report) -> list[VerdictRow]:
 def ranked(report: Report) -> list[VerdictRow]:
     """The rows, worst first (a verdict table's order)."""
     return sorted(rows(report), key=lambda row: facts.verdict_rank(row.verdict), reverse=True)
+
+
+def as_json(report: Report) -> list[dict[str, Any]]:
+    """The groups, for the JSON's summary block: each names its members' graph ids."""
+    return [{"subject": r.verdict.subject, "kind": r.verdict.kind, "rank": r.verdict.rank,
+             "graphs": [v.graph for v in r.members], "speedup": r.verdict.speedup,
+             "summary": r.verdict.summary} for r in rows(report) if r.members]
 
 
 def member_label(verdict: Verdict) -> str:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import dataclasses
 
 from graphdoctor.diagnose.model import FASTER, SLOWER
-from graphdoctor.report import verdict_groups
+from graphdoctor.report import schema, verdict_groups
 from graphdoctor.report.document import to_json
 from graphdoctor.report.markdown import render_markdown
 from graphdoctor.report.summary import outcome_lines
 from graphdoctor.report.text import render_text
-from tests.report.helpers import real
+from tests.report.helpers import plain, real
 from tests.report.many_graphs import many_graphs_report
 
 GROUP_LINE = ("graphdoctor: 32 graphs (torch.cuda.graph, decode.py:88): faster 2.00x–5.10x "
@@ -79,3 +79,11 @@ def test_a_group_without_speedups_says_what_its_members_share() -> None:
     assert rows[0].verdict.summary.startswith(
         "unmeasured, replays 5 each, replay 64.1 µs–64.2 µs, pool 20.0 MiB–52.0 MiB; no eager "
         "run of the same code to compare with, so no speedup is claimed; to measure one")
+
+
+def test_json_summary_lists_the_groups_and_the_schema_allows_them() -> None:
+    data = plain(many_graphs_report())
+    assert data["summary"]["verdict_groups"] == [{
+        "subject": "32 graphs (torch.cuda.graph, decode.py:88)", "kind": FASTER, "rank": -1,
+        "graphs": list(range(32)), "speedup": 3.55, "summary": GROUP_LINE.split(": ", 2)[2]}]
+    schema.check(data)
