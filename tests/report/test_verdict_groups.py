@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import dataclasses
 
+from graphdoctor.diagnose import diagnose_ranks
 from graphdoctor.diagnose.model import FASTER, SLOWER
 from graphdoctor.report import schema, verdict_groups
-from graphdoctor.report.document import to_json
+from graphdoctor.report.document import build_ranks, to_json
 from graphdoctor.report.markdown import render_markdown
 from graphdoctor.report.summary import outcome_lines
 from graphdoctor.report.text import render_text
 from tests.report.helpers import plain, real
-from tests.report.many_graphs import many_graphs_report
+from tests.report.many_graphs import many_graphs_report, many_graphs_trace
 
 GROUP_LINE = ("graphdoctor: 32 graphs (torch.cuda.graph, decode.py:88): faster 2.00x–5.10x "
               "(median 3.55x), replays 10–12 each, replay 100 µs, pool 12.0 MiB–43.0 MiB")
@@ -87,3 +88,13 @@ def test_json_summary_lists_the_groups_and_the_schema_allows_them() -> None:
         "subject": "32 graphs (torch.cuda.graph, decode.py:88)", "kind": FASTER, "rank": -1,
         "graphs": list(range(32)), "speedup": 3.55, "summary": GROUP_LINE.split(": ", 2)[2]}]
     schema.check(data)
+
+
+def test_each_rank_has_its_own_groups() -> None:
+    traces = {0: many_graphs_trace(4), 1: many_graphs_trace(4)}
+    report = build_ranks(traces, diagnose_ranks(traces), read_line=lambda file, line: "")
+    groups = [r for r in verdict_groups.rows(report) if r.members]
+    assert [(r.verdict.subject, r.verdict.rank) for r in groups] == [
+        ("rank 0: 4 graphs (torch.cuda.graph, decode.py:88)", 0),
+        ("rank 1: 4 graphs (torch.cuda.graph, decode.py:88)", 1)]
+    assert all({v.rank for v in r.members} == {r.verdict.rank} for r in groups)
