@@ -26,15 +26,16 @@ from graphdoctor.diagnose.model import (
     Location,
     Verdict,
 )
-from graphdoctor.report import facts
+from graphdoctor.report import facts, verdict_groups
 from graphdoctor.trace import codec
 from graphdoctor.trace.model import Trace
 from graphdoctor.trace.names import EAGER_CALL, KEPT_AS_WRITTEN, SWITCHED_OFF
 
 FORMAT = "graphdoctor-report"
-# 1.4: a finding's count, first_t and last_t (identical findings folded into one); 1.3: a
-# graph's eager basis and step; 1.2: the baseline run
-SCHEMA_VERSION = "1.4"
+# 1.5: the summary's verdict groups (many graphs of one line read as one); 1.4: a finding's
+# count, first_t and last_t (identical findings folded into one); 1.3: a graph's eager basis
+# and step; 1.2: the baseline run
+SCHEMA_VERSION = "1.5"
 CONTEXT_LINES = 4
 
 
@@ -177,6 +178,7 @@ def _summary(report: Report) -> dict[str, Any]:
         "events": facts.event_counts(trace),
         "graphs": facts.graph_status_counts(trace),
         "verdicts": dict(Counter(v.kind for v in report.diagnosis.verdicts)),
+        "verdict_groups": verdict_groups.as_json(report),
         "findings": facts.severity_counts(report.diagnosis.findings),
     }
 

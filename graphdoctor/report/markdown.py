@@ -15,7 +15,7 @@ import html
 import re
 
 from graphdoctor.diagnose.model import Evidence, Finding
-from graphdoctor.report import facts
+from graphdoctor.report import facts, verdict_groups
 from graphdoctor.report.document import Report
 from graphdoctor.trace.model import ExceptionRecord, Graph, Trace
 
@@ -120,15 +120,27 @@ def cell(text: str, most: int = MAX_CELL) -> str:
 
 
 def _verdicts(report: Report) -> str:
-    verdicts = sorted(report.diagnosis.verdicts, key=facts.verdict_rank, reverse=True)
-    if not verdicts:
+    """A row per verdict, or per group of verdicts from one line; each group's members in a
+    fold below the table."""
+    shown = verdict_groups.ranked(report)
+    if not shown:
         return "**Verdicts:** none (the diagnosis gave no verdict)."
-    rows = [[cell(v.subject), f"**{cell(v.kind)}**", facts.format_speedup(v.speedup),
-             cell(v.summary, MAX_VERDICT_CELL)] for v in verdicts[:MAX_ROWS]]
-    text = table(["Subject", "Verdict", "Speedup", "Summary"], rows)
-    if len(verdicts) > MAX_ROWS:
-        text += f"\n\n... and {len(verdicts) - MAX_ROWS} more verdicts."
-    return text
+    rows = [[cell(r.verdict.subject), f"**{cell(r.verdict.kind)}**",
+             facts.format_speedup(r.verdict.speedup), cell(r.verdict.summary, MAX_VERDICT_CELL)]
+            for r in shown[:MAX_ROWS]]
+    parts = [table(["Subject", "Verdict", "Speedup", "Summary"], rows)]
+    if len(shown) > MAX_ROWS:
+        parts.append(f"... and {len(shown) - MAX_ROWS} more verdicts.")
+    parts += [_members(r) for r in shown[:MAX_ROWS] if r.members]
+    return "\n\n".join(parts)
+
+
+def _members(row: verdict_groups.VerdictRow) -> str:
+    """A group's verdicts, one line each."""
+    items = [f"- graph {v.graph}: {cell(v.summary)}" for v in row.members[:MAX_ROWS]]
+    if len(row.members) > MAX_ROWS:
+        items.append(f"- ... and {len(row.members) - MAX_ROWS} more")
+    return details(f"{row.verdict.subject}: each graph", "\n".join(items))
 
 
 def _baseline(report: Report) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from graphdoctor.diagnose.model import ERROR, Finding, Verdict
-from graphdoctor.report import facts
+from graphdoctor.report import facts, verdict_groups
 from graphdoctor.report.document import Report
 from graphdoctor.trace.endings import TIMED_OUT
 from graphdoctor.trace.model import Meta
@@ -21,7 +21,8 @@ def outcome_lines(report: Report) -> list[str]:
         lines += [line for finding in report.diagnosis.findings if finding.severity == ERROR
                   and not any(_cites(v, finding) for v in verdicts)
                   for line in _finding_lines(finding)]
-    lines += [f"graphdoctor: {v.subject}: {v.summary}" for v in verdicts]
+    lines += [f"graphdoctor: {row.verdict.subject}: {row.verdict.summary}"  # a group: one line
+              for row in verdict_groups.rows(report)]
     if status.reason == TIMED_OUT:  # a hung run: say where it was stuck, not just that it was
         lines += [line for finding in report.diagnosis.findings if finding.severity == ERROR
                   for line in _finding_lines(finding)]

@@ -28,7 +28,7 @@ from graphdoctor.diagnose.model import (
     UNSAFE,
     Finding,
 )
-from graphdoctor.report import facts
+from graphdoctor.report import facts, verdict_groups
 from graphdoctor.report.document import Report
 from graphdoctor.trace.model import ExceptionRecord, Graph, Trace
 from graphdoctor.trace.names import CAPTURE_FAILED
@@ -113,10 +113,20 @@ def _verdicts(report: Report) -> RenderableType:
     if not verdicts:
         return Group(_title("Verdicts"), _t("  none: the diagnosis gave no verdict", "dim"))
     table = _table("subject", "verdict", "speedup", "summary")
-    for v in sorted(verdicts, key=facts.verdict_rank, reverse=True):
+    for row in verdict_groups.ranked(report):
+        v = row.verdict
         table.add_row(_t(v.subject), _t(v.kind, VERDICT_STYLE.get(v.kind, "")),
-                      _t(facts.format_speedup(v.speedup)), _t(v.summary))
+                      _t(facts.format_speedup(v.speedup)), _summary(row))
     return Group(_title("Verdicts"), table)
+
+
+def _summary(row: verdict_groups.VerdictRow) -> Text:
+    """A verdict's summary; a group's, with its members in a dim line below."""
+    text = _t(row.verdict.summary)
+    if row.members:
+        labels = ", ".join(verdict_groups.member_label(v) for v in row.members)
+        text.append_text(_t(f"\nmembers: {labels}", "dim"))
+    return text
 
 
 def _baseline(report: Report) -> RenderableType | None:

@@ -14,6 +14,7 @@ from textual.widgets.option_list import Option
 
 from graphdoctor.diagnose.model import Verdict
 from graphdoctor.report.facts import clean
+from graphdoctor.report.verdict_groups import VerdictRow, rows
 from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT, signal_name
 from graphdoctor.trace.event_kinds import KINDS, rows_of
 from graphdoctor.trace.model import NONE, RunStatus, Trace
@@ -34,6 +35,8 @@ TOP_FINDINGS = 5
 
 
 class SummaryScreen(ReportScreen):
+    open_groups: frozenset[int] = frozenset()  # verdict rows whose group shows its members
+
     def compose(self) -> ComposeResult:
         yield self.mode_bar()
         with VerticalScroll(id="summary"):
@@ -49,23 +52,37 @@ class SummaryScreen(ReportScreen):
     def on_mount(self) -> None:
         self.query_one("#verdicts", OptionList).focus()
 
+    def toggle_group(self, index: int) -> None:
+        """Show or hide the members of the group in verdict row ``index``."""
+        self.open_groups ^= {index}
+        verdicts = self.query_one("#verdicts", OptionList)
+        highlighted = verdicts.highlighted
+        verdicts.clear_options()
+        verdicts.add_options(verdict_options(self.view, self.open_groups))
+        verdicts.highlighted = highlighted
+
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         kind, _, value = (event.option.id or "").partition(":")
-        if kind == "finding":
+        if kind == "group":
+            self.toggle_group(int(value))
+        elif kind == "finding":
             self.post_message(ShowFinding(int(value)))
         elif kind == "graph":
             rank, _, graph = value.partition(":")
             self.post_message(ShowGraph((int(rank), int(graph))))
 
 
-def verdict_options(view: ReportView) -> list[Option]:
-    """A verdict per graph or compiled function; without any, what became of each graph.
-    Option ids name the graph with its rank: graph ids repeat across ranks."""
+def verdict_options(view: ReportView, open_groups: frozenset[int] = frozenset()) -> list[Option]:
+    """A verdict per graph or compiled function, a group's for many graphs of one line
+    (enter shows its members below it, in ``open_groups``, or hides them); without any
+    verdict, what became of each graph. Option ids name the graph with its rank: graph ids
+    repeat across ranks."""
     options = []
-    for v in view.verdicts:
-        graph = _graph_of(view, v)
-        options.append(Option(_verdict(v.kind, v.subject, v.speedup, v.summary),
-                              id=_graph_id(view, v.rank, graph) if graph != NONE else None))
+    for index, row in enumerate(rows(view.report)):
+        if row.members:
+            options += _group_options(view, index, row, index in open_groups)
+        else:
+            options.append(_verdict_option(view, row.verdict))
     if not options:
         options = [Option(_verdict(g.status, f"{_rank_prefix(view, rank)}graph {g.id} ({g.api})",
                                    None, "the diagnosis gave no verdict"),
@@ -74,6 +91,21 @@ def verdict_options(view: ReportView) -> list[Option]:
                    for g in rank_view.trace.graphs if not g.internal]
     return options or [Option(Text("This run captured no CUDA graph.", style="dim"),
                               disabled=True)]
+
+
+def _verdict_option(view: ReportView, v: Verdict, indent: str = "") -> Option:
+    graph = _graph_of(view, v)
+    return Option(_verdict(v.kind, f"{indent}{v.subject}", v.speedup, v.summary),
+                  id=_graph_id(view, v.rank, graph) if graph != NONE else None)
+
+
+def _group_options(view: ReportView, index: int, row: VerdictRow, shown: bool) -> list[Option]:
+    """A group's row (▸ closed, ▾ open), and its members under it when open."""
+    v = row.verdict
+    hint = "hide" if shown else f"its {len(row.members)} graphs"
+    group = Option(_verdict(v.kind, f"{'▾' if shown else '▸'} {v.subject}", v.speedup,
+                            f"{v.summary}\n(enter: {hint})"), id=f"group:{index}")
+    return [group, *(_verdict_option(view, m, "  ") for m in row.members if shown)]
 
 
 def _graph_id(view: ReportView, rank: int, graph: int) -> str:
