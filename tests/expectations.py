@@ -402,6 +402,9 @@ def _real_hf_generate(trace: Trace, note: dict[str, Any]) -> None:
     assert skips and skips[0].reason.startswith("mutated inputs")
     frames = trace.stack(skips[0].stack)
     assert (frames[-1].file.rsplit("/", 1)[-1], frames[-1].line) == ("cache_utils.py", 478)
+    # the user's call into transformers, from the stack its compile began with
+    [first] = [e for e in compile_events(trace, "compile") if e.compile_id == "0/0"]
+    assert user_line(trace, first.stack) == ("real_hf_static_cache_generate.py", 28)
     assert not len(trace.tables["replays"])
 
 

@@ -32,6 +32,7 @@ from graphdoctor.trace.model import (
     Trace,
 )
 from graphdoctor.trace.names import (
+    COMPILE,
     COMPILED,
     COMPILED_FUNCTION,
     GRAPHED_FUNCTION,
@@ -118,9 +119,30 @@ class TraceView:
         frame = self.culprit_frame(stack)
         return Location(frame.file, frame.line, frame.func) if frame else None
 
+    def call_into_library(self, stack: int) -> Frame | None:
+        """The user's line that called into library code: the last user frame before the
+        stack's first library frame, or None where the stack has no such pair."""
+        caller = None
+        for frame in self.trace.stack(stack):
+            if frame.kind == LIBRARY:
+                return caller
+            if frame.kind == USER:
+                caller = frame
+        return None
+
+    def compile_stack_before(self, t: int) -> int:
+        """The stack of the latest compile that began at or before time t (the user's call
+        that ran into it), or -1."""
+        starts = [e for e in self.trace.compile_events if e.kind == COMPILE and e.t <= t]
+        return max(starts, key=lambda e: e.t).stack if starts else NONE
+
     def where(self, stack: int) -> str:
         """``file.py:12`` for messages; "an unknown line" when the stack has no user frame."""
-        frame = self.culprit_frame(stack)
+        return self.where_frame(self.culprit_frame(stack))
+
+    @staticmethod
+    def where_frame(frame: Frame | None) -> str:
+        """``file.py:12`` of a frame, for messages."""
         return f"{_basename(frame.file)}:{frame.line}" if frame else "an unknown line"
 
     # -- rows ----------------------------------------------------------------------------

@@ -63,9 +63,14 @@ def parse(logger: str, message: str) -> Parsed | None:
 def _skip(message: str) -> Parsed | None:
     match = _SKIP.search(message)
     if match:
+        # the line torch names as the cause comes from the message's own stack ("Found from"
+        # in every release so far; a bare traceback is read too); without one, assembly
+        # keeps the stack the log line was written from
         reason, _, found = match.group("reason").partition("Found from")
+        reason, bare, traceback = reason.partition('File "')
+        frames = frames_in_text(found or bare + traceback)
         return {"kind": CUDAGRAPH_SKIP, "reason": _one_line(reason).rstrip(" .:"),
-                "frames": frames_in_text(found), "detail": message.strip()}
+                "frames": frames, "detail": message.strip()}
     dynamic = _DYNAMIC.search(message)
     if dynamic:
         return {"kind": DYNAMIC_SHAPE_WARNING, "key": dynamic.group(1),
