@@ -130,12 +130,15 @@ def _empty(trace: Trace, note: dict[str, Any]) -> None:
 
 
 # -- captured graphs -----------------------------------------------------------------------
+WARMUP_CALLS = 3  # what the timing scenarios run before their capture
 def _timed_scenario(trace: Trace, note: dict[str, Any], steps: int) -> tuple[float, float]:
     graph = graphs(trace)[0]
     assert graph.status == "captured" and graph.callees
     replays = [r for r in trace.tables["replays"] if r.graph == graph.id]
     calls = [c for c in trace.tables["calls"] if c.fn in graph.callees and c.mode == "eager"]
-    assert len(replays) == 5 * steps and len(calls) == 5 * steps
+    # every replay and every eager call after the capture; from Python 3.12 also the script's
+    # warm-up calls before it, kept by the eager history (its cold first one left out)
+    assert len(replays) == 5 * steps and 5 * steps <= len(calls) <= 5 * steps + WARMUP_CALLS
     return gpu_median([c.gpu for c in calls]), gpu_median([r.gpu for r in replays])
 
 
