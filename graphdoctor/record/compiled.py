@@ -26,6 +26,7 @@ import torch
 
 from graphdoctor.record import compat, graphs_off
 from graphdoctor.record.recorder import CompiledCall, Recorder, TimerToken, Uninstall, patch
+from graphdoctor.record.stacks import qualname
 from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.model import TORCH
 from graphdoctor.trace.names import (
@@ -239,7 +240,7 @@ def _compiled_frame(recorder: Recorder, frame: FrameType | None) -> tuple[str, s
     if frame is None:
         return ("<compiled>", "", 0)
     code = frame.f_code
-    name = getattr(code, "co_qualname", code.co_name)
+    name = qualname(code)
     module = frame.f_locals.get("self") if code.co_name in compat.MODULE_CALLS else None
     if module is not None:  # a compiled nn.Module: dynamo runs Module._call_impl
         module = compat.compiled_module(module)  # torch.compile(module) wraps it

@@ -152,9 +152,7 @@ class EagerHistory:
             return
         code, function = found
         if function.step < 0:
-            function.step = self._rec.function_id(
-                ("step", code), _qualname(code), STEP_FUNCTION, code.co_filename,
-                code.co_firstlineno)
+            function.step = self._rec.code_function_id(code, STEP_FUNCTION, ("step", code))
             self._hand_over(function, function.step)
             function.timed = 0  # as many calls again, now with the graph
         self._stepped.add(graph)
@@ -278,10 +276,6 @@ def _innermost(functions: dict[CodeType, _Function],
 
 def _place(code: CodeType) -> tuple[str, int, str]:
     return (code.co_filename, code.co_firstlineno, code.co_name)
-
-
-def _qualname(code: CodeType) -> str:
-    return str(getattr(code, "co_qualname", code.co_name))
 
 
 def install(recorder: Recorder) -> Uninstall | None:

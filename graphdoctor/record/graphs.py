@@ -231,9 +231,7 @@ class _GraphHooks:
     def _callee_ids(self, state: CaptureState) -> list[int]:
         callees = []
         for code in state.callees:
-            name = getattr(code, "co_qualname", code.co_name)
-            fn = self.rec.function_id(code, name, CAPTURED_FUNCTION, code.co_filename,
-                                      code.co_firstlineno)
+            fn = self.rec.code_function_id(code, CAPTURED_FUNCTION)
             self.eager_timer.watch(code, fn, state.graph)
             callees.append(fn)
         return callees
@@ -384,9 +382,7 @@ class _GraphHooks:
     def _time_eager_calls(self, code: CodeType, kind: str) -> bool:
         """Time every eager call of ``code`` from now on; a run of it inside a capture makes
         it a callee of that capture. False where eager calls cannot be timed."""
-        name = getattr(code, "co_qualname", code.co_name)
-        fn = self.rec.function_id(code, name, kind, code.co_filename, code.co_firstlineno)
-        return self.eager_timer.watch(code, fn, -1)
+        return self.eager_timer.watch(code, self.rec.code_function_id(code, kind), -1)
 
     # -- a capture made by graphdoctor for its caller ----------------------------------------
     def follow(self, target: Any) -> bool:

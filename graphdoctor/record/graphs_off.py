@@ -24,6 +24,7 @@ import torch
 from graphdoctor.record import compat
 from graphdoctor.record.calls import callee_code, innermost_user_frame
 from graphdoctor.record.recorder import Recorder
+from graphdoctor.record.stacks import qualname
 from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.names import (
     COMPILED_FUNCTION,
@@ -158,7 +159,7 @@ def identity(recorder: Recorder, target: Any, caller: FrameType | None) -> tuple
     code = callee_code(_module_behind(target))
     if code is None:
         return (getattr(target, "__qualname__", type(target).__qualname__), "", 0)
-    name = getattr(code, "co_qualname", code.co_name)
+    name = qualname(code)
     if recorder.stacks.is_user_code(code):
         return (name, code.co_filename, code.co_firstlineno)
     frame = innermost_user_frame(recorder, caller)

@@ -25,6 +25,7 @@ import torch
 
 from graphdoctor.record import captured_names, compat
 from graphdoctor.record.recorder import Recorder
+from graphdoctor.record.stacks import qualname
 from graphdoctor.trace import spool_records as sr
 
 MAX_CANDIDATES = 256  # a namespace with more CUDA tensors than this is not a capture script
@@ -92,7 +93,7 @@ def site_of(frame: FrameType, begin_line: int, end_line: int) -> CaptureSite:
     while current is not None and len(frames) < 32:
         code = current.f_code
         frames.append((code.co_filename, current.f_lineno or 0,
-                       getattr(code, "co_qualname", code.co_name)))
+                       qualname(code)))
         current = current.f_back
     return CaptureSite(frame.f_code.co_filename, begin_line, end_line, frames)
 

@@ -21,7 +21,7 @@ from types import CodeType
 from typing import Any, Protocol
 
 from graphdoctor.record.nvtx_ranges import NvtxRanges
-from graphdoctor.record.stacks import StackTable
+from graphdoctor.record.stacks import StackTable, qualname
 from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.names import GRAPHS_ENV, GRAPHS_OFF
 from graphdoctor.trace.spool import SpoolWriter
@@ -207,6 +207,12 @@ class Recorder:
             self._functions[key] = fn
             self.emit(sr.FunctionRecord(fn, name, kind, file, line, compile_id))
         return fn
+
+    def code_function_id(self, code: CodeType, kind: str, key: Any = None) -> int:
+        """``function_id`` of a Python function, named and placed by its code object (keyed
+        by the code itself unless ``key`` says otherwise)."""
+        return self.function_id(code if key is None else key, qualname(code), kind,
+                                code.co_filename, code.co_firstlineno)
 
     # -- capture state -------------------------------------------------------------------
     @property

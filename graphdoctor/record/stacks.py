@@ -45,9 +45,14 @@ def classify_file(filename: str) -> str | None:
 _RUNPY_FILES = frozenset({"<frozen runpy>", getattr(__import__("runpy"), "__file__", "runpy.py")})
 
 
+def qualname(code: CodeType) -> str:
+    """A code object's qualified name (``Model.forward``); its plain name before 3.11."""
+    return str(getattr(code, "co_qualname", code.co_name))
+
+
 def _describe_code(key: tuple[CodeType, int]) -> tuple[str, int, str]:
     code, line = key
-    return (code.co_filename, line or 0, getattr(code, "co_qualname", code.co_name))
+    return (code.co_filename, line or 0, qualname(code))
 
 
 def _describe_named(key: tuple[str, int, str]) -> tuple[str, int, str]:
@@ -142,4 +147,4 @@ class StackTable:
         return self.kind(code.co_filename) in (USER, LIBRARY)
 
 
-__all__ = ["StackTable", "classify_file", "USER", "LIBRARY", "TORCH", "PYTHON"]
+__all__ = ["StackTable", "classify_file", "qualname", "USER", "LIBRARY", "TORCH", "PYTHON"]
