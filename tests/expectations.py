@@ -13,6 +13,7 @@ from typing import Any
 
 from graphdoctor.diagnose import diagnose
 from graphdoctor.diagnose.model import Verdict
+from graphdoctor.trace import rerecords
 from graphdoctor.trace.model import Frame, Trace
 from graphdoctor.trace.names import CALLEES_BASIS, COVERING_BASIS, STEP_BASIS, STEP_FUNCTION
 
@@ -224,6 +225,7 @@ def _hang_in_gpu_sync(trace: Trace, note: dict[str, Any]) -> None:
 
 # -- torch.compile -------------------------------------------------------------------------
 def compile_events(trace: Trace, kind: str) -> list[Any]:
+    """The trace's compile events of one kind."""
     return [e for e in trace.compile_events if e.kind == kind]
 
 
@@ -240,10 +242,22 @@ def _dynamic(trace: Trace, note: dict[str, Any]) -> None:
     keys = {e.key for e in compile_events(trace, "cudagraph_record")}
     assert len(keys) == 6, keys
     assert len([g for g in graphs(trace) if g.api == "torch.compile"]) == 6
+    # the one recompile (then dynamic shapes) names the argument, its position and shape
+    assert [(t.name, t.position, t.shape) for t in trace.guarded_tensors] == [("x", 0, "32x32")]
 
 
 @expect("compile_recompile_realloc_cache")
 def _recompile_realloc(trace: Trace, note: dict[str, Any]) -> None:
+    _recompiles_per_request(trace, note)
+    # the recorder found each re-allocated buffer, and from the second re-allocation on the
+    # line that allocated it
+    seen = [(t.name, t.shape) for t in trace.guarded_tensors]
+    assert [shape.split("x")[2] for _, shape in seen] == ["80", "112", "144"], seen
+    placed = [user_line(trace, t.stack) for t in trace.guarded_tensors]
+    assert placed == [None] + [("compile_recompile_realloc_cache.py", 26)] * 2, placed
+
+
+def _recompiles_per_request(trace: Trace, note: dict[str, Any]) -> None:
     # each longer request re-allocates the model's caches: the buffer's size guard fails,
     # and each recompile carries its guard, the script's lines and its compile time
     assert note["exit_code"] == 0
@@ -262,6 +276,40 @@ def _recompile_realloc(trace: Trace, note: dict[str, Any]) -> None:
     recompile_s = sum(e.dur for e in recompiles) / 1e9
     assert 0.5 * timing["recompile_s"] <= recompile_s <= 1.05 * timing["recompile_s"]
     assert len([g for g in graphs(trace) if g.api == "torch.compile"]) == len(timing["requests"])
+
+
+@expect("compile_static_input_moved")
+def _static_input_moved(trace: Trace, note: dict[str, Any]) -> None:
+    # each load with assign=True moves all 16 parameters; the tree records the graph again,
+    # and says so once per move, not once per stale graph on every later call
+    timing = note["self_timing"]
+    moves = [rerecords.moved_inputs(e.detail) for e in compile_events(trace, "rerecord")]
+    assert len(moves) == timing["rounds"] - 1, [len(m) for m in moves]
+    assert all(len(moved) == 16 for moved in moves)
+    assert not compile_events(trace, "recompile")
+    assert len([g for g in graphs(trace) if g.api == "torch.compile"]) == timing["rounds"]
+    # allocation stacks are kept from the first move on: the later moves' new tensors are
+    # placed at the line that made them
+    moved = [t for t in trace.guarded_tensors if not t.shape]
+    assert len(moved) == 16 * (timing["rounds"] - 1)
+    placed = {user_line(trace, t.stack) for t in moved if t.stack >= 0}
+    assert placed == {("compile_static_input_moved.py", 20)}, placed
+
+
+@expect("real_hf_weights_swap_compiled")
+def _weights_swap(trace: Trace, note: dict[str, Any]) -> None:
+    # transformers' forward, named as the method under its decorator; each load of new
+    # weights moved its parameters (no recompile) and the tree recorded the graph again
+    assert note["exit_code"] == 0
+    timing = note["self_timing"]
+    [compiled] = [f.name for f in trace.functions if f.kind == "compiled"]
+    assert compiled == "LlamaForCausalLM.forward", compiled
+    assert not compile_events(trace, "recompile")
+    assert len(compile_events(trace, "rerecord")) == timing["rounds"] - 1
+    moved = [t for t in trace.guarded_tensors if not t.shape]
+    assert len(moved) >= 10 * (timing["rounds"] - 1), len(moved)
+    placed = {user_line(trace, t.stack) for t in moved if t.stack >= 0}
+    assert placed == {("real_hf_weights_swap_compiled.py", 27)}, placed
 
 
 @expect("compile_graph_break")

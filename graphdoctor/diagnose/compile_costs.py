@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from graphdoctor.trace import guards
 from graphdoctor.trace.guards import GuardFailure
-from graphdoctor.trace.model import NONE, CompileEvent, Trace
+from graphdoctor.trace.model import NONE, CompileEvent, GuardedTensor, Trace
 from graphdoctor.trace.names import (
     COMPILE,
     COMPILED_FUNCTION,
@@ -35,6 +35,8 @@ class Recompile:
     cause: str  # the cause it counts under
     name: str  # the value it counts under (a re-allocated tensor's, for a follow-on)
     follows: str = ""  # the re-allocation's compile id, for a recompile that follows one
+    tensor: GuardedTensor | None = None  # the tensor its guard names, as the recorder found it
+    allocated_at: int = NONE  # the stack of the allocation that made that tensor's storage
 
 
 @dataclass(frozen=True)
@@ -92,8 +94,10 @@ def _recompiles(trace: Trace) -> list[Recompile]:
             continue
         failures = [guards.read_failure(r) for r in guards.split_reasons(event.detail)]
         failure = guards.primary(failures) or guards.read_failure(event.reason)
-        recompile = _attributed(Recompile(index, event, failure, failure.cause,
-                                          failure.name or event.key), by_id)
+        tensor = _tensor_of(trace, event.compile_id, failure.name)
+        recompile = _attributed(Recompile(
+            index, event, failure, failure.cause, failure.name or event.key, tensor=tensor,
+            allocated_at=tensor.stack if tensor else NONE), by_id)
         by_id[event.compile_id] = recompile
         out.append(recompile)
     return out
@@ -107,6 +111,19 @@ def _attributed(recompile: Recompile, by_id: dict[str, Recompile]) -> Recompile:
         return dataclasses.replace(recompile, cause=REALLOCATED_TENSOR, name=before.name,
                                    follows=before.event.compile_id)
     return recompile
+
+
+def _tensor_of(trace: Trace, compile_id: str, name: str) -> GuardedTensor | None:
+    return next((t for t in trace.guarded_tensors
+                 if compile_id and t.compile_id == compile_id and t.name == name), None)
+
+
+def allocated_at(trace: Trace, addr: int) -> int:
+    """Where the storage at ``addr`` was allocated, as the recorder read it from the allocator
+    when a guard or a re-recording named it; NONE where the allocator kept no stack (it keeps
+    them with --full, or from the first re-allocated or moved tensor on)."""
+    return next((t.stack for t in trace.guarded_tensors
+                 if addr and t.addr == addr and t.stack != NONE), NONE)
 
 
 def wall_ns(trace: Trace) -> int:

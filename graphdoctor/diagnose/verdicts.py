@@ -30,7 +30,7 @@ from graphdoctor.diagnose.model import (
     Finding,
     Verdict,
 )
-from graphdoctor.diagnose.rules import recompiles
+from graphdoctor.diagnose.rules import recompiles, static_input_moved
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Function, Graph
 from graphdoctor.trace.names import CAPTURED, GRAPHS_ENV, GRAPHS_OFF
@@ -127,12 +127,17 @@ def _function_verdict(view: TraceView, fn: Function, findings: Sequence[Finding]
 
 
 def _rerecorded(graphs: int, replays: int, mine: list[Finding]) -> str:
-    """Why a compiled function recorded a graph per shape, or per recompile."""
+    """Why a compiled function recorded a graph per shape, per recompile, or per move of
+    its static inputs."""
     recompiled = [f for f in mine if f.name == recompiles.NAME]
+    moved = [f for f in mine if f.name == static_input_moved.NAME]
+    if moved:
+        return (f"recorded {graphs} graphs for {replays} replays, a new one at each move of "
+                f"its static inputs: {moved[0].title}")
     if recompiled:
-        return (f"re-recorded {graphs} times for {replays} replays, a graph per recompile: "
+        return (f"recorded {graphs} graphs for {replays} replays, a new one at each recompile: "
                 f"{recompiled[0].title}")
-    return f"re-recorded {graphs} times, one graph per input shape, for {replays} replays"
+    return f"recorded {graphs} graphs, one per input shape, for {replays} replays"
 
 
 def _graphs_off_verdict(view: TraceView, fn: Function) -> Verdict:

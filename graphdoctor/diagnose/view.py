@@ -247,3 +247,8 @@ def _basename(path: str) -> str:
 
 def mib(size: int) -> str:
     return f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{size / 2**10:.0f} KiB"
+
+
+def times(count: int) -> str:
+    """``once``, ``twice``, ``3 times``: how often, for messages."""
+    return "once" if count == 1 else "twice" if count == 2 else f"{count} times"

@@ -24,11 +24,11 @@ from typing import Any
 
 import torch
 
-from graphdoctor.record import compat, graphs_off
+from graphdoctor.record import compat, graphs_off, guarded
 from graphdoctor.record.recorder import CompiledCall, Recorder, TimerToken, Uninstall, patch
 from graphdoctor.record.stacks import qualname
 from graphdoctor.trace import spool_records as sr
-from graphdoctor.trace.model import TORCH
+from graphdoctor.trace.model import LIBRARY, TORCH, USER
 from graphdoctor.trace.names import (
     COMPILE_END,
     COMPILE_START,
@@ -41,6 +41,7 @@ from graphdoctor.trace.names import (
 
 _LOGGING_FILE = logging.__file__
 MAX_REASONS, MAX_REASON = 64, 4000  # a recompile's reasons kept (one per earlier compile)
+MAX_FORCED = 256  # records a tap has torch write from one line, where its level would not
 
 
 @dataclass
@@ -125,15 +126,18 @@ def _on_compile(recorder: Recorder, compiles: graphs_off.CompileCount, kind: str
     recorder.emit(sr.CompileCallback(recorder.now(), kind, trigger, compile_id, stack))
 
 
-def _on_recompile(recorder: Recorder, reasons: list[str], code: Any) -> None:
-    """Torch's reasons for compiling ``code`` again, with the stack of the call that did it:
-    recorded whether or not the script turned dynamo's recompiles log on."""
+def _on_recompile(recorder: Recorder, reasons: list[str], frame: Any) -> None:
+    """Torch's reasons for compiling ``frame``'s code again, with the stack of the call that
+    did it, and the tensors they name: recorded whether or not the script turned dynamo's
+    recompiles log on."""
     if recorder.enabled:
+        code = getattr(frame, "f_code", None)
         recorder.emit(sr.GuardFailures(
             recorder.now(), compat.current_compile_id(), str(getattr(code, "co_name", "")),
             str(getattr(code, "co_filename", "")), int(getattr(code, "co_firstlineno", 0)),
             [reason[:MAX_REASON] for reason in reasons[:MAX_REASONS]],
             recorder.stacks.capture(1)))
+        guarded.record_tensors(recorder, reasons, frame)
 
 
 class _LogTap:
@@ -141,13 +145,14 @@ class _LogTap:
     changing what the script sees of it: its level, handlers, filters and ``propagate`` stay
     as the script (or torch) set them, and its handlers get just the records they would have
     got. Two methods are shadowed on this logger alone: ``isEnabledFor``, which answers yes
-    to torch's code, so that it logs at every level, and the logger's own answer to anyone
-    else; and ``callHandlers``, which records each record and hands on those the logger's
-    own level lets through."""
+    to torch's code, so that it logs at every level (within :class:`_ForcedRecords`'
+    bounds), and the logger's own answer to anyone else; and ``callHandlers``, which records
+    each record and hands on those the logger's own level lets through."""
 
     def __init__(self, recorder: Recorder, name: str):
         self.rec = recorder
         self.log = compat.logger(name)
+        self._forced = _ForcedRecords()
 
     def attach(self) -> Uninstall:
         log = self.log
@@ -165,9 +170,10 @@ class _LogTap:
         caller: FrameType | None = sys._getframe(1)
         while caller is not None and caller.f_code.co_filename == _LOGGING_FILE:
             caller = caller.f_back  # Logger.debug() and the like ask on their caller's behalf
-        if caller is not None and self.rec.stacks.kind(caller.f_code.co_filename) == TORCH:
-            return True
-        return logging.Logger.isEnabledFor(self.log, level)
+        enabled = logging.Logger.isEnabledFor(self.log, level)
+        if enabled or caller is None or self.rec.stacks.kind(caller.f_code.co_filename) != TORCH:
+            return enabled
+        return self._forced.allows(caller)
 
     def _call_handlers(self, record: logging.LogRecord) -> None:
         if self.rec.enabled:
@@ -178,8 +184,35 @@ class _LogTap:
             self.rec.emit(sr.LogRecord(self.rec.now(), self.log.name, record.levelname,
                            message[:20000], compat.current_compile_id(),
                            self.rec.stacks.capture(1)))
+            guarded.record_moved(self.rec, message)
         if logging.Logger.isEnabledFor(self.log, record.levelno):
             logging.Logger.callHandlers(self.log, record)
+
+
+class _ForcedRecords:
+    """The records a tap has torch write that its logger's level would not let through: one
+    per state at a site that logs the same state on every call (``compat.repeat_key``), and
+    at most MAX_FORCED from any other line of torch's, so that a debug line in a hot path
+    costs the run a bounded amount."""
+
+    def __init__(self) -> None:
+        self._per_line: dict[tuple[int, int], int] = {}
+        self._states: set[tuple[int, int, int]] = set()
+
+    def allows(self, caller: FrameType) -> bool:
+        code = caller.f_code
+        key = compat.repeat_key(code)
+        local = caller.f_locals if key is not None else {}
+        if key is not None and key in local:
+            # per line too: torch asks once itself, then again inside log.debug()
+            state = (id(code), caller.f_lineno, id(local[key]))
+            fresh = state not in self._states
+            self._states.add(state)
+            return fresh
+        line = (id(code), caller.f_lineno)
+        count = self._per_line.get(line, 0)
+        self._per_line[line] = count + 1
+        return count < MAX_FORCED
 
 
 def _wrap_tree_run(recorder: Recorder, original: Any) -> Any:
@@ -235,8 +268,9 @@ def _compiled_function_frame(recorder: Recorder, frame: FrameType | None) -> Fra
 
 
 def _compiled_frame(recorder: Recorder, frame: FrameType | None) -> tuple[str, str, int]:
-    """(name, file, line) of the compiled function run in ``frame``, and the place it is
-    defined, or for a torch module the user's line that calls it."""
+    """(name, file, line) of the compiled function run in ``frame``: where the script
+    defines it, or for a library's function or a torch module the script's line that calls
+    it."""
     if frame is None:
         return ("<compiled>", "", 0)
     code = frame.f_code
@@ -245,14 +279,47 @@ def _compiled_frame(recorder: Recorder, frame: FrameType | None) -> tuple[str, s
     if module is not None:  # a compiled nn.Module: dynamo runs Module._call_impl
         module = compat.compiled_module(module)  # torch.compile(module) wraps it
         name = f"{type(module).__qualname__}.forward"
-    if recorder.stacks.is_user_code(code):
+    else:  # a method, maybe under a decorator (transformers' forward)
+        name = _method_name(frame.f_locals.get("self"), code) or name
+    kind = recorder.stacks.kind(code.co_filename)
+    if kind == USER:
         return (name, code.co_filename, code.co_firstlineno)
+    callers = (USER,) if kind == LIBRARY else (USER, LIBRARY)
     caller = frame.f_back
-    while caller is not None and not recorder.stacks.is_user_code(caller.f_code):
+    while caller is not None and recorder.stacks.kind(caller.f_code.co_filename) not in callers:
         caller = caller.f_back
     if caller is None:
         return (name, code.co_filename, code.co_firstlineno)
     return (name, caller.f_code.co_filename, caller.f_lineno)
+
+
+def _method_name(owner: Any, code: Any) -> str | None:
+    """The qualified name of the method of ``owner``'s class whose code ``code`` is (or one
+    of the functions it wraps): for a decorated method (transformers' ``forward`` under
+    ``can_return_tuple``), the name the decorator copied from the method, not the
+    decorator's ``wrapper``."""
+    if not isinstance(owner, torch.nn.Module):
+        return None
+    place = _place(code)  # dynamo may run a transformed copy of the method's code
+    for klass in type(owner).__mro__:
+        for attr, value in vars(klass).items():
+            if any(_place(getattr(f, "__code__", None)) == place for f in _unwrapped(value)):
+                return str(getattr(value, "__qualname__", attr))
+    return None
+
+
+def _place(code: Any) -> tuple[str, str, int] | None:
+    if code is None:
+        return None
+    return (str(code.co_name), str(code.co_filename), int(code.co_firstlineno))
+
+
+def _unwrapped(function: Any) -> list[Any]:
+    """A function and those it wraps (``__wrapped__``, as functools.wraps sets it)."""
+    chain = [function]
+    while len(chain) < 8 and hasattr(chain[-1], "__wrapped__"):
+        chain.append(chain[-1].__wrapped__)
+    return chain
 
 
 def _is_machinery(recorder: Recorder, path: str) -> bool:

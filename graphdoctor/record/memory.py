@@ -11,6 +11,10 @@ own line. ``--full`` keeps the history on for the whole run, with a Python stack
 allocation, drained into the spool at each capture boundary and about once a second; each
 allocation's pool is found by joining its address to the snapshot's segments
 (``segment_pool_id`` is (0, 0) for the default pool, a graph's private pool otherwise).
+In the default mode, a recompile for a re-allocated CUDA tensor (or a static input that
+moved) turns the allocator's "state" history on for the rest of the run: live blocks keep
+their stacks, no entries are written, and a tensor named later is placed by reading its
+block's stack from one snapshot (``stacks_at``).
 
 The history is shared with the script's own use of it (``_record_memory_history`` and
 ``_snapshot`` in ``torch.cuda.memory``, which graphdoctor wraps), so that the script's
@@ -65,6 +69,7 @@ class AllocatorWatch:
         self._read_up_to: dict[int, _Watermark] = {}  # device -> the entries already read
         self._own_snapshots: deque[tuple[int, int]] = deque(maxlen=OWN_SNAPSHOTS_KEPT)
         self._own_stacks = _OwnStacks()  # the live blocks and segments --full's history saw
+        self._stacks_kept = False  # graphdoctor keeps live blocks' stacks ("state" history)
         self._last_drain = 0
         self._before: dict[int, compat.AllocatorTotals] = {}  # graph -> totals as it began
 
@@ -100,6 +105,8 @@ class AllocatorWatch:
             self._script_history = call.turns_on
             if not call.turns_on and self._history_on:
                 self._turn_on()  # --full's own history goes on
+            elif not call.turns_on and self._stacks_kept:
+                self._keep_stacks()  # and so does keeping stacks
 
         return _record_memory_history
 
@@ -120,6 +127,8 @@ class AllocatorWatch:
         elif self._history_on:  # --full's own history: the script recorded none
             snapshot["device_traces"] = [[] for _ in traces]
         self._own_stacks.take_out(snapshot)
+        if self._stacks_kept and not self._script_history:
+            _without_frames(snapshot)  # the stacks graphdoctor kept; the script kept none
         return snapshot
 
     def _without_own_snapshots(self, trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -176,11 +185,37 @@ class AllocatorWatch:
         self._record_totals(graph)
         self._maybe_drain()
 
+    def watch_allocations(self, why: str) -> None:
+        """Keep each live block's allocation stack from now on (the allocator's "state"
+        history, without --full's entries): asked once torch.compile has compiled again
+        for a re-allocated tensor, or CUDA graph trees recorded again for a moved one, which
+        has cost seconds already, so that the next one names the line that made it. A no-op
+        where a history with stacks is on already, or allocations are not recorded."""
+        if self._history_on or self._script_history or self._stacks_kept \
+                or not self._rec.config.allocations:
+            return
+        self._stacks_kept = self._keep_stacks()
+        if self._stacks_kept:
+            self._rec.note("allocation stacks before " + why,
+                           "kept from then on (--full keeps them from the start)")
+
+    def _keep_stacks(self) -> bool:
+        return compat.memory_history(True, stacks=True, max_entries=1, state_only=True)
+
+    def stacks_at(self, addrs: list[int]) -> list[int]:
+        """The stack the allocator keeps for the live block at each address (read from one
+        snapshot); -1 where no history with stacks is on, or it kept none."""
+        if not (self._history_on or self._script_history or self._stacks_kept):
+            return [-1] * len(addrs)
+        blocks = _blocks_at(self._snapshot(traces=False) or {}, set(addrs))
+        return [self._rec.stacks.from_named(list(_named(blocks[a].get("frames"))))
+                if a in blocks and blocks[a].get("frames") else -1 for a in addrs]
+
     def finish(self) -> None:
         self.drain()
-        if self._history_on and not self._script_history:  # the script's stays as it set it
-            compat.memory_history(False, stacks=False, max_entries=0)
-        self._history_on = False
+        if (self._history_on or self._stacks_kept) and not self._script_history:
+            compat.memory_history(False, stacks=False, max_entries=0)  # the script's stays
+        self._history_on = self._stacks_kept = False
 
     def _maybe_drain(self) -> None:
         now = time.perf_counter_ns()
@@ -240,6 +275,20 @@ def _capture_allocations(t: int, graph: int, device: int, before: compat.Allocat
             records.append(sr.AllocRecord(t, "alloc", 0, made[1] - was[1], 0, "default", graph,
                             stack, other))
     return records
+
+
+def _blocks_at(snapshot: dict[str, Any], addrs: set[int]) -> dict[int, dict[str, Any]]:
+    """The snapshot's blocks that begin at one of the addresses."""
+    return {int(block["address"]): block for segment in snapshot.get("segments", [])
+            for block in segment.get("blocks", []) if int(block.get("address", -1)) in addrs}
+
+
+def _without_frames(snapshot: dict[str, Any]) -> None:
+    """Empty every block's and segment's stack, as a snapshot without any history shows."""
+    for segment in snapshot.get("segments", []):
+        segment["frames"] = []
+        for block in segment.get("blocks", []):
+            block["frames"] = []
 
 
 def _named(frames: list[dict[str, Any]] | None) -> tuple[tuple[str, int, str], ...]:

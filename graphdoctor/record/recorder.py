@@ -72,6 +72,14 @@ class CaptureMemory(Protocol):
         """The run ends: record what is still pending."""
         ...
 
+    def watch_allocations(self, why: str) -> None:
+        """From now on, keep each live block's allocation stack."""
+        ...
+
+    def stacks_at(self, addrs: list[int]) -> list[int]:
+        """The allocation stack of the live block at each address, -1 where none was kept."""
+        ...
+
 
 class EagerClaims(Protocol):
     """The user's functions' calls kept from before anything named them

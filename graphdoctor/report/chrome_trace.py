@@ -37,6 +37,7 @@ from graphdoctor.report import facts
 from graphdoctor.report.document import Report
 from graphdoctor.trace.event_kinds import KINDS, EventKind, rows_of
 from graphdoctor.trace.model import NONE, Trace
+from graphdoctor.trace.names import ALLOC_ACTION
 
 HOST_PID = 1
 GPU_PID = 10
@@ -181,17 +182,18 @@ def _other_data(report: Report, phases: Collection[str]) -> dict[str, Any]:
     return data
 
 
-def _slice(pid: int, tid: int, name: str, t: int, dur: int, cat: str, **args: Any) -> Event:
+def _slice(pid: int, tid: int, name: str, t: int, dur: int, cat: str, /,
+           **args: Any) -> Event:  # positional-only: a row's own "name" is an argument
     return {"ph": "X", "pid": pid, "tid": tid, "name": name, "cat": cat, "ts": us(t),
             "dur": us(max(0, dur)), "args": args, "_t": t, "_end": t + max(0, dur)}
 
 
-def _instant(pid: int, tid: int, name: str, t: int, cat: str, **args: Any) -> Event:
+def _instant(pid: int, tid: int, name: str, t: int, cat: str, /, **args: Any) -> Event:
     return {"ph": "i", "s": "t", "pid": pid, "tid": tid, "name": name, "cat": cat,
             "ts": us(t), "args": args}
 
 
-def _counter(pid: int, name: str, t: int, **values: int) -> Event:
+def _counter(pid: int, name: str, t: int, /, **values: int) -> Event:
     return {"ph": "C", "pid": pid, "tid": 0, "name": name, "ts": us(t), "args": values}
 
 
@@ -320,7 +322,7 @@ def _pool_counters(trace: Trace, keep: _Window, pid: int) -> Iterator[Event]:
     names: dict[str, str] = {}
     for t, action, addr, size, pool in _columns(trace, "allocs", "t", "action", "addr", "size",
                                                 "pool"):
-        if action == "alloc":
+        if action == ALLOC_ACTION:
             sizes[(pool, addr)] = size
             live[pool] += size
         elif action == "free_completed" and (pool, addr) in sizes:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from graphdoctor.trace import guards
+from graphdoctor.trace import guards, rerecords
 from graphdoctor.trace.frames import frames_in_text
 from graphdoctor.trace.names import (
     CUDAGRAPH_RECORD,
@@ -85,10 +85,15 @@ def _tree(message: str) -> Parsed | None:
         match = pattern.search(message)
         if match:
             groups = match.groupdict()
-            return {"kind": kind, "key": (groups.get("key") or "").strip(),
-                    "function": groups.get("fn") or "",
-                    "reason": _one_line(groups.get("reason") or groups.get("kind") or ""),
-                    "detail": message.strip()[:4000]}
+            parsed: Parsed = {
+                "kind": kind, "key": (groups.get("key") or "").strip(),
+                "function": groups.get("fn") or "",
+                "reason": _one_line(groups.get("reason") or groups.get("kind") or ""),
+                "detail": message.strip()[:4000]}
+            moved = rerecords.moved_inputs(message) if kind == RERECORD else []
+            if moved and moved[0].frames:  # where the graph first uses the input that moved
+                parsed["frames"] = list(moved[0].frames)
+            return parsed
     return _skip(message)
 
 

@@ -225,6 +225,28 @@ class CompileEvent:
 
 
 @dataclass(frozen=True)
+class GuardedTensor:
+    """A tensor a failed guard of a recompile names, as it was when torch compiled again:
+    ``source`` as torch names it, ``name`` as the user's code does, its position among the
+    compiled function's arguments (-1: reached through an attribute or a global), its
+    storage as the allocator handed it out (``addr``, ``size`` in bytes), and the stack that
+    allocated it. Also a static input CUDA graph trees found moved (``source`` the graph's
+    name for it, ``addr`` its new address, no shape)."""
+
+    t: int
+    compile_id: str
+    source: str
+    name: str
+    position: int
+    shape: str  # "1x8x48x64"
+    dtype: str
+    addr: int
+    size: int
+    device: int = 0
+    stack: int = NONE  # where its storage was allocated, where the allocator kept that
+
+
+@dataclass(frozen=True)
 class WarningRecord:
     t: int
     category: str
@@ -307,6 +329,8 @@ KINDS: tuple[EventKind, ...] = (
     EventKind("exceptions", "exception", ExceptionRecord, False, glyph="X",
               colour="bright_red"),
     EventKind("compile_events", "compile event", CompileEvent, False, sort="kind", glyph="C",
+              colour="yellow"),
+    EventKind("guarded_tensors", "guarded tensor", GuardedTensor, False, glyph="T",
               colour="yellow"),
     EventKind("warnings", "warning", WarningRecord, False, sort="category", glyph="!",
               colour="yellow"),

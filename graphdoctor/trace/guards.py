@@ -41,6 +41,12 @@ _WHERE = re.compile(r"(?P<file>\S+):(?P<line>\d+) in (?P<fn>[\w<>.]+)")
 _SCOPE = re.compile(r"\b[LG]\[\s*['\"]([^'\"]+)['\"]\s*\]")
 _MODULE_PART = re.compile(r"\._(?:modules|buffers|parameters)\[\s*['\"]([^'\"]+)['\"]\s*\]")
 _SHAPE_PROPERTIES = ("size", "stride", "rank")
+_STEP = re.compile(r"""\.(?P<attr>[A-Za-z_]\w*)"""
+                   r"""|\[\s*(?:'(?P<sq>[^']*)'|"(?P<dq>[^"]*)"|(?P<index>-?\d+))\s*\]""")
+_ROOT = re.compile(r"""^(?:(?P<scope>[LG])\[\s*['"](?P<name>[^'"]+)['"]\s*\]"""
+                   r"|(?P<bare>[A-Za-z_]\w*))")
+# One step from a value to the next: ("attr", name) or ("item", key or index)
+Step = tuple[str, "str | int"]
 
 
 @dataclass(frozen=True)
@@ -146,6 +152,32 @@ def user_name(source: str) -> str:
     ._buffers['k_cache']`` (``self.layers[0].k_cache``), ``L['x']`` or ``G['cache']``."""
     name = _SCOPE.sub(r"\1", source)
     return _MODULE_PART.sub(lambda m: f"[{m[1]}]" if m[1].isdigit() else f".{m[1]}", name)
+
+
+def source_steps(source: str) -> tuple[str, str, list[Step]] | None:
+    """The way to the value a guard's source names, for the recorder to follow from the
+    compiled frame: its scope (``L`` the frame's locals, ``G`` its globals, "" either, for
+    torch's newer bare ``self._buffers['k_cache']``), the name there, then each attribute or
+    item in turn. None for a source beyond plain attributes and items (a call such as
+    ``type(...)`` or ``___as_tensor(...)``)."""
+    root = _ROOT.match(source)
+    if root is None or (root.group("bare") and source[root.end():root.end() + 1] == "("):
+        return None
+    steps: list[Step] = []
+    at = root.end()
+    while at < len(source):
+        step = _STEP.match(source, at)
+        if step is None:
+            return None
+        if step.group("attr") is not None:
+            steps.append(("attr", step.group("attr")))
+        else:
+            index, key = step.group("index"), step.group("sq") or step.group("dq") or ""
+            steps.append(("item", int(index) if index is not None else key))
+        at = step.end()
+    if root.group("bare"):
+        return "", root.group("bare"), steps
+    return root.group("scope"), root.group("name"), steps
 
 
 def primary(failures: list[GuardFailure]) -> GuardFailure | None:

@@ -22,6 +22,7 @@ from graphdoctor.trace.event_kinds import (
     ErrorLink,
     ExceptionRecord,
     GpuSample,
+    GuardedTensor,
     InputEvent,
     MemorySample,
     Replay,
@@ -36,8 +37,8 @@ from graphdoctor.trace.names import PATH_TARGET
 
 __all__ = [  # the rows of the event kinds, for importers of the trace model
     "NONE", "TABLE_ROWS", "Alloc", "Call", "Collective", "CompileEvent", "ErrorLink",
-    "ExceptionRecord", "GpuSample", "InputEvent", "MemorySample", "Replay", "StreamOp", "Sync",
-    "Table", "TeardownEvent", "WarningRecord", "empty_tables",
+    "ExceptionRecord", "GpuSample", "GuardedTensor", "InputEvent", "MemorySample", "Replay",
+    "StreamOp", "Sync", "Table", "TeardownEvent", "WarningRecord", "empty_tables",
 ]
 
 # Phases of CUDA graph use, in the order a run usually goes through them.
@@ -189,6 +190,7 @@ class Trace:
     graphs: list[Graph] = field(default_factory=list)
     exceptions: list[ExceptionRecord] = field(default_factory=list)
     compile_events: list[CompileEvent] = field(default_factory=list)
+    guarded_tensors: list[GuardedTensor] = field(default_factory=list)
     warnings: list[WarningRecord] = field(default_factory=list)
     input_events: list[InputEvent] = field(default_factory=list)
     teardown: list[TeardownEvent] = field(default_factory=list)
@@ -210,5 +212,6 @@ class Trace:
 
     @property
     def event_count(self) -> int:
-        structured = (self.exceptions, self.compile_events, self.warnings, self.input_events)
+        structured = (self.exceptions, self.compile_events, self.guarded_tensors, self.warnings,
+                      self.input_events)
         return sum(len(t) for t in self.tables.values()) + sum(len(s) for s in structured)

@@ -55,6 +55,13 @@ AT_REPLAY = "replay"
 UNCAUGHT = "uncaught"
 IN_THREAD = "thread"
 
+# How dynamo names the function it resumes in after a graph break at a line of ``function``:
+# the rest of the function, compiled as its own frame (and graph).
+RESUME_FUNCTION = "torch_dynamo_resume_in_{function}_at_{line}"
+
+# The allocator action that hands a block out (an Alloc row's action, as torch names it).
+ALLOC_ACTION = "alloc"
+
 # The kinds of torch.compile event, read from its logs and callbacks.
 GRAPH_BREAK = "graph_break"
 RECOMPILE = "recompile"

@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from graphdoctor.trace import compile_logs
+from graphdoctor.trace import compile_logs, guards
 from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.builder import Builder
 from graphdoctor.trace.event_kinds import COLUMNAR, EventKind
@@ -23,6 +23,7 @@ from graphdoctor.trace.model import (
     ExceptionRecord,
     Frame,
     Function,
+    GuardedTensor,
     InputEvent,
     Note,
     TeardownEvent,
@@ -162,6 +163,13 @@ def _guard_failures(b: Builder, r: sr.GuardFailures) -> None:
     b.see(r.t)
 
 
+def _guarded_tensor(b: Builder, r: sr.GuardedTensor) -> None:
+    shape = "x".join(str(int(n)) for n in r.shape)
+    b.trace.guarded_tensors.append(GuardedTensor(
+        b.see(r.t), r.compile_id, r.source, guards.user_name(r.source), int(r.position),
+        shape, r.dtype, int(r.addr), int(r.size), int(r.device), int(r.stack)))
+
+
 def _compile_cb(b: Builder, r: sr.CompileCallback) -> None:
     key = f"{r.compile_id}:{r.trigger}"
     if r.kind == COMPILE_START:
@@ -216,6 +224,7 @@ HANDLERS: dict[type[tuple[Any, ...]], Handler] = {
     sr.GraphBegin: _graph_begin, sr.GraphEnd: _graph_end, sr.GraphDeleted: _graph_del,
     sr.GraphStep: _graph_step,
     sr.ExceptionInfo: _exc, sr.LogRecord: _log, sr.GuardFailures: _guard_failures,
+    sr.GuardedTensor: _guarded_tensor,
     sr.CompileCallback: _compile_cb,
     sr.WarnRecord: _warn, sr.Region: _region, sr.Counters: _counters, sr.Untimed: _untimed,
     sr.Progress: _progress, sr.InputRecord: _input, sr.CollectiveRecord: _coll,

@@ -265,6 +265,26 @@ class GuardFailures(NamedTuple):
     stack: int
 
 
+class GuardedTensor(NamedTuple):
+    """A tensor a failed guard names, as the recorder found it when torch compiled again: the
+    guard's source (torch's name for it), its position among the compiled function's
+    arguments (-1 for one reached through an attribute or a global), its shape and dtype,
+    its storage (address and bytes, as the caching allocator handed it out), and where that
+    was allocated. Also a static input CUDA graph trees found moved: the graph's name for
+    it and its new address (shape, dtype and size unknown: empty, "" and 0)."""
+
+    t: int
+    compile_id: str
+    source: str
+    position: int
+    shape: list[int]
+    dtype: str
+    addr: int
+    size: int
+    device: int
+    stack: int = -1  # the stack the allocator kept for its block, where it kept one
+
+
 class CompileCallback(NamedTuple):
     """torch._dynamo's compile start/end callback: kind is compile_start or compile_end."""
 
@@ -327,8 +347,8 @@ SpoolRecord = (Hello | MetaInfo | Devices | NoteRecord | CudaState | End | RunEn
                | ReplayRecord | CallRecord | Progress | Region | Untimed | InputRecord
                | AllocRecord | MemoryRecord | SyncRecord | StreamOpRecord | GpuSampleRecord
                | GcRecord | ExceptionInfo | WarnRecord | LogRecord | GuardFailures
-               | CompileCallback | Counters | TreeInputs | CollectiveRecord | CollectiveEnd
-               | DistInfo | TeardownRecord)
+               | GuardedTensor | CompileCallback | Counters | TreeInputs | CollectiveRecord
+               | CollectiveEnd | DistInfo | TeardownRecord)
 # A record whose GPU time is filled in once its CUDA events have completed.
 TimedRecord = ReplayRecord | CallRecord
 
@@ -343,6 +363,7 @@ TAGS: dict[type[tuple[Any, ...]], str] = {
     AllocRecord: "alloc", MemoryRecord: "mem", SyncRecord: "sync", StreamOpRecord: "sop",
     GpuSampleRecord: "nvml", GcRecord: "gc",
     ExceptionInfo: "exc", WarnRecord: "warn", LogRecord: "log", GuardFailures: "guards",
+    GuardedTensor: "guarded",
     CompileCallback: "compile_cb", Counters: "counters", TreeInputs: "tree_inputs",
     CollectiveRecord: "coll", CollectiveEnd: "coll_end", DistInfo: "dist",
     TeardownRecord: "teardown",
@@ -355,8 +376,8 @@ RECORDS: dict[str, type[tuple[Any, ...]]] = {tag: cls for cls, tag in TAGS.items
 # must leave it in the spool. Few in number, so the hot path (allocations, syncs, calls)
 # stays batched; batched records wait in the spool's tail, which a crash does not lose.
 URGENT = frozenset({Hello, MetaInfo, Devices, NoteRecord, CudaState, End, RunEnd, GraphBegin,
-                    GraphEnd, ExceptionInfo, WarnRecord, LogRecord, CompileCallback, Counters,
-                    DistInfo, TeardownRecord})
+                    GraphEnd, ExceptionInfo, WarnRecord, LogRecord, GuardFailures, GuardedTensor,
+                    CompileCallback, Counters, DistInfo, TeardownRecord})
 
 
 def encode(record: SpoolRecord) -> list[Any]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, fields
 from itertools import compress
 
 from graphdoctor.trace.model import NONE, Graph, Trace
+from graphdoctor.trace.names import ALLOC_ACTION
 from graphdoctor.tui.events import frame_text, user_frame
 
 GROUPINGS = {"phase": "phase", "pool": "pool", "site": "stack"}
@@ -55,7 +56,7 @@ class _Tally:
         self.largest_row, self.stack = NONE, stack
 
     def add(self, row: int, action: str, size: int) -> None:
-        if action == "alloc":
+        if action == ALLOC_ACTION:
             self.allocs += 1
             self.allocated += size
             if size > self.largest:

@@ -377,13 +377,16 @@ def callback_args() -> None:
 
 
 def recompile_reasons_owner() -> None:
-    """Dynamo's reasons for a recompile reach the wrapper with the recompiles log off."""
+    """Dynamo's reasons for a recompile reach the wrapper with the recompiles log off, with
+    the frame being compiled again, whose locals hold the call's values (what the recorder
+    follows a guard's source from) and whose globals are the function's."""
     owner = compat.recompile_reasons_owner()
     assert owner is not None
     module, name = owner
     original, seen = getattr(module, name), []
     setattr(module, name, compat.wrap_recompile_reasons(
-        original, lambda reasons, code: seen.append((reasons, code.co_name))))
+        original, lambda reasons, frame: seen.append(
+            (reasons, frame.f_code.co_name, frame.f_locals["n"], frame.f_globals is globals()))))
     try:
         torch._dynamo.reset()
         scaled = torch.compile(_scaled, backend="eager")
@@ -391,7 +394,7 @@ def recompile_reasons_owner() -> None:
         scaled(torch.ones(2), 3)  # n == 2 fails
     finally:
         setattr(module, name, original)
-    assert [(len(reasons), code) for reasons, code in seen] == [(1, "_scaled")], seen
+    assert [(len(reasons), *rest) for reasons, *rest in seen] == [(1, "_scaled", 3, True)], seen
     assert seen[0][0][0].startswith("0/0: n == 2"), seen
 
 

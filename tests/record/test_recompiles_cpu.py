@@ -46,9 +46,23 @@ SCRIPT = textwrap.dedent("""\
 K_CACHE = "self.k_cache"
 
 
-def record(tmp_path: Path, **env: str) -> tuple[Trace, str, str]:
+NEW_SHAPE = textwrap.dedent("""\
+    import torch
+
+
+    def scale(factor, x):
+        return x * factor
+
+
+    step = torch.compile(scale, backend="eager")
+    for size in (4, 8):
+        step(2.0, torch.ones(size))
+""")
+
+
+def record(tmp_path: Path, script_text: str = SCRIPT, **env: str) -> tuple[Trace, str, str]:
     script = tmp_path / "realloc.py"
-    script.write_text(SCRIPT)
+    script.write_text(script_text)
     report = tmp_path / "r.json"
     done = subprocess.run([sys.executable, "-m", "graphdoctor", "run", "-o", str(report),
                            str(script)], capture_output=True, text=True, timeout=300,
@@ -82,3 +96,19 @@ def test_with_the_recompiles_log_on_each_recompile_is_recorded_once(tmp_path: Pa
     trace, _, stderr = record(tmp_path, TORCH_LOGS="recompiles")
     assert "Recompiling function forward" in stderr  # the script still sees its log
     assert [key for _, key, _ in recompiles(trace)] == ["pos", K_CACHE, "pos", K_CACHE, "pos"]
+
+
+def test_each_recompile_records_the_re_allocated_tensor_its_guard_names(tmp_path: Path) -> None:
+    trace, _, _ = record(tmp_path)
+    seen = [(t.compile_id, t.name, t.shape, t.dtype, t.position) for t in trace.guarded_tensors]
+    assert seen == [("0/2", K_CACHE, "1x32x8", "float32", -1),
+                    ("0/4", K_CACHE, "1x48x8", "float32", -1)]
+    first, second = trace.guarded_tensors
+    assert first.size == 32 * 8 * 4 and second.size == 48 * 8 * 4
+    assert first.addr and second.addr and first.addr != second.addr
+
+
+def test_a_recompile_for_an_input_shape_records_the_argument_and_its_position(
+        tmp_path: Path) -> None:
+    trace, _, _ = record(tmp_path, NEW_SHAPE)
+    assert [(t.name, t.position, t.shape) for t in trace.guarded_tensors] == [("x", 1, "8")]

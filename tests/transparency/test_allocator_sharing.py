@@ -31,15 +31,17 @@ class StandInAllocator:
     SEGMENT = 1 << 20
 
     def __init__(self) -> None:
-        self.on = False
+        self.on = self.state_only = False
         self.max_entries = sys.maxsize
         self.entries: list[dict[str, Any]] = []
         self.allocations = 0
         self.blocks: dict[int, list[dict[str, Any]]] = {}  # address -> its allocation's stack
         self.segment: list[dict[str, Any]] | None = None  # its stack, once reserved
 
-    def record(self, on: bool, clear: bool, max_entries: int = sys.maxsize) -> None:
-        self.on, self.max_entries = on, max(1, max_entries)
+    def record(self, on: bool, clear: bool, max_entries: int = sys.maxsize,
+               state_only: bool = False) -> None:
+        """Turn history on or off; ``state_only`` keeps blocks' stacks and no entries."""
+        self.on, self.max_entries, self.state_only = on, max(1, max_entries), state_only
         if clear or not on:
             self.entries.clear()
 
@@ -69,7 +71,7 @@ class StandInAllocator:
                 "device_traces": [[dict(entry) for entry in self.entries]]}
 
     def _entry(self, action: str, **fields: Any) -> None:
-        if self.on:
+        if self.on and not self.state_only:
             self.entries.append({"action": action, "time_us": time.time_ns() // 1000, **fields})
             del self.entries[:-self.max_entries]
             time.sleep(0.002)  # entries of the script's apart from graphdoctor's snapshots
@@ -102,7 +104,8 @@ class Run:
         monkeypatch.setattr(compat.HistoryCall, "module", staticmethod(lambda: self.memory))
         monkeypatch.setattr(compat, "lazy_cuda_call", lambda fn: fn() or True)
         monkeypatch.setattr(compat, "memory_history", lambda on, *, stacks, max_entries,
-                            clear=False: allocator.record(on, clear, max_entries) or True)
+                            clear=False, state_only=False: allocator.record(
+                                on, clear, max_entries, state_only) or True)
         monkeypatch.setattr(compat, "memory_snapshot",
                             lambda pool=None, traces=True: allocator.snapshot())
         monkeypatch.setattr(compat, "allocator_totals", lambda: compat.AllocatorTotals(
@@ -195,3 +198,24 @@ def test_a_block_the_scripts_history_lost_the_allocation_of_keeps_its_stack(
 
     assert allocations(Run(monkeypatch, tmp_path, None)) == [1, 3]
     assert allocations(Run(monkeypatch, tmp_path, "full")) == [1, 3]
+
+
+def test_stacks_kept_from_a_recompile_on_name_later_blocks_and_stay_out_of_the_script(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """In the default mode, a re-allocated tensor turns the allocator's "state" history on:
+    blocks allocated from then on keep their stacks, which graphdoctor reads from one
+    snapshot, while the script's own snapshots show none, as without graphdoctor."""
+    run = Run(monkeypatch, tmp_path, "default")
+    run.allocator.alloc()
+    assert run.watch is not None and run.watch.stacks_at([1]) == [-1]  # nothing kept yet
+    run.watch.watch_allocations("the first re-allocated tensor")
+    run.allocator.alloc()
+    assert run.allocator.on and run.allocator.entries == []  # stacks, but no history
+    before, after, nowhere = run.watch.stacks_at([1, 2, 99])
+    assert before == -1 and nowhere == -1 and after >= 0
+    assert run.snapshot() == ([], [], 0, 0)
+    run.memory._record_memory_history(max_entries=10)  # the script's own, then off again
+    run.memory._record_memory_history(enabled=None)
+    assert run.allocator.on and run.allocator.state_only  # kept on after the script's
+    run.watch.finish()
+    assert not run.allocator.on

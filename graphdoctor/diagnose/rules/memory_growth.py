@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from graphdoctor.diagnose.model import WARNING, WASTEFUL, Finding, Rule
 from graphdoctor.diagnose.view import TraceView, mib
 from graphdoctor.trace.model import REPLAY
+from graphdoctor.trace.names import ALLOC_ACTION
 
 ID, NAME = "GD304", "memory-growth-across-replays"
 MIN_GROWTH = 64 * 2**20
@@ -60,7 +61,7 @@ def _largest_kept_site(view: TraceView, start: int, end: int) -> tuple[int | Non
     for alloc in view.trace.tables["allocs"]:
         if not start <= alloc.t <= end:
             continue
-        if alloc.action == "alloc" and alloc.stack >= 0:
+        if alloc.action == ALLOC_ACTION and alloc.stack >= 0:
             live[alloc.addr] = (alloc.stack, alloc.size)
         elif alloc.action in ("free_requested", "free_completed"):
             live.pop(alloc.addr, None)

@@ -25,7 +25,8 @@ from typing import Any
 from graphdoctor.diagnose import compile_costs
 from graphdoctor.diagnose.compile_costs import CompiledFrame, Recompile
 from graphdoctor.diagnose.model import ERROR, INFO, NEUTRAL, WARNING, Finding, Rule
-from graphdoctor.diagnose.view import TraceView
+from graphdoctor.diagnose.view import TraceView, times
+from graphdoctor.trace.model import NONE, GuardedTensor
 from graphdoctor.trace.names import (
     INPUT_SHAPE,
     OTHER_OBJECT,
@@ -79,13 +80,20 @@ def _finding(view: TraceView, frame: CompiledFrame, cause: _Cause) -> Finding:
     return Finding(
         ID, NAME, ERROR if dominated else WARNING if many else INFO, NEUTRAL,
         title=("most of the run was recompiling: " if dominated else "")
-        + f"{frame.name} recompiled {_times(count)} {_because(cause)} ({_cost(cause.ns, share)})",
+        + f"{frame.name} recompiled {times(count)} {_because(cause)} ({_cost(cause.ns, share)})",
         explanation=_explanation(view, frame, cause),
-        fix=_fix(cause),
+        fix=_fix(cause, _allocation_site(view, cause)),
         evidence=tuple(view.evidence("compile_events", r.index, r.event.compile_id)
                        for r in cause.recompiles),
-        location=view.location(cause.first.event.stack), function=frame.function,
+        location=view.location(_culprit_stack(cause)), function=frame.function,
         measurements=_measurements(view, frame, cause, share))
+
+
+def _culprit_stack(cause: _Cause) -> int:
+    """The line that re-allocated the tensor where its allocation was seen; else the line
+    the recompile points at."""
+    allocated = [r.allocated_at for r in cause.recompiles if r.allocated_at != NONE]
+    return allocated[0] if allocated else cause.first.event.stack
 
 
 def _because(cause: _Cause) -> str:
@@ -93,7 +101,9 @@ def _because(cause: _Cause) -> str:
     if cause.kind == REALLOCATED_TENSOR:
         return f"because tensor {cause.name} was re-allocated at another size ({_sizes(cause)})"
     if cause.kind == INPUT_SHAPE:
-        return f"for new shapes of input {cause.name} ({_sizes(cause)})"
+        tensor = cause.first.tensor
+        position = f", argument {tensor.position}" if tensor and tensor.position >= 0 else ""
+        return f"for new shapes of input {cause.name}{position} ({_sizes(cause)})"
     if cause.kind == SPECIALISED_VALUE:
         return f"on the guard {failure.guard}: the graph was specialised on its value"
     if cause.kind == OTHER_OBJECT:
@@ -119,17 +129,13 @@ def _cost(ns: int, share: float | None) -> str:
     return f"{ns / 1e9:.2f} s of compiling" + (f", {share:.0%} of the run" if share else "")
 
 
-def _times(count: int) -> str:
-    return "once" if count == 1 else "twice" if count == 2 else f"{count} times"
-
-
 def _explanation(view: TraceView, frame: CompiledFrame, cause: _Cause) -> str:
     total = compile_costs.share(view.trace, frame.compile_ns)
     failure = cause.first.failure
-    lines = [f"torch.compile compiled {frame.name} {_times(frame.compiles)} in this run "
+    lines = [f"torch.compile compiled {frame.name} {times(frame.compiles)} in this run "
              f"({_cost(frame.compile_ns, total)}). The guard that failed: "
              f"{failure.guard}" + (f", at the line `{failure.code}`" if failure.code else "")
-             + ".", *_why(cause)]
+             + ".", *_why(cause), *_seen(view, cause)]
     shown = "; ".join(_one(r) for r in cause.recompiles[:SHOWN])
     more = len(cause.recompiles) - SHOWN
     return " ".join([*lines, f"Each recompile: {shown}" + (f"; and {more} more." if more > 0
@@ -150,18 +156,52 @@ def _why(cause: _Cause) -> list[str]:
     return lines
 
 
+def _seen(view: TraceView, cause: _Cause) -> list[str]:
+    """The tensor each recompile's guard named, as the recorder found it, with the line
+    that allocated it where the allocation's stack was kept."""
+    seen = [r for r in cause.recompiles if r.tensor is not None and not r.follows]
+    if not seen:
+        return []
+    parts = [_tensor(view, r, r.tensor) for r in seen[:SHOWN] if r.tensor is not None]
+    lines = [f"torch.compile found {cause.name} as " + "; then ".join(parts) + "."]
+    unplaced = [r for r in seen if r.allocated_at == NONE]
+    if unplaced and len(unplaced) < len(seen):
+        lines.append(f"{times(len(unplaced)).capitalize()} its allocation came before "
+                     "graphdoctor kept allocation stacks (it keeps them from the first "
+                     "re-allocation on; --full keeps them from the start).")
+    return lines
+
+
+def _tensor(view: TraceView, r: Recompile, tensor: GuardedTensor) -> str:
+    text = f"{tensor.shape} {tensor.dtype} at {tensor.addr:#x} ({r.event.compile_id})"
+    if r.allocated_at != NONE:
+        text += f", allocated at {_allocated(view, r.allocated_at)}"
+    return text
+
+
+def _allocated(view: TraceView, stack: int) -> str:
+    frame = view.culprit_frame(stack)
+    return f"{view.where_frame(frame)} in {frame.func}" if frame else view.where(stack)
+
+
+def _allocation_site(view: TraceView, cause: _Cause) -> str:
+    return next((_allocated(view, r.allocated_at) for r in cause.recompiles
+                 if r.allocated_at != NONE), "")
+
+
 def _one(r: Recompile) -> str:
     change = r.failure.change if not r.follows else f"{r.failure.guard} after {r.follows}"
     cost = f", {r.event.dur / 1e9:.2f} s" if r.event.dur > 0 else ""
     return f"{r.event.compile_id} ({change or r.failure.guard[:80]}{cost})"
 
 
-def _fix(cause: _Cause) -> str:
+def _fix(cause: _Cause, allocated_at: str) -> str:
     name, failure = cause.name, cause.first.failure
     if cause.kind == REALLOCATED_TENSOR:
-        return (f"Allocate {name} once, at the largest size the run needs, and write into it "
-                "(slices, index_copy_) instead of creating it again for each size; padding "
-                "the inputs would change nothing.")
+        where = f" ({allocated_at} allocates it again for each size)" if allocated_at else ""
+        return (f"Allocate {name} once, at the largest size the run needs{where}, and write "
+                "into it (slices, index_copy_) instead of creating it again for each size; "
+                "padding the inputs would change nothing.")
     if cause.kind == INPUT_SHAPE:
         return (f"Mark the dimension dynamic before the first call "
                 f"(torch._dynamo.mark_dynamic({name}, {max(failure.dim, 0)})), or pad or "
@@ -175,6 +215,10 @@ def _fix(cause: _Cause) -> str:
 
 
 def _value_fix(name: str, value: str) -> str:
+    if name.startswith("len(") and name.endswith(")"):
+        return (f"Each length of {name[4:-1]} compiles its own graph (this one was compiled "
+                f"for {value}): call with the same arguments, keyword arguments included, "
+                "every time, or compile the calls that differ separately.")
     if value.lstrip("-").isdigit():
         return (f"Let {name} vary without a recompile: pass it as a tensor, or compile with "
                 "dynamic=True; the values 0 and 1 are always specialised, so a graph first "
@@ -196,6 +240,8 @@ def _measurements(view: TraceView, frame: CompiledFrame, cause: _Cause,
                   share: float | None) -> dict[str, Any]:
     failure = cause.first.failure
     total = compile_costs.share(view.trace, frame.compile_ns)
+    tensors = [_tensor_facts(view, r, r.tensor) for r in cause.recompiles
+               if r.tensor is not None]
     return {"compiles": frame.compiles, "compile_s": round(frame.compile_ns / 1e9, 3),
             "recompiles": len(cause.recompiles), "recompile_s": round(cause.ns / 1e9, 3),
             "wall_s": round(compile_costs.wall_ns(view.trace) / 1e9, 3),
@@ -203,7 +249,15 @@ def _measurements(view: TraceView, frame: CompiledFrame, cause: _Cause,
             **({"recompile_share": round(share, 3)} if share is not None else {}),
             "cause": cause.kind, "value": cause.name, "guard": failure.guard,
             "changes": [r.failure.change for r in cause.recompiles if not r.follows],
-            "compile_ids": [r.event.compile_id for r in cause.recompiles]}
+            "compile_ids": [r.event.compile_id for r in cause.recompiles],
+            **({"tensors": tensors} if tensors else {})}
+
+
+def _tensor_facts(view: TraceView, r: Recompile, tensor: GuardedTensor) -> dict[str, Any]:
+    return {"compile_id": r.event.compile_id, "shape": tensor.shape, "dtype": tensor.dtype,
+            "addr": tensor.addr, "bytes": tensor.size, "position": tensor.position,
+            **({"allocated_at": _allocated(view, r.allocated_at)}
+               if r.allocated_at != NONE else {})}
 
 
 RULE = Rule(ID, NAME, check, __doc__ or "")

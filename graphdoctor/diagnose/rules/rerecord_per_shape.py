@@ -5,7 +5,8 @@ lengths, batch sizes) each new shape recompiles and records its own graph: recor
 eager warmup plus a capture, far slower than a plain eager step, and each graph keeps its
 own memory. If shapes rarely repeat, the run spends its time recording, not replaying.
 (Graphs recorded because something else recompiled the function, a re-allocated buffer or
-a Python value, are the recompiles rule's to explain: padding inputs would not help them.)
+a Python value, are the recompiles rule's to explain, and those recorded because a static
+input moved the static-input-moved rule's: padding inputs would not help them.)
 
 How to fix: pad or bucket inputs to a few fixed sizes, mark the dimension dynamic
 (``torch._dynamo.mark_dynamic``) and choose sizes with
@@ -21,7 +22,8 @@ from graphdoctor.diagnose import compile_costs
 from graphdoctor.diagnose.model import NEUTRAL, WARNING, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Function
-from graphdoctor.trace.names import CUDAGRAPH_RECORD, INPUT_SHAPE, RECOMPILE
+from graphdoctor.trace.names import CUDAGRAPH_RECORD, INPUT_SHAPE, RECOMPILE, RERECORD
+from graphdoctor.trace.rerecords import moved_inputs
 
 ID, NAME = "GD205", "rerecord-per-shape"
 LIMIT = 3
@@ -41,6 +43,7 @@ def check(view: TraceView) -> Iterator[Finding]:
         replays = sum(1 for r in view.trace.tables["replays"]
                       if r.graph in {g.id for g in graphs})
         stack = recompiles[0][1].stack if recompiles else graphs[0].stack
+        inputs = _inputs_seen(view, fn)
         yield Finding(
             ID, NAME, WARNING, NEUTRAL,
             title=f"{fn.name} recorded {len(graphs)} CUDA graphs, one per input shape, for "
@@ -48,7 +51,8 @@ def check(view: TraceView) -> Iterator[Finding]:
             explanation=(f"Each new shape recompiled {fn.name} and recorded a graph"
                          + (f" (keys: {', '.join(keys[:8])})" if keys else "") + "; "
                          + (f"the guard that failed: {recompiles[0][1].reason}. " if recompiles
-                            else "") + f"{len(graphs)} recordings served {replays} replays."),
+                            else "") + inputs
+                         + f"{len(graphs)} recordings served {replays} replays."),
             fix="Pad or bucket inputs to a few sizes, or use mark_dynamic with "
                 "cudagraph_capture_sizes.",
             evidence=tuple(view.evidence("compile_events", i) for i, _ in records + recompiles)
@@ -57,13 +61,29 @@ def check(view: TraceView) -> Iterator[Finding]:
             measurements={"graphs": len(graphs), "replays": replays, "keys": keys})
 
 
+def _inputs_seen(view: TraceView, fn: Function) -> str:
+    """The inputs whose shapes the recompiles' guards named, with their position and each
+    shape torch.compile found them in: ``x (argument 1) came as 8, then 16. ``."""
+    frame = compile_costs.frame_of(fn.compile_id)
+    shapes: dict[str, list[str]] = {}
+    tensors = [r.tensor for f in compile_costs.compiled_frames(view.trace) if f.frame == frame
+               for r in f.recompiles]
+    for tensor in (t for t in tensors if t is not None):
+        position = f" (argument {tensor.position})" if tensor.position >= 0 else ""
+        shapes.setdefault(tensor.name + position, []).append(tensor.shape)
+    return "".join(f"{name} came as {', then '.join(seen)}. " for name, seen in shapes.items())
+
+
 def _other_causes(view: TraceView, fn: Function) -> bool:
     """Whether the function recompiled for something else than an input's shape (a
-    re-allocated buffer, a value): then the recompiles rule explains its graphs, and padding
-    inputs would not help."""
+    re-allocated buffer, a value), or recorded again because a static input moved: then the
+    recompiles or the static-input-moved rule explains its graphs, and padding inputs would
+    not help."""
     frame = compile_costs.frame_of(fn.compile_id)
-    return any(r.cause != INPUT_SHAPE for f in compile_costs.compiled_frames(view.trace)
-               if f.frame == frame for r in f.recompiles)
+    moved = any(view.function_at(e.t) == fn.id and moved_inputs(e.detail)
+                for _, e in view.compile_events(RERECORD))
+    return moved or any(r.cause != INPUT_SHAPE for f in compile_costs.compiled_frames(view.trace)
+                        if f.frame == frame for r in f.recompiles)
 
 
 RULE = Rule(ID, NAME, check, __doc__ or "")

@@ -34,9 +34,11 @@ MEMORY_HISTORY = Entry("memory_history", CHECKED_SEEN, (
 ))
 
 
-def memory_history(enabled: bool, *, stacks: bool, max_entries: int, clear: bool = False) -> bool:
+def memory_history(enabled: bool, *, stacks: bool, max_entries: int, clear: bool = False,
+                   state_only: bool = False) -> bool:
     """Turn graphdoctor's allocator history on or off, not through the script's (patched)
-    ``_record_memory_history``."""
+    ``_record_memory_history``; ``state_only`` keeps each live block's stack and no history
+    entries (``enabled="state"``)."""
     record = _RECORD_HISTORY_IMPL.resolve()
     if record is None:
         return False
@@ -44,9 +46,10 @@ def memory_history(enabled: bool, *, stacks: bool, max_entries: int, clear: bool
         if not enabled:
             record(enabled=None)
         else:
-            record(enabled="all", context="alloc" if stacks else None,
-                   stacks="python", max_entries=max_entries, clear_history=clear)
-    except (RuntimeError, TypeError):
+            record(enabled="state" if state_only else "all",
+                   context="alloc" if stacks else None, stacks="python",
+                   max_entries=max_entries, clear_history=clear)
+    except (RuntimeError, TypeError, AttributeError):  # AttributeError: a build without CUDA
         return False
     return True
 

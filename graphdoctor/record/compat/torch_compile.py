@@ -61,6 +61,21 @@ def logger(name: str) -> logging.Logger:
     return logging.getLogger(name)
 
 
+# Torch code that logs at DEBUG on every call for one and the same state, and the local that
+# tells one state from another: CUDA graph trees' ``_run`` logs a "Re-recording" for each
+# stale graph of a function (one recorded for inputs that have since moved) on every call,
+# as it checks them in turn before the one that matches. Where graphdoctor has torch log at
+# DEBUG, it keeps one record per state; each costs torch a formatted message.
+_REPEATING_DEBUG: dict[tuple[str, str], str] = {("cudagraph_trees.py", "_run"): "child"}
+
+
+def repeat_key(code: Any) -> str | None:
+    """The local that tells the states of a torch site that logs the same on every call
+    apart (see above); None for any other site."""
+    file = str(code.co_filename).replace("\\", "/").rsplit("/", 1)[-1]
+    return _REPEATING_DEBUG.get((file, code.co_name))
+
+
 _CALLBACK_HANDLER = TorchName("torch._dynamo.callback", "callback_handler")
 REGISTER_COMPILE_CALLBACKS = Entry(
     "register_compile_callbacks", f"{RUN_SEEN}; their removal: {CPU} only", (
@@ -145,14 +160,14 @@ def recompile_reasons_owner() -> tuple[Any, str] | None:
 
 
 def wrap_recompile_reasons(original: Callable[..., Any], seen: Reasons) -> Callable[..., Any]:
-    """``original``, calling ``seen(reasons, code)`` with the reasons it returns and the code
-    object being compiled (None where it cannot be read), once per recompile."""
+    """``original``, calling ``seen(reasons, frame)`` with the reasons it returns and the
+    frame being compiled again (None where it cannot be read), once per recompile."""
     @functools.wraps(original)
     def reasons(*args: Any, **kwargs: Any) -> Any:
         found = original(*args, **kwargs)
         if not kwargs.get("skip_logging"):  # a second look at the same recompile
             frame = args[1] if len(args) > 1 else kwargs.get("frame")
-            seen([str(r) for r in found or ()], getattr(frame, "f_code", None))
+            seen([str(r) for r in found or ()], frame)
         return found
 
     return reasons

@@ -1,0 +1,127 @@
+"""The tensors a recompile's failed guards name, found where dynamo found them.
+
+A guard's text says which value failed (``L['self']._modules['kv']._buffers['k_cache']``)
+and how (``size mismatch at index 2. expected 48, actual 80``), but not which tensor that
+was: a new input, or a buffer the program allocated again. While dynamo asks for the
+reasons, the frame it is about to compile again is at hand, so each guard's source is
+followed from that frame's locals or globals, by plain attribute and item steps only
+(:func:`graphdoctor.trace.guards.source_steps`). The tensor the latest compile's guard
+names is recorded with its position among the arguments, its shape, and its storage's
+address and size. The report joins that address to the allocation that made it, whose
+Python stack names the line. A CUDA tensor re-allocated at a new size also turns the
+allocator's stacks on from then on (``AllocatorWatch.watch_allocations``): the first
+re-allocation was made before anyone looked, the next ones are not.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, Concatenate, ParamSpec
+
+import torch
+
+from graphdoctor.record import compat
+from graphdoctor.record.recorder import Recorder
+from graphdoctor.trace import guards, rerecords
+from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.names import REALLOCATED_TENSOR
+
+MAX_MOVED = 64  # moved inputs recorded per re-recording
+_MISSING = object()
+P = ParamSpec("P")
+
+
+def _never_raises(record: Callable[Concatenate[Recorder, P], None]
+                  ) -> Callable[Concatenate[Recorder, P], None]:
+    """Runs inside torch's recompile and logging: an error here is noted, never raised into
+    the script's compile."""
+    @functools.wraps(record)
+    def safely(recorder: Recorder, /, *args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            record(recorder, *args, **kwargs)
+        except Exception as error:  # noqa: BLE001
+            recorder.note("tensors named by recompiles and re-recordings", repr(error))
+
+    return safely
+
+
+@_never_raises
+def record_tensors(recorder: Recorder, reasons: list[str], frame: Any) -> None:
+    """Record the tensor the guard of the latest compile names, if its guard named one; if
+    it was re-allocated, keep allocation stacks from now on."""
+    failure = guards.primary([guards.read_failure(reason) for reason in reasons])
+    found = _follow(failure.source, frame) if failure is not None else _MISSING
+    if failure is None or not isinstance(found, torch.Tensor):
+        return
+    record = _tensor_record(recorder, failure.source, frame, found)
+    memory = recorder.memory
+    if memory is not None and found.is_cuda:
+        [stack] = memory.stacks_at([record.addr])
+        record = record._replace(stack=stack)
+    recorder.emit(record)
+    if failure.cause == REALLOCATED_TENSOR and found.is_cuda and memory is not None:
+        memory.watch_allocations("the first re-allocated tensor torch.compile saw")
+
+
+@_never_raises
+def record_moved(recorder: Recorder, message: str) -> None:
+    """Record the static inputs a CUDA graph trees' "Re-recording" message says moved, with
+    their new address and where that was allocated; keep allocation stacks from now on."""
+    moved = rerecords.moved_inputs(message)[:MAX_MOVED]
+    memory = recorder.memory
+    if not moved or memory is None:
+        return
+    stacks = memory.stacks_at([m.new for m in moved])
+    compile_id = compat.current_compile_id()
+    recorder.emit_many([sr.GuardedTensor(recorder.now(), compile_id, m.name, -1, [], "", m.new,
+                                         0, -1, stack) for m, stack in zip(moved, stacks)])
+    memory.watch_allocations("the first static input that moved")
+
+
+def _tensor_record(recorder: Recorder, source: str, frame: Any,
+                   found: torch.Tensor) -> sr.GuardedTensor:
+    try:
+        storage = found.untyped_storage()
+        addr, size = int(storage.data_ptr()), int(storage.nbytes())
+    except (RuntimeError, NotImplementedError):  # a tensor without storage (meta, subclass)
+        addr, size = 0, 0
+    return sr.GuardedTensor(recorder.now(), compat.current_compile_id(), source,
+                            _position(source, frame), [int(n) for n in found.shape],
+                            str(found.dtype).removeprefix("torch."), addr, size,
+                            found.device.index or 0)
+
+
+def _follow(source: str, frame: Any) -> Any:
+    """The value ``source`` names in ``frame``, or _MISSING."""
+    steps = guards.source_steps(source)
+    if steps is None:
+        return _MISSING
+    scope, name, path = steps
+    try:
+        value = _root(frame, scope, name)
+        for kind, key in path:
+            value = getattr(value, str(key)) if kind == "attr" else value[key]
+    except Exception:  # noqa: BLE001 - the script's objects may refuse; then it is not found
+        return _MISSING
+    return value
+
+
+def _root(frame: Any, scope: str, name: str) -> Any:
+    """A name in the frame's locals (``L``), its globals (``G``), or, unscoped, the first
+    that has it."""
+    if scope == "L" or (not scope and name in frame.f_locals):
+        return frame.f_locals[name]
+    return frame.f_globals[name]
+
+
+def _position(source: str, frame: Any) -> int:
+    """The argument's position where the source is one of the compiled function's
+    arguments itself, else -1."""
+    steps = guards.source_steps(source)
+    code = getattr(frame, "f_code", None)
+    if steps is None or steps[0] == "G" or steps[2] or code is None:
+        return -1
+    arguments = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    return arguments.index(steps[1]) if steps[1] in arguments else -1
+
