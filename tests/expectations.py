@@ -292,6 +292,8 @@ def _static_input_moved(trace: Trace, note: dict[str, Any]) -> None:
     # placed at the line that made them
     moved = [t for t in trace.guarded_tensors if not t.shape]
     assert len(moved) == 16 * (timing["rounds"] - 1)
+    assert {t.name for t in moved} == {f"{layer}.{kind}" for layer in range(8)
+                                       for kind in ("weight", "bias")}
     placed = {user_line(trace, t.stack) for t in moved if t.stack >= 0}
     assert placed == {("compile_static_input_moved.py", 20)}, placed
 
@@ -310,6 +312,9 @@ def _weights_swap(trace: Trace, note: dict[str, Any]) -> None:
     assert len(moved) >= 10 * (timing["rounds"] - 1), len(moved)
     placed = {user_line(trace, t.stack) for t in moved if t.stack >= 0}
     assert placed == {("real_hf_weights_swap_compiled.py", 27)}, placed
+    # named as the compiled model calls its parameters, not as the graph does (arg1_1)
+    assert all(t.name.startswith("model.") or t.name == "lm_head.weight" for t in moved), \
+        {t.name for t in moved}
 
 
 @expect("compile_graph_break")

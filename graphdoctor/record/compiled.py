@@ -18,6 +18,7 @@ import functools
 import logging
 import sys
 import threading
+import weakref
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
@@ -52,6 +53,8 @@ class _CompileHooks:
     installed: bool = False
     undos: list[Uninstall] = field(default_factory=list)
     compiles: graphs_off.CompileCount = field(default_factory=graphs_off.CompileCount)
+    # the modules the script compiled, whose parameters and buffers name a moved input
+    modules: weakref.WeakSet[torch.nn.Module] = field(default_factory=weakref.WeakSet)
 
 
 def install(recorder: Recorder) -> Uninstall:
@@ -79,6 +82,7 @@ def _wrap_compile(recorder: Recorder, hooks: _CompileHooks, original: Any) -> An
     def compile(*args: Any, **kwargs: Any) -> Any:
         if not hooks.installed:
             _install_compile_hooks(recorder, hooks)
+        _remember_module(hooks, args[0] if args else kwargs.get("model"))
         if not recorder.config.graphs_off:
             return original(*args, **kwargs)
         kwargs = graphs_off.compile_kwargs(notes, kwargs, sys._getframe(1))
@@ -91,10 +95,18 @@ def _wrap_compile(recorder: Recorder, hooks: _CompileHooks, original: Any) -> An
     return compile
 
 
+def _remember_module(hooks: _CompileHooks, target: Any) -> None:
+    """A module compiled itself, or through its bound method (``torch.compile(m.forward)``)."""
+    module = target if isinstance(target, torch.nn.Module) else getattr(target, "__self__", None)
+    if isinstance(module, torch.nn.Module):
+        hooks.modules.add(module)
+
+
 def _install_compile_hooks(recorder: Recorder, hooks: _CompileHooks) -> None:
     hooks.installed = True
     undos = hooks.undos
-    undos.extend(_LogTap(recorder, name).attach() for name in compat.logger_names())
+    undos.extend(_LogTap(recorder, name, hooks.modules).attach()
+                 for name in compat.logger_names())
     remove_callbacks = compat.register_compile_callbacks(
         functools.partial(_on_compile, recorder, hooks.compiles, COMPILE_START),
         functools.partial(_on_compile, recorder, hooks.compiles, COMPILE_END),
@@ -149,10 +161,12 @@ class _LogTap:
     bounds), and the logger's own answer to anyone else; and ``callHandlers``, which records
     each record and hands on those the logger's own level lets through."""
 
-    def __init__(self, recorder: Recorder, name: str):
+    def __init__(self, recorder: Recorder, name: str,
+                 modules: weakref.WeakSet[torch.nn.Module]):
         self.rec = recorder
         self.log = compat.logger(name)
         self._forced = _ForcedRecords()
+        self._modules = modules
 
     def attach(self) -> Uninstall:
         log = self.log
@@ -184,7 +198,7 @@ class _LogTap:
             self.rec.emit(sr.LogRecord(self.rec.now(), self.log.name, record.levelname,
                            message[:20000], compat.current_compile_id(),
                            self.rec.stacks.capture(1)))
-            guarded.record_moved(self.rec, message)
+            guarded.record_moved(self.rec, message, list(self._modules))
         if logging.Logger.isEnabledFor(self.log, record.levelno):
             logging.Logger.callHandlers(self.log, record)
 

@@ -65,18 +65,33 @@ def record_tensors(recorder: Recorder, reasons: list[str], frame: Any) -> None:
 
 
 @_never_raises
-def record_moved(recorder: Recorder, message: str) -> None:
+def record_moved(recorder: Recorder, message: str, modules: list[torch.nn.Module]) -> None:
     """Record the static inputs a CUDA graph trees' "Re-recording" message says moved, with
-    their new address and where that was allocated; keep allocation stacks from now on."""
+    their new address, the name of the parameter or buffer of a compiled module now there,
+    and where that was allocated; keep allocation stacks from now on."""
     moved = rerecords.moved_inputs(message)[:MAX_MOVED]
     memory = recorder.memory
     if not moved or memory is None:
         return
     stacks = memory.stacks_at([m.new for m in moved])
+    names = _tensor_names(modules, {m.new for m in moved})
     compile_id = compat.current_compile_id()
     recorder.emit_many([sr.GuardedTensor(recorder.now(), compile_id, m.name, -1, [], "", m.new,
-                                         0, -1, stack) for m, stack in zip(moved, stacks)])
+                                         0, -1, stack, names.get(m.new, ""))
+                        for m, stack in zip(moved, stacks)])
     memory.watch_allocations("the first static input that moved")
+
+
+def _tensor_names(modules: list[torch.nn.Module], addrs: set[int]) -> dict[int, str]:
+    """The modules' parameters and buffers whose storage begins at one of the addresses,
+    by their qualified names (``model.layers.0.self_attn.q_proj.weight``)."""
+    names: dict[int, str] = {}
+    for module in modules:
+        for name, tensor in (*module.named_parameters(), *module.named_buffers()):
+            addr = tensor.untyped_storage().data_ptr() if tensor.is_cuda else 0
+            if addr in addrs:
+                names.setdefault(addr, name)
+    return names
 
 
 def _tensor_record(recorder: Recorder, source: str, frame: Any,

@@ -166,8 +166,9 @@ def _guard_failures(b: Builder, r: sr.GuardFailures) -> None:
 def _guarded_tensor(b: Builder, r: sr.GuardedTensor) -> None:
     shape = "x".join(str(int(n)) for n in r.shape)
     b.trace.guarded_tensors.append(GuardedTensor(
-        b.see(r.t), r.compile_id, r.source, guards.user_name(r.source), int(r.position),
-        shape, r.dtype, int(r.addr), int(r.size), int(r.device), int(r.stack)))
+        b.see(r.t), r.compile_id, r.source, r.name or guards.user_name(r.source),
+        int(r.position), shape, r.dtype, int(r.addr), int(r.size), int(r.device),
+        int(r.stack)))
 
 
 def _compile_cb(b: Builder, r: sr.CompileCallback) -> None:

@@ -283,6 +283,7 @@ class GuardedTensor(NamedTuple):
     size: int
     device: int
     stack: int = -1  # the stack the allocator kept for its block, where it kept one
+    name: str = ""  # a moved input's name as the compiled module calls it, where found
 
 
 class CompileCallback(NamedTuple):

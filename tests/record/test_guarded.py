@@ -48,7 +48,7 @@ class Recorder:
 
 def test_moved_inputs_are_recorded_with_the_stacks_kept_and_stacks_kept_from_then_on() -> None:
     recorder = Recorder(Memory())
-    guarded.record_moved(recorder, MESSAGE)  # type: ignore[arg-type]
+    guarded.record_moved(recorder, MESSAGE, [])  # type: ignore[arg-type]
     rows = [(r.source, r.addr, r.stack, r.shape) for r in recorder.emitted]
     assert all(isinstance(r, sr.GuardedTensor) for r in recorder.emitted)
     assert rows == [("arg0_1", 8192, -1, []), ("arg1_1", 16384, 7, [])]
@@ -57,13 +57,14 @@ def test_moved_inputs_are_recorded_with_the_stacks_kept_and_stacks_kept_from_the
 
 def test_another_message_records_nothing() -> None:
     recorder = Recorder(Memory())
-    guarded.record_moved(recorder, "Recording function=forward")  # type: ignore[arg-type]
+    guarded.record_moved(recorder, "Recording function=forward", [])  # type: ignore[arg-type]
     assert recorder.emitted == [] and recorder.memory.watched == []
 
 
 def test_an_error_of_its_own_is_noted_not_raised() -> None:
     recorder = Recorder(Memory(broken=True))
-    guarded.record_moved(recorder, MESSAGE)  # type: ignore[arg-type]
+    guarded.record_moved(recorder, MESSAGE, [])  # type: ignore[arg-type]
     assert recorder.emitted == []
     assert recorder.notes == [("tensors named by recompiles and re-recordings",
                                "RuntimeError('snapshot failed')")]
+

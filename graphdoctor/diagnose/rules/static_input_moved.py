@@ -64,7 +64,9 @@ def _finding(view: TraceView, fn: int, moves: list[Move]) -> Finding:
         f" ({tree_name})" if tree_name else "")
     graphs = len(view.graphs_of(fn)) if function else 0
     rerecords = graphs - 1 if graphs > 1 else len(moves)
-    inputs = list(dict.fromkeys(m.name for _, _, moved in moves for m in moved))
+    named = {(t.source, t.addr): t.name for t in view.trace.guarded_tensors if not t.shape}
+    inputs = list(dict.fromkeys(named.get((m.name, m.new), m.name)
+                                for _, _, moved in moves for m in moved))
     placed = _allocation_sites(view, moves)
     return Finding(
         ID, NAME, WARNING, WASTEFUL,
@@ -105,9 +107,10 @@ def _explanation(view: TraceView, name: str, moves: list[Move], inputs: list[str
             if first.frames else "")
     text = (f"CUDA graph trees replay a graph of {name} only while its static inputs "
             "(parameters, buffers, tensors marked static) stay at the addresses it was "
-            f"recorded with; {len(inputs)} moved, {first.name} first from {first.old:#x} to "
-            f"{first.new:#x}. Each move recorded the graph again (a warm-up and a capture, "
-            f"and more of the pool's memory), without a recompile. {used}")
+            f"recorded with; {len(inputs)} moved, {_as_graph_names(inputs[0], first.name)} "
+            f"first from {first.old:#x} to {first.new:#x}. Each move recorded the graph again "
+            f"(a warm-up and a capture, and more of the pool's memory), without a recompile. "
+            f"{used}")
     if placed:
         text += "The new tensors were allocated at " + ", ".join(
             view.where(stack) for stack in placed) + "."
@@ -115,6 +118,10 @@ def _explanation(view: TraceView, name: str, moves: list[Move], inputs: list[str
         text += ("Where the new tensors were allocated was not recorded: run with --full to "
                  "keep allocation stacks from the start.")
     return text
+
+
+def _as_graph_names(shown: str, graph_name: str) -> str:
+    return shown if shown == graph_name else f"{shown} ({graph_name} in the graph)"
 
 
 def _fix(allocated_at: str) -> str:
