@@ -23,6 +23,7 @@ import gzip
 import json
 import os
 import re
+import secrets
 import sys
 import zlib
 from pathlib import Path
@@ -57,9 +58,15 @@ def save(report: Report, path: str | os.PathLike[str]) -> Path:
     data = dumps(report)
     if path.suffix == ".gz":
         data = gzip.compress(data, compresslevel=6, mtime=0)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_bytes(data)
-    os.replace(temporary, path)
+    # a temporary file of this writer's own: two runs saving to one name must not interleave
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        with open(temporary, "xb") as out:  # the mode the umask gives, as the report's own
+            out.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
     return path
 
 
