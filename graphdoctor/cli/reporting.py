@@ -16,6 +16,7 @@ import click
 from graphdoctor.cli.common import say
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report.gates import GATE_EXIT, Trip, parse_conditions
+from graphdoctor.report.io import write_atomically
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_WIDTH = 100
@@ -63,12 +64,9 @@ def write(content: str | bytes, output: Path | None) -> None:
         return
     if output.suffix == ".gz":
         data = gzip.compress(data, compresslevel=6, mtime=0)
-    temporary = output.with_name(output.name + ".tmp")
     try:
-        temporary.write_bytes(data)
-        os.replace(temporary, output)
+        write_atomically(output, data)
     except OSError as error:
-        temporary.unlink(missing_ok=True)
         raise GraphDoctorError(f"{output}: cannot write ({error.strerror or error})") from None
 
 

@@ -58,16 +58,21 @@ def save(report: Report, path: str | os.PathLike[str]) -> Path:
     data = dumps(report)
     if path.suffix == ".gz":
         data = gzip.compress(data, compresslevel=6, mtime=0)
-    # a temporary file of this writer's own: two runs saving to one name must not interleave
+    write_atomically(path, data)
+    return path
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file of this writer's own, then rename
+    it: a reader never sees half a file, and two writers of one name never interleave."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
-        with open(temporary, "xb") as out:  # the mode the umask gives, as the report's own
+        with open(temporary, "xb") as out:  # the mode the umask gives, as the file's own
             out.write(data)
         os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
-    return path
 
 
 def dumps(report: Report) -> bytes:
