@@ -7,8 +7,9 @@ replay: it records the graph again (a warm-up, a capture, and more of the pool's
 with no recompile and nothing in the recompiles log. A parameter assigned anew
 (``module.weight = nn.Parameter(...)``, ``load_state_dict(..., assign=True)``, weights
 swapped in from another copy of the model) moves it, every time. graphdoctor names the
-input as the graph calls it, where the graph first uses it, the addresses it came at and,
-where allocation stacks were kept, the line that allocated the new tensor.
+inputs as the compiled module calls them (its parameters' and buffers' names; else as the
+graph does, ``arg1_1``), the addresses they came at and, where allocation stacks were kept,
+the line that allocated the new tensors.
 
 How to fix: keep each static input at one address: update it in place
 (``with torch.no_grad(): param.copy_(new)``, or ``load_state_dict`` without ``assign``)
