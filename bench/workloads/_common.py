@@ -19,6 +19,22 @@ def make_step(layers: int, width: int):
     return step
 
 
+def make_churn():
+    """A step that makes and drops many tensors of varied sizes (about 120 allocations)."""
+    sizes = [(64 * (1 + i % 7), 32 * (1 + i % 5)) for i in range(40)]
+    x = torch.randn(64, 64, device="cuda")
+
+    def step():
+        total = x.sum()
+        for rows, cols in sizes:
+            a = torch.empty(rows, cols, device="cuda").fill_(1.0)
+            b = a * 2 + 1
+            total = total + b.mean()
+        return total
+
+    return step
+
+
 def warm_and_capture(step, static_x):
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())

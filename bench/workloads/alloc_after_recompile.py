@@ -3,7 +3,7 @@ on graphdoctor keeps allocation stacks (the allocator's "state" history), so eac
 allocation pays for its Python stack. The same churn as alloc_churn (500 steps, about 120
 allocations each); compare the two workloads' ratios."""
 import torch
-from _common import emit, timed_loop
+from _common import emit, make_churn, timed_loop
 
 
 class Cache(torch.nn.Module):
@@ -21,19 +21,7 @@ compiled(torch.ones(1, device="cuda"))
 cache.k = torch.zeros(8, 32, device="cuda")  # re-allocated at another size: a recompile
 compiled(torch.ones(1, device="cuda"))
 
-sizes = [(64 * (1 + i % 7), 32 * (1 + i % 5)) for i in range(40)]
-x = torch.randn(64, 64, device="cuda")
-
-
-def step():
-    total = x.sum()
-    for rows, cols in sizes:
-        a = torch.empty(rows, cols, device="cuda").fill_(1.0)
-        b = a * 2 + 1
-        total = total + b.mean()
-    return total
-
-
+step = make_churn()
 for _ in range(20):
     step()
 emit(timed_loop(step, 500))
