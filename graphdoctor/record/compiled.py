@@ -198,7 +198,7 @@ class _LogTap:
             self.rec.emit(sr.LogRecord(self.rec.now(), self.log.name, record.levelname,
                            message[:20000], compat.current_compile_id(),
                            self.rec.stacks.capture(1)))
-            guarded.record_moved(self.rec, message, list(self._modules))
+            guarded.record_moved(self.rec, message, self._modules)
         if logging.Logger.isEnabledFor(self.log, record.levelno):
             logging.Logger.callHandlers(self.log, record)
 

@@ -6,17 +6,17 @@ was: a new input, or a buffer the program allocated again. While dynamo asks for
 reasons, the frame it is about to compile again is at hand, so each guard's source is
 followed from that frame's locals or globals, by plain attribute and item steps only
 (:func:`graphdoctor.trace.guards.source_steps`). The tensor the latest compile's guard
-names is recorded with its position among the arguments, its shape, and its storage's
-address and size. The report joins that address to the allocation that made it, whose
-Python stack names the line. A CUDA tensor re-allocated at a new size also turns the
-allocator's stacks on from then on (``AllocatorWatch.watch_allocations``): the first
-re-allocation was made before anyone looked, the next ones are not.
+names is recorded with its position among the arguments, its shape, its storage's address
+and size, and the stack the allocator keeps for that storage's block (where a history with
+stacks is on), which names the line that allocated it. A CUDA tensor re-allocated at a new
+size also turns the allocator's stacks on from then on (``AllocatorWatch.watch_allocations``):
+the first re-allocation was made before anyone looked, the next ones are not.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Concatenate, ParamSpec
 
 import torch
@@ -25,6 +25,7 @@ from graphdoctor.record import compat
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace import guards, rerecords
 from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.guards import Steps
 from graphdoctor.trace.names import REALLOCATED_TENSOR
 
 MAX_MOVED = 64  # moved inputs recorded per re-recording
@@ -51,10 +52,11 @@ def record_tensors(recorder: Recorder, reasons: list[str], frame: Any) -> None:
     """Record the tensor the guard of the latest compile names, if its guard named one; if
     it was re-allocated, keep allocation stacks from now on."""
     failure = guards.primary([guards.read_failure(reason) for reason in reasons])
-    found = _follow(failure.source, frame) if failure is not None else _MISSING
-    if failure is None or not isinstance(found, torch.Tensor):
+    steps = guards.source_steps(failure.source) if failure is not None else None
+    found = _follow(steps, frame) if steps is not None else _MISSING
+    if failure is None or steps is None or not isinstance(found, torch.Tensor):
         return
-    record = _tensor_record(recorder, failure.source, frame, found)
+    record = _tensor_record(recorder, failure.source, _position(steps, frame), found)
     memory = recorder.memory
     if memory is not None and found.is_cuda:
         [stack] = memory.stacks_at([record.addr])
@@ -65,7 +67,8 @@ def record_tensors(recorder: Recorder, reasons: list[str], frame: Any) -> None:
 
 
 @_never_raises
-def record_moved(recorder: Recorder, message: str, modules: list[torch.nn.Module]) -> None:
+def record_moved(recorder: Recorder, message: str,
+                 modules: Iterable[torch.nn.Module]) -> None:
     """Record the static inputs a CUDA graph trees' "Re-recording" message says moved, with
     their new address, the name of the parameter or buffer of a compiled module now there,
     and where that was allocated; keep allocation stacks from now on."""
@@ -82,11 +85,11 @@ def record_moved(recorder: Recorder, message: str, modules: list[torch.nn.Module
     memory.watch_allocations("the first static input that moved")
 
 
-def _tensor_names(modules: list[torch.nn.Module], addrs: set[int]) -> dict[int, str]:
+def _tensor_names(modules: Iterable[torch.nn.Module], addrs: set[int]) -> dict[int, str]:
     """The modules' parameters and buffers whose storage begins at one of the addresses,
     by their qualified names (``model.layers.0.self_attn.q_proj.weight``)."""
     names: dict[int, str] = {}
-    for module in modules:
+    for module in list(modules):  # a WeakSet: taken whole before iterating
         for name, tensor in (*module.named_parameters(), *module.named_buffers()):
             addr = tensor.untyped_storage().data_ptr() if tensor.is_cuda else 0
             if addr in addrs:
@@ -94,7 +97,7 @@ def _tensor_names(modules: list[torch.nn.Module], addrs: set[int]) -> dict[int, 
     return names
 
 
-def _tensor_record(recorder: Recorder, source: str, frame: Any,
+def _tensor_record(recorder: Recorder, source: str, position: int,
                    found: torch.Tensor) -> sr.GuardedTensor:
     try:
         storage = found.untyped_storage()
@@ -102,16 +105,13 @@ def _tensor_record(recorder: Recorder, source: str, frame: Any,
     except (RuntimeError, NotImplementedError):  # a tensor without storage (meta, subclass)
         addr, size = 0, 0
     return sr.GuardedTensor(recorder.now(), compat.current_compile_id(), source,
-                            _position(source, frame), [int(n) for n in found.shape],
+                            position, [int(n) for n in found.shape],
                             str(found.dtype).removeprefix("torch."), addr, size,
                             found.device.index or 0)
 
 
-def _follow(source: str, frame: Any) -> Any:
-    """The value ``source`` names in ``frame``, or _MISSING."""
-    steps = guards.source_steps(source)
-    if steps is None:
-        return _MISSING
+def _follow(steps: Steps, frame: Any) -> Any:
+    """The value a guard's source (read into ``steps``) names in ``frame``, or _MISSING."""
     scope, name, path = steps
     try:
         value = _root(frame, scope, name)
@@ -130,12 +130,11 @@ def _root(frame: Any, scope: str, name: str) -> Any:
     return frame.f_globals[name]
 
 
-def _position(source: str, frame: Any) -> int:
+def _position(steps: Steps, frame: Any) -> int:
     """The argument's position where the source is one of the compiled function's
     arguments itself, else -1."""
-    steps = guards.source_steps(source)
     code = getattr(frame, "f_code", None)
-    if steps is None or steps[0] == "G" or steps[2] or code is None:
+    if steps[0] == "G" or steps[2] or code is None:
         return -1
     arguments = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
     return arguments.index(steps[1]) if steps[1] in arguments else -1

@@ -47,6 +47,8 @@ _ROOT = re.compile(r"""^(?:(?P<scope>[LG])\[\s*['"](?P<name>[^'"]+)['"]\s*\]"""
                    r"|(?P<bare>[A-Za-z_]\w*))")
 # One step from a value to the next: ("attr", name) or ("item", key or index)
 Step = tuple[str, "str | int"]
+# A source read into its scope ("L", "G" or "" for either), the name there, and the steps
+Steps = tuple[str, str, list[Step]]
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,7 @@ def user_name(source: str) -> str:
     return _MODULE_PART.sub(lambda m: f"[{m[1]}]" if m[1].isdigit() else f".{m[1]}", name)
 
 
-def source_steps(source: str) -> tuple[str, str, list[Step]] | None:
+def source_steps(source: str) -> Steps | None:
     """The way to the value a guard's source names, for the recorder to follow from the
     compiled frame: its scope (``L`` the frame's locals, ``G`` its globals, "" either, for
     torch's newer bare ``self._buffers['k_cache']``), the name there, then each attribute or

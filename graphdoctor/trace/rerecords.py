@@ -15,8 +15,7 @@ import re
 from dataclasses import dataclass
 
 from graphdoctor.trace.frames import frames_in_text
-
-Site = tuple[str, int, str]  # (file, line, function)
+from graphdoctor.trace.guards import Site
 
 _MOVED = re.compile(r"input name: (?P<name>[^\s.]+)\. data pointer changed from (?P<old>\d+) "
                     r"to (?P<new>\d+)\.(?: input stack trace: (?P<stack>.*?))?"
