@@ -13,7 +13,8 @@ from typing import Any
 
 from graphdoctor.diagnose import diagnose
 from graphdoctor.diagnose.model import Verdict
-from graphdoctor.trace import rerecords
+from graphdoctor.trace import anatomy, rerecords
+from graphdoctor.trace.anatomy import Anatomy
 from graphdoctor.trace.model import Frame, Trace
 from graphdoctor.trace.names import CALLEES_BASIS, COVERING_BASIS, STEP_BASIS, STEP_FUNCTION
 
@@ -46,6 +47,16 @@ def graphs(trace: Trace) -> list[Any]:
 
 def root_errors(trace: Trace) -> list[Any]:
     return [e.chain[0] for e in trace.exceptions if e.chain]
+
+
+def anatomy_of(graph: Any) -> Anatomy:
+    """A captured graph's anatomy, which every capture on a GPU with cuda-bindings has."""
+    assert graph.anatomy is not None, f"graph {graph.id} has no anatomy"
+    return graph.anatomy  # type: ignore[no-any-return]
+
+
+def kernel_names(graph: Any) -> list[str]:
+    return [group.name for group in anatomy_of(graph).kernels]
 
 
 def failed_with(trace: Trace, script: str, line: int, text: str = "", cuda_error: str = "") -> None:
@@ -128,6 +139,8 @@ def _cublas(trace: Trace, note: dict[str, Any]) -> None:
 def _empty(trace: Trace, note: dict[str, Any]) -> None:
     assert any("CUDA Graph is empty" in w.message for w in trace.warnings)
     assert graphs(trace)[0].status == "captured"
+    empty = anatomy_of(graphs(trace)[0])
+    assert empty.nodes == 0 and empty.edges == 0 and not empty.kernels
 
 
 # -- captured graphs -----------------------------------------------------------------------
@@ -147,17 +160,33 @@ def _timed_scenario(trace: Trace, note: dict[str, Any], steps: int) -> tuple[flo
 def _launch_bound(trace: Trace, note: dict[str, Any]) -> None:
     eager, replay = _timed_scenario(trace, note, 200)
     assert eager / replay > 3, (eager, replay)
+    # 200 x (matmul, tanh): one serial chain of 400 kernels, two kernel groups of 200
+    chain = anatomy_of(graphs(trace)[0])
+    assert (chain.nodes, chain.kernel_count, chain.longest_chain, chain.widest_level) == (
+        400, 400, 400, 1)
+    assert [g.count for g in chain.kernels] == [200, 200] and chain.nodes_kept
+    assert len(chain.edge_list) == 399 and chain.read_ns > 0
+    assert any("tanh" in name for name in kernel_names(graphs(trace)[0]))
 
 
 @expect("gpu_bound")
 def _gpu_bound(trace: Trace, note: dict[str, Any]) -> None:
     eager, replay = _timed_scenario(trace, note, 50)
     assert 0.9 < eager / replay < 1.1, (eager, replay)
+    # recorded with --full: one replay profiled, its 4 matmuls take nearly all its GPU time
+    held = anatomy_of(graphs(trace)[0])
+    assert held.kernel_count == 8 and held.longest_chain == held.nodes  # one serial chain
+    assert held.profiled_replay_ns > 0.5 * replay, (held.profiled_replay_ns, replay)  # ns
+    matmuls = max(held.kernels, key=lambda g: g.gpu_ns)
+    assert matmuls.count == 4 and "tanh" not in matmuls.name
+    assert matmuls.gpu_ns > 0.8 * held.profiled_replay_ns
 
 
 @expect("tiny_graph")
 def _tiny(trace: Trace, note: dict[str, Any]) -> None:
     _timed_scenario(trace, note, 2000)
+    one = anatomy_of(graphs(trace)[0])
+    assert (one.nodes, one.kernel_count, one.longest_chain) == (1, 1, 1)
 
 
 @expect("sync_between_replays")
@@ -202,6 +231,7 @@ def _mgc(trace: Trace, note: dict[str, Any]) -> None:
     assert [g.api for g in graphs(trace)] == ["make_graphed_callables"] * 2
     assert len(trace.tables["replays"]) >= 100
     assert [c.mode for c in trace.tables["calls"]] == ["warmup"] * 3
+    assert all(anatomy_of(g).kernel_count > 0 for g in graphs(trace))  # forward, backward
 
 
 @expect("segfault_after_capture")
@@ -338,6 +368,11 @@ def _compile_healthy(trace: Trace, note: dict[str, Any]) -> None:
     assert note["exit_code"] == 0 and not trace.exceptions
     modes = [c.mode for c in trace.tables["calls"]]
     assert modes.count("replay") >= 290
+    # 30 Linear layers and nothing else for inductor to fuse: one chain of 30 cuBLAS GEMMs
+    [graph] = [g for g in graphs(trace) if g.status == "captured"]
+    layers = anatomy_of(graph)
+    assert (layers.nodes, layers.kernel_count, layers.longest_chain) == (30, 30, 30)
+    assert all("gemm" in name.lower() for name in kernel_names(graph))
 
 
 @expect("compile_input_copies")
@@ -404,6 +439,9 @@ def _real_resnet(trace: Trace, note: dict[str, Any]) -> None:
     assert graph.basis == COVERING_BASIS and not graph.uncovered
     [verdict] = measured_as_the_script_timed_it(trace, note, "graph 0")
     assert verdict.measurements["eager_of"] == "train_step"
+    # a ResNet training step: forward, backward and the optimizer, hundreds of kernels
+    step = anatomy_of(graph)
+    assert step.kernel_count > 100 and step.longest_chain > 50, step
 
 
 @expect("real_graphed_callables_autocast")
@@ -443,6 +481,8 @@ def _real_timm(trace: Trace, note: dict[str, Any]) -> None:
     assert len(function_names(trace, "compiled")) == 1
     assert not compile_events(trace, "cudagraph_skip")
     assert len(calls_in_mode(trace, "replay")) >= 100
+    captured = [g for g in graphs(trace) if g.status == "captured"]
+    assert any(any(n.startswith("triton_") for n in kernel_names(g)) for g in captured)
     # the model's own forward, called by the script before torch.compile wrapped it
     measured_as_the_script_timed_it(trace, note, "compiled")
 
@@ -513,3 +553,16 @@ def _other_device(traces: dict[int, Trace], note: dict[str, Any]) -> None:
     graph = graphs(trace)[0]
     assert graph.device == 0
     assert any(a.device == 1 for a in trace.tables["allocs"] if a.graph == graph.id)
+
+
+@expect("host_node_in_capture")
+def _host_node(trace: Trace, note: dict[str, Any]) -> None:
+    assert note["exit_code"] == 0 and note["self_timing"]["callbacks"] > 0
+    with_host, without = graphs(trace)
+    # the same 24 kernels (8 layers of two GEMM kernels and a relu) in one serial chain; the
+    # callback joins that chain as a host node, which the ctypes thunk leaves unnamed
+    held, plain = anatomy_of(with_host), anatomy_of(without)
+    assert held.count_of(anatomy.HOST) == 1 and held.kernel_count == plain.kernel_count == 24
+    assert (held.longest_chain, plain.longest_chain) == (25, 24)
+    assert [f.startswith("a function at 0x") for f in held.host_functions] == [True]
+    assert plain.count_of(anatomy.HOST) == 0 and not plain.host_functions

@@ -142,6 +142,10 @@ class _Attack:
         return self.resolve(node)
 
     def value(self, node: dict[str, Any], value: Any, place: str = "report") -> Any:
+        if value is None:  # an optional object left out (null): the smallest one, with text
+            filled = [c for c in self.choices(node) if c.get("type") != "null"
+                      and self.holds_text(c)]
+            value = self.example(filled[0]) if filled else None
         node = self.option(node, value)
         if isinstance(value, str):
             return self.text(node, value, place)

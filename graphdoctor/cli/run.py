@@ -20,6 +20,7 @@ from graphdoctor.cli.run_output import report_path
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, check, describe_conditions
 from graphdoctor.report.redact import WHAT_GOES
+from graphdoctor.trace.names import FULL_MODE
 
 if TYPE_CHECKING:
     from graphdoctor.launch.supervisor import RunRequest
@@ -57,7 +58,9 @@ Exit codes:
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Report file (default: graphdoctor-<script>-<time>.json; .gz compresses).")
 @click.option("--full", "full", is_flag=True,
-              help="Record every allocation with its stack (slower; default: only in captures).")
+              help="Record every allocation with its stack, and profile one replay of each "
+                   "graph for its kernels' GPU times (slower; default: allocations only in "
+                   "captures, no profiler).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
               help="Dump every thread's stack and stop the script after SECONDS.")
 @click.option("--nproc-per-node", "nproc", type=click.IntRange(min=1), default=1,
@@ -85,7 +88,7 @@ def run(module: bool, output: Path | None, full: bool, timeout: float | None, np
     if baseline and nproc > 1:
         raise GraphDoctorError("--baseline runs one process; leave out --nproc-per-node")
     options = RunOptions(target, args, module, report_path(output, target, nproc),
-                         "full" if full else "default", timeout, nproc, keep_spool, quiet,
+                         FULL_MODE if full else "default", timeout, nproc, keep_spool, quiet,
                          redact, baseline)
     exit_code, report = _record_and_report(options)
     if tui and report is not None:

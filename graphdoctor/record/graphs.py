@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from graphdoctor.record import compat, graphs_off, inputs
+from graphdoctor.record import anatomy, compat, graphs_off, inputs
 from graphdoctor.record.calls import (
     CallSiteWatcher,
     EagerCallTimer,
@@ -37,6 +37,7 @@ from graphdoctor.record.calls import (
     innermost_user_frame,
 )
 from graphdoctor.record.errors import already_recorded, mark_recorded, record_exception
+from graphdoctor.record.kernel_times import KernelTimer
 from graphdoctor.record.recorder import (
     CaptureMemory,
     CaptureState,
@@ -54,12 +55,14 @@ from graphdoctor.trace.names import (
     CAPTURED,
     CAPTURED_FUNCTION,
     COVERING_BASIS,
+    FULL_MODE,
     GRAPHED_CALLABLES,
     GRAPHED_FUNCTION,
     MANUAL_APIS,
 )
 
 _ID = "_graphdoctor_id"
+ANATOMY = "anatomy"  # the part GRAPHDOCTOR_OFF names to leave graphs' anatomy unread
 _thread_ident = threading.get_ident
 MEMORY_SAMPLE_NS = 100_000_000
 STEP_LOOKUPS = 3  # replays of each graph after which its step function is no longer looked for
@@ -91,6 +94,8 @@ def install(recorder: Recorder) -> Uninstall:
         patch(torch.cuda, "make_graphed_callables", state.wrap_make_graphed_callables),
     ]
     recorder.heartbeats.append(state.progress)
+    if state.anatomy is not None:
+        recorder.heartbeats.append(state.anatomy.drain)
     recorder.follow = state.follow
     if not state.eager_timer.available:
         recorder.note("eager time of captured functions",
@@ -98,6 +103,9 @@ def install(recorder: Recorder) -> Uninstall:
 
     def uninstall() -> None:
         recorder.follow = None
+        if state.anatomy is not None:
+            state.anatomy.drain()  # the copies no heartbeat has read yet
+            recorder.heartbeats.remove(state.anatomy.drain)
         state.eager_timer.close()
         state.monitor.release()
         for undo in reversed(undos):
@@ -120,6 +128,9 @@ class _GraphHooks:
         self._last_memory_sample = 0
         self._replay_counts: dict[int, int] = {}
         self._reported_counts: dict[int, int] = {}
+        off = recorder.config.off
+        self.anatomy = anatomy.new_reader(recorder) if ANATOMY not in off else None
+        self.kernel_timer = KernelTimer(recorder) if recorder.config.mode == FULL_MODE else None
 
     # -- capture -------------------------------------------------------------------------
     # Everything a capture costs graphdoctor is bounded and measured: no import, no per-op
@@ -198,6 +209,8 @@ class _GraphHooks:
                 return original(graph)
             entered = self.rec.now()
             opened = self._stop_watching(state)
+            if self.anatomy is not None:
+                self.anatomy.take(state.graph, state.stream)
             handed = self.rec.now()
             try:
                 original(graph)
@@ -299,6 +312,7 @@ class _GraphHooks:
         watched_inputs = self.watched
         replays = self._replay_counts
         ranges = rec.nvtx
+        kernel_timer = self.kernel_timer
 
         @functools.wraps(original)
         def replay(graph: Any) -> Any:
@@ -313,11 +327,13 @@ class _GraphHooks:
             watched = watched_inputs.get(gid)
             if watched is not None:
                 inputs.before_replay(rec, watched)
+            run = original if kernel_timer is None else kernel_timer.replay_for(
+                gid, replays.get(gid, 0), original)
             ranges.push_replay(gid)
             t0 = now()
             token = timer.start()
             try:
-                original(graph)
+                run(graph)
             except BaseException as error:
                 record_exception(rec, error, AT_REPLAY, gid)
                 raise

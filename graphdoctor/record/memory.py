@@ -47,6 +47,7 @@ from typing import Any
 from graphdoctor.record import compat
 from graphdoctor.record.recorder import Recorder, Uninstall, patch
 from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.names import FULL_MODE
 
 DRAIN_EVERY_NS = 1_000_000_000
 CLOCK_SLACK_US = 100  # between Python's clock and the allocator's stamps on history entries
@@ -78,7 +79,7 @@ class AllocatorWatch:
         undos = [] if module is None else [
             patch(module, "_record_memory_history", self._wrap_record_history),
             patch(module, "_snapshot", self._wrap_snapshot)]
-        if recorder.config.mode == "full" and not compat.lazy_cuda_call(self._turn_on):
+        if recorder.config.mode == FULL_MODE and not compat.lazy_cuda_call(self._turn_on):
             recorder.note("allocations outside captures", "torch.cuda._lazy_call is missing")
 
         def uninstall() -> None:

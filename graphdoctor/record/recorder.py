@@ -174,6 +174,8 @@ class Recorder:
         self.memory: CaptureMemory | None = None  # session wires it before the sources
         self.history: EagerClaims | None = None  # the eager history source, once installed
         self.nvtx = NvtxRanges()  # session enables them where the nvtx package is installed
+        # graphdoctor's own profiler is recording (--full's kernel times): not the script's
+        self.profiling_itself = False
         # called twice a second from the flushing thread; a source may also emit in one
         self.heartbeats: list[Callable[[], SpoolRecord | None]] = []
         # the capture source's, while it is installed: follow a function the caller is about

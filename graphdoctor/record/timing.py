@@ -48,9 +48,13 @@ class EventTimer:
         if self._recorder.captures or len(self._pending) >= MAX_PENDING or self._profiling():
             self.untimed += 1
             return None
-        stream, handle = self._stream()
-        start, end = self._free.pop() if self._free else self._new_pair()
-        self._record(start, stream)
+        try:
+            stream, handle = self._stream()
+            start, end = self._free.pop() if self._free else self._new_pair()
+            self._record(start, stream)
+        except RuntimeError:  # a thread CUDA refuses: the driver's, running a host callback
+            self.untimed += 1
+            return None
         return (start, end, stream, handle)
 
     def stop(self, token: TimerToken, row: TimedRecord) -> None:
@@ -100,6 +104,8 @@ class EventTimer:
         self._recorder.emit_many(rows)
 
     def _profiling(self) -> bool:
+        if self._recorder.profiling_itself:
+            return True  # its events would land in graphdoctor's own profile
         if not self._profiler_active():
             return False
         if not self._stepped_aside:

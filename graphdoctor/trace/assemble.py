@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from graphdoctor.trace import cuda_state, phases
+from graphdoctor.trace import anatomy, cuda_state, phases
 from graphdoctor.trace.builder import Builder
 from graphdoctor.trace.endings import (
     EXITED,
@@ -134,7 +134,17 @@ def _graph(g: dict[str, Any], last_t: int) -> Graph:
         deleted_at=g.get("deleted", NONE), device=int(g.get("device", 0)),
         own_ns=sum(max(0, int(e) - int(s)) for s, e in _own_spans(g)),
         basis=str(end.get("basis", "")), step=int(g.get("step", NONE)),
+        anatomy=_anatomy(g),
     )
+
+
+def _anatomy(g: dict[str, Any]) -> anatomy.Anatomy | None:
+    """The graph's anatomy, with its kernels' GPU times where a replay was profiled."""
+    found = anatomy.from_plain(g.get("anatomy"))
+    timed = g.get("kernel_times")
+    if found is None or timed is None:
+        return found
+    return anatomy.with_kernel_times(found, timed[0], timed[1])
 
 
 def _own_spans(g: dict[str, Any]) -> list[tuple[int, int]]:

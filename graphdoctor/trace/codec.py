@@ -14,6 +14,7 @@ from functools import partial
 from itertools import accumulate
 from typing import Any, TypeVar
 
+from graphdoctor.trace.anatomy import from_plain
 from graphdoctor.trace.event_kinds import LISTED
 from graphdoctor.trace.model import (
     TABLE_ROWS,
@@ -105,7 +106,7 @@ def decode(data: dict[str, Any]) -> Trace:
                     for f in data.get("frames", [])]
     trace.stacks = [tuple(int(i) for i in s) for s in data.get("stacks", [])]
     trace.functions = [_build(Function, f) for f in data.get("functions", [])]
-    trace.graphs = [_build(Graph, g, callees=tuple, uncovered=tuple)
+    trace.graphs = [_build(Graph, g, callees=tuple, uncovered=tuple, anatomy=from_plain)
                     for g in data.get("graphs", [])]
     for kind in LISTED:
         build = _exception if kind.row is ExceptionRecord else partial(_build, kind.row)

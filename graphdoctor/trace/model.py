@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphdoctor.trace.anatomy import Anatomy
 from graphdoctor.trace.event_kinds import (
     NONE,
     TABLE_ROWS,
@@ -109,6 +110,7 @@ class Graph:
     # what the eager figures are calls of (names.CALLEES_BASIS, COVERING_BASIS)
     basis: str = ""
     step: int = NONE  # the user function that replays it, timed before it existed too
+    anatomy: Anatomy | None = None  # what it holds, where the driver could be asked
 
     @property
     def capture_ns(self) -> int:

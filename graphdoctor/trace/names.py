@@ -59,6 +59,10 @@ IN_THREAD = "thread"
 # the rest of the function, compiled as its own frame (and graph).
 RESUME_FUNCTION = "torch_dynamo_resume_in_{function}_at_{line}"
 
+# The recording mode that keeps allocation stacks for the whole run and profiles one replay
+# of each graph (``run --full``); the other is "default".
+FULL_MODE = "full"
+
 # The allocator action that hands a block out (an Alloc row's action, as torch names it).
 ALLOC_ACTION = "alloc"
 

@@ -79,6 +79,16 @@ def _graph_step(b: Builder, r: sr.GraphStep) -> None:
         b.graphs[r.graph]["step"] = r.fn
 
 
+def _graph_anatomy(b: Builder, r: sr.GraphAnatomy) -> None:
+    if r.graph in b.graphs:
+        b.graphs[r.graph]["anatomy"] = dict(r.info)
+
+
+def _kernel_times(b: Builder, r: sr.KernelTimes) -> None:
+    if r.graph in b.graphs:
+        b.graphs[r.graph]["kernel_times"] = (dict(r.times), int(r.total))
+
+
 def _columnar(kind: EventKind) -> Handler:
     """Append a row of ``kind`` read from its record by field name (the phase comes later)."""
     assert kind.record is not None
@@ -223,7 +233,7 @@ HANDLERS: dict[type[tuple[Any, ...]], Handler] = {
     sr.Hello: _meta, sr.MetaInfo: _meta, sr.Devices: _devices, sr.NoteRecord: _note,
     sr.FrameRecord: _frame, sr.StackRecord: _stack, sr.FunctionRecord: _fn,
     sr.GraphBegin: _graph_begin, sr.GraphEnd: _graph_end, sr.GraphDeleted: _graph_del,
-    sr.GraphStep: _graph_step,
+    sr.GraphStep: _graph_step, sr.GraphAnatomy: _graph_anatomy, sr.KernelTimes: _kernel_times,
     sr.ExceptionInfo: _exc, sr.LogRecord: _log, sr.GuardFailures: _guard_failures,
     sr.GuardedTensor: _guarded_tensor,
     sr.CompileCallback: _compile_cb,

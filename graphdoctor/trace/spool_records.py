@@ -118,6 +118,25 @@ class GraphStep(NamedTuple):
     fn: int
 
 
+class GraphAnatomy(NamedTuple):
+    """What ``graph`` held when its capture ended, read from the driver (the JSON form of
+    :class:`graphdoctor.trace.anatomy.Anatomy`)."""
+
+    graph: int
+    t: int
+    info: JsonObject
+
+
+class KernelTimes(NamedTuple):
+    """GPU time of ``graph``'s kernels in one replay, profiled (``--full``): nanoseconds per
+    kernel group name, and the replay's kernels in all."""
+
+    graph: int
+    t: int
+    times: dict[str, int]
+    total: int
+
+
 class ReplayRecord(NamedTuple):
     t: int
     dur: int
@@ -345,6 +364,7 @@ class TeardownRecord(NamedTuple):
 
 SpoolRecord = (Hello | MetaInfo | Devices | NoteRecord | CudaState | End | RunEnd | FrameRecord
                | StackRecord | FunctionRecord | GraphBegin | GraphEnd | GraphDeleted | GraphStep
+               | GraphAnatomy | KernelTimes
                | ReplayRecord | CallRecord | Progress | Region | Untimed | InputRecord
                | AllocRecord | MemoryRecord | SyncRecord | StreamOpRecord | GpuSampleRecord
                | GcRecord | ExceptionInfo | WarnRecord | LogRecord | GuardFailures
@@ -358,7 +378,7 @@ TAGS: dict[type[tuple[Any, ...]], str] = {
     CudaState: "cuda_state", End: "end", RunEnd: "run_end",
     FrameRecord: "frame", StackRecord: "stack", FunctionRecord: "fn",
     GraphBegin: "graph", GraphEnd: "graph_end", GraphDeleted: "graph_del",
-    GraphStep: "graph_step",
+    GraphStep: "graph_step", GraphAnatomy: "anatomy", KernelTimes: "kernel_times",
     ReplayRecord: "replay", CallRecord: "call", Progress: "progress", Region: "region",
     Untimed: "untimed", InputRecord: "input",
     AllocRecord: "alloc", MemoryRecord: "mem", SyncRecord: "sync", StreamOpRecord: "sop",
