@@ -1,4 +1,5 @@
-"""``graphdoctor export``: a report in another tool's format (the Chrome trace, for Perfetto)."""
+"""``graphdoctor export``: a report in another tool's format (the Chrome trace, for Perfetto;
+one graph's nodes as Graphviz DOT)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ from graphdoctor.cli.reporting import write
 from graphdoctor.report import facts
 from graphdoctor.report import redact as redaction
 from graphdoctor.report.chrome_trace import to_chrome_trace
+from graphdoctor.report.document import Report
+from graphdoctor.report.graph_dot import to_dot
 from graphdoctor.report.io import load
 from graphdoctor.trace.model import PHASES
 
+CHROME_TRACE, DOT = "chrome-trace", "dot"
 LARGE_BYTES = 300 * 2**20  # Perfetto's UI struggles well before 1 GB (google/perfetto#99)
 
 EXPORT_HELP = """Write REPORT's events in another tool's format.
@@ -25,9 +29,14 @@ chrome://tracing open: phases, graph captures, each Python thread's calls,
 replays and syncs, torch.compile events, one lane per CUDA stream with each
 replay's GPU time, and memory and GPU utilisation as counters.
 
+dot is one captured graph (--graph N; --rank R in a multi-rank report) as
+Graphviz DOT: its nodes (kernels by name, memcpy, memset, host...) and their
+dependencies, from the anatomy the report keeps (graphs up to 4,096 nodes).
+
 \b
   graphdoctor export run.json -o run.trace.json
   graphdoctor export run.json --phase capture --phase replay -o small.json.gz
+  graphdoctor export run.json -f dot --graph 0 -o graph0.dot && dot -Tsvg graph0.dot
 
 \b
 Exit codes: 0 written; 2 the report cannot be read or the file cannot be written.
@@ -37,19 +46,26 @@ Exit codes: 0 written; 2 the report cannot be read or the file cannot be written
 @click.command("export", help=EXPORT_HELP)
 @click.argument("report_file", metavar="REPORT", type=click.Path(path_type=Path))
 @click.option("-f", "--format", "output_format", default="chrome-trace", show_default=True,
-              type=click.Choice(["chrome-trace"]), help="The format to write.")
+              type=click.Choice([CHROME_TRACE, DOT]), help="The format to write.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
               help="The file to write (.gz compresses; - for stdout). Default: REPORT's "
                    "name with .trace.json, in the current folder.")
 @click.option("--phase", "phases", multiple=True, type=click.Choice(PHASES),
               help="Only the moments in this phase (repeat for several); keeps big runs small.")
+@click.option("--graph", "graph_id", type=int, metavar="N",
+              help="With --format dot: the graph to draw (its id in the report).")
+@click.option("--rank", type=click.IntRange(min=0), default=None, metavar="R",
+              help="With --format dot, in a multi-rank report: the rank whose graph N to draw.")
 @click.option("--redact", is_flag=True, help=f"Leave out {redaction.WHAT_GOES}.")
 @handle_errors
 def export(report_file: Path, output_format: str, output: Path | None, phases: tuple[str, ...],
-           redact: bool) -> None:
+           graph_id: int | None, rank: int | None, redact: bool) -> None:
     document = load(report_file)
     if redact:
         document = redaction.redact(document)
+    if output_format == DOT:
+        _export_dot(document, report_file, output, graph_id, rank)
+        return
     trace = to_chrome_trace(document, phases)
     data = facts.clean_json(json.dumps(trace, separators=(",", ":"), ensure_ascii=False)).encode()
     output = output or default_output(report_file)
@@ -58,11 +74,22 @@ def export(report_file: Path, output_format: str, output: Path | None, phases: t
         _tell(output, len(trace["traceEvents"]), len(data))
 
 
-def default_output(report_file: Path) -> Path:
+def _export_dot(document: Report, report_file: Path, output: Path | None,
+                graph_id: int | None, rank: int | None) -> None:
+    if graph_id is None:
+        raise click.UsageError("--format dot draws one graph: name it with --graph N")
+    output = output or default_output(report_file, f".graph{graph_id}.dot")
+    write(to_dot(document, graph_id, -1 if rank is None else rank).encode(), output)
+    if str(output) != "-":
+        say(f"graphdoctor: wrote graph {graph_id} to {output}; draw it with "
+            f"dot -Tsvg {output} -o graph{graph_id}.svg")
+
+
+def default_output(report_file: Path, suffix: str = ".trace.json") -> Path:
     """In the current folder, where the user is: the report's own folder may be one they
     cannot or should not write in (a bundled demo's is inside the installed package)."""
     name = report_file.name.removesuffix(".gz").removesuffix(".json")
-    return Path(f"{name}.trace.json")
+    return Path(f"{name}{suffix}")
 
 
 def _tell(output: Path, events: int, size: int) -> None:

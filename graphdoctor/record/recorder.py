@@ -101,7 +101,7 @@ class EagerClaims(Protocol):
 
 
 # Parts that can be switched off, to measure what each costs (bench/overhead.py --variants):
-# GRAPHDOCTOR_OFF="graphs,devices,syncs,streams,memory,timing,eager_calls,eager_history"
+# GRAPHDOCTOR_OFF="graphs,devices,syncs,streams,memory,timing,eager_calls,eager_history,anatomy"
 OFF_ENV = "GRAPHDOCTOR_OFF"
 
 

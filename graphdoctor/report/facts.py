@@ -30,6 +30,7 @@ from graphdoctor.diagnose.model import (
     Finding,
     Verdict,
 )
+from graphdoctor.trace import anatomy
 from graphdoctor.trace.endings import INTERRUPTED, SIGNALLED, TIMED_OUT, UNKNOWN, signal_name
 from graphdoctor.trace.event_kinds import KINDS, rows_of
 from graphdoctor.trace.model import PHASES, USER, ExceptionRecord, Frame, Graph, Trace
@@ -407,3 +408,18 @@ def _frame_text(frame: stacks_at_end.DumpFrame) -> str:
 
 def _is_graphdoctors(frame: stacks_at_end.DumpFrame) -> bool:
     return "/graphdoctor/" in frame[0].replace("\\", "/")
+
+
+MAX_CONTENTS = 12  # graphs whose content the text and markdown reports list
+
+
+def graph_contents(report: Report) -> list[tuple[str, str, list[str]]]:
+    """What each graph holds, for the reports: (its name, with the rank in a multi-rank
+    report; its nodes and shape in a line; its largest kernel groups), for the graphs whose
+    anatomy was read, at most MAX_CONTENTS of them."""
+    found = [(f"{rank_tag(rank)}graph {g.id}", anatomy.summary(g.anatomy),
+              anatomy.top_kernels(g.anatomy) + [f"host node: {f}" for f in
+                                                g.anatomy.host_functions[:3]])
+             for rank, _trace, g, _stats in ranked_graphs(report) if g.anatomy is not None]
+    return found[:MAX_CONTENTS]
+

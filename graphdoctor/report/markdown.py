@@ -37,8 +37,9 @@ SEVERITY_MARK = {"error": "🔴 error", "warning": "🟠 warning", "info": "🔵
 def render_markdown(report: Report) -> str:
     """The report as markdown (see the module docstring)."""
     required = [_header(report), _verdicts(report), _baseline(report), _findings(report)]
-    optional = [_graphs(report), _exceptions(report), _crash(report), _compile(report),
-                _phases(report), _environment(report), _command(report), _notes(report)]
+    optional = [_graphs(report), _contents(report), _exceptions(report), _crash(report),
+                _compile(report), _phases(report), _environment(report), _command(report),
+                _notes(report)]
     footer = _footer(report)
     sections = [s for s in required + optional if s]
     while len(_join(sections + [footer])) > MAX_CHARS and len(sections) > len(required):
@@ -249,6 +250,14 @@ def _graph_cells(trace: Trace, g: Graph, s: facts.ReplayStats | None) -> list[st
             code(facts.site(trace, g.stack, short=True) or "?", True), str(s.count if s else 0),
             facts.format_ns(s.host_p50_ns if s else None),
             facts.format_ns(s.gpu_p50_ns if s else None), escape(g.pool or "-")]
+
+
+def _contents(report: Report) -> str:
+    """What each graph holds: its nodes and shape, and its largest kernel groups."""
+    contents = facts.graph_contents(report)
+    items = [f"- **{escape(name)}**: {cell(line)}" + "".join(
+        f"\n  - {code(kernel, True)}" for kernel in kernels) for name, line, kernels in contents]
+    return details(f"Graph content ({len(items)})", "\n".join(items)) if items else ""
 
 
 def _exceptions(report: Report) -> str:

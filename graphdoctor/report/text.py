@@ -68,7 +68,7 @@ class Printable:
 
 def _parts(report: Report) -> list[RenderableType]:
     parts = [_header(report), _verdicts(report), _baseline(report), _findings(report),
-             _graphs(report),
+             _graphs(report), _contents(report),
              _exceptions(report), _stacks(report), _compile(report), _phases(report),
              _notes(report)]
     return [p for p in parts if p is not None]
@@ -192,6 +192,17 @@ def _graph_cells(trace: Trace, g: Graph, s: facts.ReplayStats | None) -> list[Te
             _t(facts.format_ns(s.host_p50_ns if s else None)),
             _t(facts.format_ns(s.gpu_p50_ns if s else None)),
             _t(g.pool + (" shared" if g.shared_pool else ""))]
+
+
+def _contents(report: Report) -> RenderableType | None:
+    """What each graph holds: its nodes and shape, and its largest kernel groups."""
+    contents = facts.graph_contents(report)
+    if not contents:
+        return None
+    grid = _grid()
+    for name, line, kernels in contents:
+        grid.add_row(_t(name), _t(line + "".join(f"\n  {k}" for k in kernels)))
+    return Group(_title("Graph content"), grid)
 
 
 def _exceptions(report: Report) -> RenderableType | None:

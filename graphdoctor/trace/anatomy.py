@@ -131,7 +131,8 @@ def _parameters_at(name: str) -> int:
         elif char == ">":
             angle = max(0, angle - 1)
         elif char == "(":
-            if angle == 0 and paren == 0 and not name[:index].endswith("operator"):
+            # "operator()" and "(anonymous namespace)::" are parts of the name, not its list
+            if angle == paren == 0 and not name[:index].endswith(("operator", "::")):
                 return index
             paren += 1
         elif char == ")":
@@ -139,7 +140,10 @@ def _parameters_at(name: str) -> int:
     return -1
 
 
-_HINT = re.compile(r"\b(\w+_kernel_cuda|\w*Functor\w*|\w+_functor\w*|\w+Op)\b")
+_HINT = re.compile(
+    r"\b(\w+_kernel_cuda|\w+_kernel_impl|launch_\w+|\w*Functor\w*|\w+_functor|cutlass_\w+)\b")
+# template arguments that name the kind of kernel, not the operation
+_GENERIC = frozenset({"BinaryFunctor", "AUnaryFunctor", "BUnaryFunctor", "UnaryFunctor"})
 
 
 def short_kernel_name(name: str) -> str:
@@ -148,8 +152,9 @@ def short_kernel_name(name: str) -> str:
     (``vectorized_elementwise_kernel<tanh_kernel_cuda>``)."""
     top = name.split("<", 1)
     base = top[0].rsplit("::", 1)[-1]
-    hint = _HINT.search(top[1]) if len(top) > 1 else None
-    return f"{base}<{hint.group(1).rsplit('::', 1)[-1]}>" if hint else base
+    hints = _HINT.findall(top[1]) if len(top) > 1 else []
+    hint = next((h for h in hints if h not in _GENERIC), hints[0] if hints else "")
+    return f"{base}<{hint}>" if hint else base
 
 
 def grouped(names: Sequence[str]) -> tuple[tuple[KernelGroup, ...], list[int]]:
@@ -204,3 +209,41 @@ def with_kernel_times(found: Anatomy, times: Mapping[str, int], total: int) -> A
     groups = tuple(replace(g, gpu_ns=int(times.get(g.name, 0)) + (
         unmatched if g.name == OTHER_KERNELS else 0)) for g in found.kernels)
     return replace(found, kernels=groups, profiled_replay_ns=int(total))
+
+
+def summary(found: Anatomy) -> str:
+    """One line: the nodes by type and the shape (``400 nodes: 400 kernel · chain 400 of
+    400, width 1``)."""
+    if not found.nodes:
+        return "0 nodes (an empty graph)"
+    kinds = ", ".join(_counted(found.node_types[t], t) for t in NODE_TYPES if t in found.node_types)
+    return (f"{found.nodes} nodes: {kinds} · chain {found.longest_chain} of {found.nodes}, "
+            f"width {found.widest_level}")
+
+
+def top_kernels(found: Anatomy, count: int = 3) -> list[str]:
+    """The largest kernel groups, by GPU time where a replay was profiled, else by count:
+    ``200× vectorized_elementwise_kernel<tanh_kernel_cuda>`` (``, 5.6 ms, 94%``)."""
+    timed = found.profiled_replay_ns > 0
+    ranked = sorted(found.kernels, key=lambda g: -g.gpu_ns) if timed else list(found.kernels)
+    return [_kernel_line(g, found.profiled_replay_ns if timed else 0) for g in ranked[:count]]
+
+
+def _kernel_line(group: KernelGroup, total_ns: int) -> str:
+    line = f"{group.count}× {short_kernel_name(group.name)}"
+    if total_ns > 0 and group.gpu_ns >= 0:
+        line += f" ({group.gpu_ns / 1e3:,.1f} µs, {group.gpu_ns / total_ns:.0%} of the replay)"
+    return line
+
+
+def _counted(count: int, node_type: str) -> str:
+    return f"{count} {node_type}{'' if count == 1 else 's'}"
+
+
+def sentence(found: Anatomy | None) -> str:
+    """What a graph holds, as a sentence for a finding's explanation ("" where unknown)."""
+    if found is None:
+        return ""
+    kernels = "; ".join(top_kernels(found))
+    largest = f"; its largest kernel groups: {kernels}" if kernels else ""
+    return f" The graph holds {summary(found)}{largest}."

@@ -201,7 +201,7 @@ def test_a_skipped_compiled_function_trips_skipped_only(tmp_path: Path) -> None:
 def test_a_healthy_graph_passes_and_says_how_much_faster(tmp_path: Path) -> None:
     result = fixture_result("launch_bound", tmp_path)
     assert [v.kind for v in result.verdicts] == [FASTER]
-    assert result.speedup == pytest.approx(3.98, abs=0.01)
+    assert result.speedup == pytest.approx(7.54, abs=0.01)
     result.assert_ok(fail_on=[*TEST_CONDITIONS, "neutral", "slower", "error"])
 
 

@@ -48,7 +48,7 @@ def test_a_row_per_subject_and_variant_with_pooled_samples() -> None:
     written, off = result.rows
     assert (written.subject, written.variant, written.calls) == (HEALTHY, "as-written", "replay")
     assert written.host is not None and written.host.n == 2 * 298  # both repeats' replays
-    assert written.gpu is not None and round(written.gpu.median_us, 1) == 84.5
+    assert written.gpu is not None and round(written.gpu.median_us, 1) == 146.9  # the H100's
     assert written.verdict is not None and written.verdict.kind == "faster"
     assert written.verdict.kinds == {"faster": 2} and written.verdict.speedup is not None
     assert "eager from the --baseline run" in written.verdict.summary
@@ -59,11 +59,11 @@ def test_a_row_per_subject_and_variant_with_pooled_samples() -> None:
 
 def test_repeats_that_disagree_are_mixed_with_the_median_speedup() -> None:
     result = compared("compile_healthy.py", (), 2, VARIANTS,
-                      two_repeats("compile_healthy", (300, 90)))
+                      two_repeats("compile_healthy", (600, 150)))
     verdict = result.rows[0].verdict
     assert verdict is not None and verdict.kind == MIXED
     assert verdict.kinds == {"faster": 1, "neutral": 1}
-    assert verdict.speedup is not None and 2.0 < verdict.speedup < 2.4  # (3.62 + 1.08) / 2
+    assert verdict.speedup is not None and 2.3 < verdict.speedup < 2.8  # (4.08 + 1.02) / 2
     assert "mixed (faster 1, neutral 1) 2." in render_compare(result, width=200)
 
 
@@ -120,7 +120,7 @@ def test_the_table_shows_every_figure() -> None:
 
 
 def test_fail_on_checks_every_run_and_names_it() -> None:
-    runs = two_repeats("compile_healthy", (300, 90))
+    runs = two_repeats("compile_healthy", (300, 150))
     result = compared("compile_healthy.py", (), 2, VARIANTS, runs, ("neutral", "slower"))
     assert [(t.condition, t.reason.split(":")[0]) for t in result.trips] == [
         ("neutral", "as-written run 2")]

@@ -32,8 +32,12 @@ EXPECTED: dict[str, tuple[set[str], tuple[str, int] | None, list[str]]] = {
                                  ("legacy_stream_in_capture.py", 11), ["unsafe"]),
     "freed_input_after_capture": ({"freed-captured-input"},
                                   ("freed_input_after_capture.py", 8), ["unsafe"]),
-    "gpu_bound": ({"gpu-bound"}, ("gpu_bound.py", 24), ["neutral"]),
-    "launch_bound": (set(), None, ["faster"]),
+    "gpu_bound": ({"gpu-bound"}, ("gpu_bound.py", 25), ["neutral"]),
+    # faster, and one chain of 400 kernels of under 2 µs: fusing is the next saving
+    "launch_bound": ({"serial-tiny-kernels"}, ("launch_bound.py", 24), ["faster"]),
+    # a host callback captured into a graph (unmeasured: the script times no eager step)
+    "host_node_in_capture": ({"host-node-in-graph"}, ("host_node_in_capture.py", 37),
+                             ["unmeasured", "unmeasured"]),
     "tiny_graph": ({"too-little-work-per-graph"}, ("tiny_graph.py", 20), ["faster"]),
     "sync_between_replays": ({"sync-between-replays"}, ("sync_between_replays.py", 25),
                              ["unmeasured"]),
@@ -177,3 +181,26 @@ def test_a_moved_static_input_is_named_with_the_line_that_allocated_the_new_one(
 def test_unmeasured_verdict_says_so() -> None:
     verdict = report_for("sync_between_replays").diagnosis.verdicts[0]
     assert verdict.speedup is None and "no eager run" in verdict.summary
+
+
+def test_a_gpu_bound_finding_names_the_kernels_that_keep_the_gpu_busy() -> None:
+    [finding] = [f for f in report_for("gpu_bound").diagnosis.findings if f.name == "gpu-bound"]
+    # recorded with --full: one replay profiled, the four GEMMs take 94% of it
+    assert "The graph holds 12 nodes: 8 kernels, 4 memsets" in finding.explanation
+    assert "its largest kernel groups: 4× nvjet_sm90" in finding.explanation
+    assert "% of the replay)" in finding.explanation
+
+
+def test_a_long_chain_of_tiny_kernels_gives_its_counts_and_times() -> None:
+    [finding] = [f for f in report_for("launch_bound").diagnosis.findings
+                 if f.name == "serial-tiny-kernels"]
+    m = finding.measurements
+    assert (m["kernels"], m["longest_chain"]) == (400, 400) and m["per_kernel_us"] < 5
+    assert "200× vectorized_elementwise_kernel<tanh_kernel_cuda>" in finding.explanation
+
+
+def test_a_host_node_is_named_and_an_empty_graph_counts_zero_nodes() -> None:
+    [host] = report_for("host_node_in_capture").diagnosis.findings
+    assert host.graph == 0 and "a function at 0x" in host.explanation
+    [empty] = report_for("empty_graph").diagnosis.findings
+    assert "the driver listed 0 nodes in it" in empty.explanation

@@ -21,17 +21,19 @@ from graphdoctor.tui.events import EventRef, describe
 from graphdoctor.tui.screens.summary import event_counts as summary_counts
 from graphdoctor.tui.timeline_build import build_lanes
 
-RECORDING = Path(__file__).parents[2] / "fixtures" / "recordings" / "launch_bound.spool.jsonl.gz"
+RECORDINGS = Path(__file__).parents[2] / "fixtures" / "recordings"
+RECORDING = RECORDINGS / "launch_bound.spool.jsonl.gz"
+OLDER = RECORDINGS / "default_stream_capture.spool.jsonl.gz"  # recorded before gc_pauses
 GC = BY_NAME["gc_pauses"]
 
 
 def _with_collections() -> Trace:
     """The launch_bound recording with two collections spliced in: a full one inside the
     capture, and a long young one after it."""
-    records = list(read_records(RECORDING))
+    records = [r for r in read_records(RECORDING) if r[0] != "gc"]  # its own collections
     capture = next(r[1] for r in records if r[0] == "graph")
     end = next(r[1] for r in records if r[0] == "graph_end")
-    records += [["gc", capture["t"] + 10, 4_000_000, 2, 1234, 0],
+    records += [["gc", (capture["t"] + end["t"]) // 2, 4_000_000, 2, 1234, 0],  # the user's time
                 ["gc", end["t"] + 10, 250_000, 0, 7, 0]]
     return assemble(records)
 
@@ -75,7 +77,7 @@ def test_the_tui_counts_describes_and_draws_them() -> None:
 
 
 def test_an_older_recording_has_none() -> None:
-    with gzip.open(RECORDING, "rt") as handle:
+    with gzip.open(OLDER, "rt") as handle:
         assert not any(json.loads(line)[0] == "gc" for line in handle if line.strip())
-    trace = assemble(read_records(RECORDING))
+    trace = assemble(read_records(OLDER))
     assert len(trace.tables["gc_pauses"]) == 0

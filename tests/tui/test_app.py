@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from textual.command import CommandPalette
 from textual.widgets import OptionList
 
@@ -144,9 +146,11 @@ async def test_cursor_lanes_and_next_event() -> None:
         before = timeline.state.cursor
         await pilot.press("right")
         assert timeline.state.cursor > before
-        await pilot.press("enter")  # the sync nearest the cursor, a column to its left
-        assert timeline.state.selected == EventRef("syncs", 0)
-        await pilot.press(*["right"] * 5, "enter")  # nothing within two columns
+        await pilot.press("enter")  # the sync nearest the cursor, a column or two away
+        cursor = timeline.state.cursor
+        nearest = min(range(len(times)), key=lambda i: abs(times[i] - cursor))
+        assert timeline.state.selected == EventRef("syncs", nearest)
+        await pilot.press(*["left"] * 10, "enter")  # nothing within two columns
         assert timeline.state.selected is None
         await pilot.press("k")
         assert timeline.state.lane == syncs - 1
@@ -211,9 +215,14 @@ async def test_graphs_list_each_capture_and_open_it_on_the_timeline() -> None:
         table = app.screen.query_one("#graphs-table")
         assert table.row_count == 1  # type: ignore[attr-defined]
         cells = [str(c) for c in table.get_row_at(0)]  # type: ignore[attr-defined]
-        assert cells[2] == "captured" and cells[5] == "1000" and cells[10] == "step"
+        assert cells[2] == "captured" and cells[3] == "400" and cells[6] == "1000"
+        assert cells[11] == "step"
         text = shown(app, "#graph-text")
-        assert "1000 replays" in text and "1000 eager steps" in text and "▶24" in text
+        assert "1000 replays" in text and "1002 eager steps" in text and "▶24" in text
+        # what the graph holds, from the driver: 200 layers of matmul and tanh in one chain
+        assert "content: 400 nodes: 400 kernels · chain 400 of 400, width 1" in text
+        assert "200× vectorized_elementwise_kernel<tanh_kernel_cuda>" in text
+        assert "-f dot --graph 0" in text
         await pilot.press("enter")
         await settle(pilot)
         timeline = app.screen.query_one(Timeline)
@@ -314,3 +323,26 @@ async def test_a_graph_asked_for_before_the_table_is_filled_is_highlighted_once_
         await settle(pilot)
         assert app.screen.query_one("#graphs-table").cursor_row == 5  # type: ignore[attr-defined]
         assert shown(app, "#graph-text").startswith("graph 5 ")
+
+
+async def test_a_graph_with_a_host_node_names_it_and_one_never_read_shows_no_count() -> None:
+    report = report_for("host_node_in_capture")
+    app = app_for(report)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("5")
+        await settle(pilot)
+        table = app.screen.query_one("#graphs-table")
+        counts = [str(table.get_row_at(i)[3]) for i in range(2)]  # type: ignore[attr-defined]
+        assert counts == ["25", "24"]
+        text = shown(app, "#graph-text")
+        assert "25 nodes: 24 kernels, 1 host · chain 25 of 25" in text
+        assert "host node: a function at 0x" in text and "GD210" in text
+    unread = [dataclasses.replace(g, anatomy=None) for g in report.trace.graphs]
+    app = app_for(dataclasses.replace(report, trace=dataclasses.replace(report.trace,
+                                                                        graphs=unread)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("5")
+        await settle(pilot)
+        table = app.screen.query_one("#graphs-table")
+        assert str(table.get_row_at(0)[3]) == "—"  # type: ignore[attr-defined]
+        assert "content:" not in shown(app, "#graph-text")

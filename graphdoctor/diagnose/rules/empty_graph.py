@@ -1,9 +1,9 @@
 """A capture that recorded nothing.
 
-PyTorch warns "The CUDA Graph is empty" when no work reached the capturing stream: the
-step ran on another stream that never forked from the capture stream, on another device, or
-it did nothing on the GPU. Every replay of such a graph is a no-op while the real work runs
-(or not) outside it.
+PyTorch warns "The CUDA Graph is empty" (and the driver lists no node in the graph) when no
+work reached the capturing stream: the step ran on another stream that never forked from the
+capture stream, on another device, or it did nothing on the GPU. Every replay of such a
+graph is a no-op while the real work runs (or not) outside it.
 
 How to fix: run the captured work on the capture stream (the current stream inside
 ``torch.cuda.graph``), on the device being captured; fork side streams from it.
@@ -22,22 +22,34 @@ ID, NAME = "GD109", "empty-graph"
 
 
 def check(view: TraceView) -> Iterator[Finding]:
-    for index, warning in enumerate(view.trace.warnings):
-        if "CUDA Graph is empty" not in warning.message:
-            continue
-        graph = _graph_at(view, warning.t)
-        if graph is None or graph.status != CAPTURED:
+    warned = dict(_warned(view))
+    for graph in view.graphs:
+        held = graph.anatomy
+        if graph.status != CAPTURED or (graph.id not in warned and (
+                held is None or held.nodes)):
             continue  # a failed capture explains itself; the warning is a side effect
         replays = sum(1 for r in view.trace.tables["replays"] if r.graph == graph.id)
+        said = "PyTorch warned that the graph is empty" if graph.id in warned else ""
+        read = "the driver listed 0 nodes in it" if held is not None and not held.nodes else ""
         yield Finding(
             ID, NAME, WARNING, UNSAFE,
             title=f"graph {graph.id} captured nothing ({replays} replays did no work)",
             explanation=f"No work reached the capture stream of graph {graph.id} "
-                        f"(captured at {view.where(graph.stack)}); PyTorch warned that the "
-                        "graph is empty.",
+                        f"(captured at {view.where(graph.stack)}); "
+                        f"{' and '.join(p for p in (said, read) if p)}.",
             fix="Run the step on the capture stream inside the captured block.",
-            evidence=(view.evidence("warnings", index),),
+            evidence=tuple(view.evidence("warnings", i) for i in warned.get(graph.id, ())),
             location=view.location(graph.stack), graph=graph.id)
+
+
+def _warned(view: TraceView) -> Iterator[tuple[int, tuple[int, ...]]]:
+    """(graph, the indices of PyTorch's "The CUDA Graph is empty" warnings about it)."""
+    found: dict[int, tuple[int, ...]] = {}
+    for index, warning in enumerate(view.trace.warnings):
+        graph = _graph_at(view, warning.t) if "CUDA Graph is empty" in warning.message else None
+        if graph is not None:
+            found[graph.id] = (*found.get(graph.id, ()), index)
+    yield from found.items()
 
 
 def _graph_at(view: TraceView, t: int) -> Graph | None:

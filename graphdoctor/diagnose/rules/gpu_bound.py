@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from graphdoctor.diagnose import measure
 from graphdoctor.diagnose.model import NEUTRAL, WARNING, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace import anatomy
 
 ID, NAME = "GD201", "gpu-bound"
 BUSY = 0.9
@@ -42,7 +43,8 @@ def check(view: TraceView) -> Iterator[Finding]:
                          "time and its kernels alone take about "
                          f"{compared.replay.median_us:,.0f} µs (the replay); the CPU launches "
                          f"the step in {eager_host.median_us:,.0f} µs. "
-                         "Launch overhead is too small a share for a graph to remove."),
+                         "Launch overhead is too small a share for a graph to remove."
+                         f"{anatomy.sentence(graph.anatomy)}"),
             fix="Keep the eager path (and the memory) or optimise the kernels themselves; a "
                 "CUDA graph only removes launch overhead.",
             location=view.location(graph.stack), graph=graph.id, measurements=m.as_dict())

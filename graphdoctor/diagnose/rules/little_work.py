@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from graphdoctor.diagnose import measure
 from graphdoctor.diagnose.model import NEUTRAL, WARNING, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace import anatomy
 
 ID, NAME = "GD202", "too-little-work-per-graph"
 SAVING_US = 10.0
@@ -40,7 +41,7 @@ def check(view: TraceView) -> Iterator[Finding]:
                          f"{replay.median_us:.1f} µs (GPU time, median of {replay.n} "
                          f"replays); the CPU launches the eager step in {launching:.1f} µs. The "
                          "captured step launches so little work that one graph launch saves "
-                         "only a few microseconds."),
+                         f"only a few microseconds.{anatomy.sentence(graph.anatomy)}"),
             fix="Capture a larger part of the step, or do not capture this one.",
             location=view.location(graph.stack), graph=graph.id, measurements=m.as_dict())
 

@@ -1,7 +1,9 @@
 """Graphs: every capture with its id, API, status, pool, capture time, replays and timings,
 beside the same work run eagerly. The selected graph's details show where it was captured,
 why it failed if it did, its verdict and its findings; enter shows the capture on the
-timeline. A distributed run lists each rank's graphs, rank first (each rank has a graph 0)."""
+timeline. A distributed run lists each rank's graphs, rank first (each rank has a graph 0).
+Where the recorder read a graph's content, the table counts its nodes and the details say
+what they are: node types, the longest chain and widest level, the largest kernel groups."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Static
 
 from graphdoctor.report.facts import clean
+from graphdoctor.trace import anatomy
+from graphdoctor.trace.anatomy import Anatomy
 from graphdoctor.trace.model import NONE
 from graphdoctor.tui.aggregate import GraphRow, Timing
 from graphdoctor.tui.events import EventRef
@@ -29,8 +33,9 @@ from graphdoctor.tui.screens.base import ReportScreen, ScreenEntry
 from graphdoctor.tui.screens.help import binding_lines
 from graphdoctor.tui.units import format_bytes, format_duration, format_speedup
 
-COLUMNS = ("graph", "api", "status", "pool", "capture", "replays", "replay host", "replay GPU",
-           "eager host", "eager GPU", "function")
+COLUMNS = ("graph", "api", "status", "nodes", "pool", "capture", "replays", "replay host",
+           "replay GPU", "eager host", "eager GPU", "function")
+KERNEL_LINES = 5  # kernel groups the details list
 
 
 def _duration(value: float | None) -> Text:
@@ -47,11 +52,13 @@ def _cells(row: GraphRow) -> tuple[Any, ...]:
     capture = graph.capture_end - graph.capture_start if graph.capture_end != NONE else None
     pool = f"{graph.pool} shared" if graph.shared_pool else graph.pool or "—"
     name = f"{graph.id}" + (" (internal)" if graph.internal else "")
+    nodes = "—" if graph.anatomy is None else f"{graph.anatomy.nodes:,}"
     return (name, report_text(graph.api),
             report_text(graph.status, GRAPH_STATUS_STYLES.get(graph.status, "")),
-            report_text(pool), _duration(capture), Text(str(row.replays.count), justify="right"),
-            _duration(row.replays.host), _duration(row.replays.gpu), _duration(row.eager.host),
-            _duration(row.eager.gpu), report_text(row.function))
+            Text(nodes, justify="right"), report_text(pool), _duration(capture),
+            Text(str(row.replays.count), justify="right"), _duration(row.replays.host),
+            _duration(row.replays.gpu), _duration(row.eager.host), _duration(row.eager.gpu),
+            report_text(row.function))
 
 
 class GraphsScreen(ReportScreen):
@@ -134,6 +141,7 @@ class GraphsScreen(ReportScreen):
             text.append(clean(f"verdict: {verdict.kind} ({format_speedup(verdict.speedup)}) — "
                               f"{verdict.summary}\n"))
         text.append_text(_timings(row.replays, row.eager))
+        text.append_text(_content(graph.anatomy, graph.id))
         if graph.pool_bytes:
             text.append(clean(f"private pool {graph.pool} holds "
                               f"{format_bytes(graph.pool_bytes)}\n"))
@@ -160,6 +168,23 @@ class GraphsScreen(ReportScreen):
                             style=severity_style(finding.severity))
                 text.append(clean(f"{finding.id} {finding.title}\n"))
         return text
+
+
+def _content(found: Anatomy | None, graph_id: int) -> Text:
+    """What the graph holds: nodes by type and shape, its largest kernel groups (with their
+    GPU time in a profiled replay, under --full), its host nodes' functions."""
+    if found is None:
+        return Text()
+    text = Text("content: ", style="bold")
+    text.append(clean(anatomy.summary(found) + "\n"))
+    for line in anatomy.top_kernels(found, KERNEL_LINES):
+        text.append(clean(f"  {line}\n"))
+    for function in found.host_functions[:KERNEL_LINES]:
+        text.append(clean(f"  host node: {function}\n"), style="red")
+    if found.nodes_kept and found.nodes:
+        text.append(f"  every node and edge: graphdoctor export REPORT -f dot --graph {graph_id}\n",
+                    style="dim")
+    return text
 
 
 def _timings(replays: Timing, eager: Timing) -> Text:
