@@ -24,7 +24,7 @@ what happened when, allocations and graphs. Press ? inside for every key.
   graphdoctor view --demo launch_bound
 
 \b
-Demos (recorded on an NVIDIA H200):
+Demos (recorded on an NVIDIA H100):
 {DEMO_LIST}
 
 \b

@@ -48,6 +48,10 @@ class DriverError(RuntimeError):
     """A driver call failed; the graph is left without an anatomy."""
 
 
+# What a driver call, or a result this cuda-bindings shapes otherwise, can raise here.
+_FAILURES = (DriverError, AttributeError, TypeError, ValueError, KeyError, IndexError)
+
+
 class AnatomyReader:
     """Takes a copy of the graph a stream is capturing into (:meth:`take`, inside the
     capture), and reads and emits the copies later (:meth:`drain`, from the flushing
@@ -73,11 +77,10 @@ class AnatomyReader:
             if _failed(d, info[0]) or info[1] != active:
                 return
             clone = _checked(d, d.cuGraphClone(info[3]))[1]
-            small = _checked(d, d.cuGraphGetNodes(clone))[-1] <= INLINE_NODES
-        except (DriverError, AttributeError, TypeError, ValueError) as error:
+        except _FAILURES as error:
             self.rec.note(WHAT, f"graph {graph_id} could not be copied: {error}")
             return
-        if small:
+        if _node_count(d, clone) <= INLINE_NODES:  # an unreadable count: read it here too
             self._settle(graph_id, clone, started, None)
         else:
             self._copies.append((graph_id, clone, time.perf_counter_ns() - started))
@@ -93,7 +96,7 @@ class AnatomyReader:
         ``started``; read later, where taking the copy cost the capture ``taken_ns``."""
         try:
             found = self._read(clone)
-        except (DriverError, AttributeError, TypeError, ValueError) as error:
+        except _FAILURES as error:
             self.rec.note(WHAT, f"graph {graph_id} could not be read: {error}")
             return
         finally:
@@ -180,6 +183,14 @@ def _structure(types: list[str], kernel_group: list[int],
             "node_kernel": [next(groups) if t == anatomy.KERNEL else NONE
                             for t in types],
             "edge_list": [list(e) for e in edges]}
+
+
+def _node_count(driver: Any, graph: Any) -> int:
+    """How many nodes ``graph`` has; 0 where the driver does not say."""
+    try:
+        return int(_checked(driver, driver.cuGraphGetNodes(graph))[-1])
+    except _FAILURES:
+        return 0
 
 
 def _failed(driver: Any, result: Any) -> bool:
