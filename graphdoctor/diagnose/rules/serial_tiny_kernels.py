@@ -1,4 +1,4 @@
-"""A graph replays a long serial chain of tiny kernels: fusing them would save more.
+"""A graph replays a long serial chain of tiny kernels: fusing them is the next saving.
 
 A graph removes the CPU's launch cost, not the GPU's per-kernel cost: each kernel of a
 chain still starts after the one before it ends, and a kernel of a few microseconds spends
