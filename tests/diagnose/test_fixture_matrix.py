@@ -204,3 +204,10 @@ def test_a_host_node_is_named_and_an_empty_graph_counts_zero_nodes() -> None:
     assert host.graph == 0 and "a function at 0x" in host.explanation
     [empty] = report_for("empty_graph").diagnosis.findings
     assert "the driver listed 0 nodes in it" in empty.explanation
+
+
+def test_one_collective_in_one_graph_is_counted_in_the_singular() -> None:
+    titles = [f.title for f in report_for("dist_healthy_capture").diagnosis.findings
+              if f.name == "collective-in-capture"]
+    assert titles and all(t.startswith("1 collective (all_reduce) captured in graph 0")
+                          for t in titles), titles

@@ -223,6 +223,8 @@ async def test_graphs_list_each_capture_and_open_it_on_the_timeline() -> None:
         assert "content: 400 nodes: 400 kernels · chain 400 of 400, width 1" in text
         assert "200× vectorized_elementwise_kernel<tanh_kernel_cuda>" in text
         assert "-f dot --graph 0" in text
+        # the verdict's own summary names its kind and speedup, once
+        assert "verdict: 7.54x faster: eager 5,169.0 µs" in text and "(7.54×) —" not in text
         await pilot.press("enter")
         await settle(pilot)
         timeline = app.screen.query_one(Timeline)

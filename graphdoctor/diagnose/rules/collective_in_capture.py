@@ -31,8 +31,8 @@ def check(view: TraceView) -> Iterator[Finding]:
     where = f" on rank(s) {', '.join(map(str, ranks))}" if view.peers else ""
     yield Finding(
         ID, NAME, INFO, NEUTRAL,
-        title=f"{len(captured)} collective(s) ({', '.join(ops)}) captured in graph(s) "
-              f"{', '.join(map(str, graphs))}{where}",
+        title=f"{len(captured)} collective{_s(len(captured))} ({', '.join(ops)}) captured in "
+              f"graph{_s(len(graphs))} {', '.join(map(str, graphs))}{where}",
         explanation=("These collectives are part of the captured graphs: each replay runs them. "
                      "Every rank must capture and replay the same graphs in the same order, no "
                      "rank may sync with the host between replays alone, and the graphs must be "
@@ -49,6 +49,10 @@ def _captures(view: TraceView) -> bool:
 
 def _reported_by_a_lower_rank(view: TraceView) -> bool:
     return any(r < view.rank and _captures(view.peer_view(r)) for r in view.peers)
+
+
+def _s(count: int) -> str:
+    return "" if count == 1 else "s"
 
 
 RULE = Rule(ID, NAME, check, __doc__ or "")

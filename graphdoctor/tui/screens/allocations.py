@@ -23,7 +23,7 @@ from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.screens.base import ReportScreen, ScreenEntry
 from graphdoctor.tui.screens.help import binding_lines
-from graphdoctor.tui.units import format_bytes, format_count
+from graphdoctor.tui.units import counted, format_bytes, format_count
 
 GROUP_TITLES = {"phase": "By phase", "pool": "By pool", "site": "By call site"}
 HEADINGS = {"key": "", "allocs": "allocs", "allocated": "allocated", "frees": "frees",
@@ -147,8 +147,8 @@ class AllocationsScreen(ReportScreen):
     def group_text(self, group: AllocGroup) -> RenderableType:
         text = Text()
         text.append(f"{clean(group.label)}\n", style="bold")
-        text.append(f"{format_count(group.allocs)} allocations of {format_bytes(group.allocated)}"
-                    f", {format_count(group.frees)} frees of {format_bytes(group.freed)}; "
+        text.append(f"{counted(group.allocs, 'allocation')} of {format_bytes(group.allocated)}"
+                    f", {counted(group.frees, 'free')} of {format_bytes(group.freed)}; "
                     f"largest {format_bytes(group.largest)} (enter: show it on the timeline)\n")
         if self.grouping == "pool":
             text.append_text(self._pool_users(group.key, group.rank))

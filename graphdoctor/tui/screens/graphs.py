@@ -31,7 +31,7 @@ from graphdoctor.tui.report_view import GraphKey, ReportView
 from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.screens.base import ReportScreen, ScreenEntry
 from graphdoctor.tui.screens.help import binding_lines
-from graphdoctor.tui.units import format_bytes, format_duration, format_speedup
+from graphdoctor.tui.units import format_bytes, format_duration
 
 COLUMNS = ("graph", "api", "status", "nodes", "pool", "capture", "replays", "replay host",
            "replay GPU", "eager host", "eager GPU", "function")
@@ -137,9 +137,8 @@ class GraphsScreen(ReportScreen):
             text.append("torch.compile's own capture, which keeps its memory pool; not yours\n",
                         style="dim")
         verdict = view.verdict_for(graph.id, row.rank)
-        if verdict is not None:
-            text.append(clean(f"verdict: {verdict.kind} ({format_speedup(verdict.speedup)}) — "
-                              f"{verdict.summary}\n"))
+        if verdict is not None:  # its summary names the kind and the speedup itself
+            text.append(clean(f"verdict: {verdict.summary}\n"))
         text.append_text(_timings(row.replays, row.eager))
         text.append_text(_content(graph.anatomy, graph.id))
         if graph.pool_bytes:
