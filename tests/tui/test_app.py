@@ -170,6 +170,24 @@ async def test_z_zooms_to_the_phase_under_the_cursor() -> None:
         assert window.span < (capture.end - capture.start) * 1.2
 
 
+async def test_home_and_end_go_to_the_run_s_edges_keeping_the_zoom() -> None:
+    app = app_for(report_for("item_in_capture"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("3")
+        timeline = app.screen.query_one(Timeline)
+        await pilot.press("plus", "plus")  # zoomed in, somewhere in the middle
+        span = timeline.state.window.span
+        assert span < timeline.limits.span
+        await pilot.press("home")
+        assert timeline.state.cursor == timeline.limits.start
+        assert timeline.state.window.span == span  # not a 100 ns window
+        assert timeline.state.window.start == timeline.limits.start
+        await pilot.press("end")
+        assert timeline.state.cursor == timeline.limits.end - 1
+        assert timeline.state.window.span == span and timeline.state.window.end == \
+            timeline.limits.end
+
+
 async def test_a_click_selects_and_the_wheel_zooms() -> None:
     from textual.events import MouseScrollUp
 
@@ -230,6 +248,19 @@ async def test_graphs_list_each_capture_and_open_it_on_the_timeline() -> None:
         timeline = app.screen.query_one(Timeline)
         assert timeline.state.selected == EventRef("graphs", 0)
         assert timeline.lanes[timeline.state.lane].label.endswith("capture")
+
+
+async def test_allocations_take_the_keys_once_their_groups_are_in() -> None:
+    app = app_for(report_for("many_private_pools"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await settle(pilot)
+        app.screen.query_one("#groupings").focus()  # where a loading table's focus went
+        await pilot.press("o")
+        await settle(pilot)
+        assert app.focused is app.screen.query_one("#alloc-table")
+        await pilot.press("down", "down")  # no tab needed first
+        assert shown(app, "#alloc-text").startswith("(3, 0)")
 
 
 async def test_allocations_group_sort_and_open() -> None:

@@ -114,8 +114,10 @@ class AllocationsScreen(ReportScreen):
         if grouping != self.grouping:
             return
         self._groups = groups
-        self.query_one("#alloc-table", DataTable).loading = False
+        table = self.query_one("#alloc-table", DataTable)
+        table.loading = False
         self._fill()
+        table.focus()  # a loading table gives its focus away: ↓ and enter are for its rows
 
     def _fill(self) -> None:
         table = self.query_one("#alloc-table", DataTable)

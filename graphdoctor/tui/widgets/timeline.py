@@ -176,8 +176,10 @@ class Timeline(ScrollView, can_focus=True):
         self.state = moves.fit(self.state, self.limits)
 
     def action_edge(self, end: bool) -> None:
+        """To the run's start (or end), keeping the zoom."""
         t = self.limits.end - 1 if end else self.limits.start
-        self.state = replace(moves.show_moment(self.state, self.limits, t, t, 0), cursor=t)
+        context = (self.state.window.span + 1) // 2  # half the window, rounded up: the same zoom
+        self.state = replace(moves.show_moment(self.state, self.limits, t, t, context), cursor=t)
 
     def action_jump(self, forward: bool) -> None:
         """To the next (or previous) event on the cursor's lane, keeping the zoom."""
