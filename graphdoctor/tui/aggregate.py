@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from itertools import compress
 
 from graphdoctor.trace.model import NONE, Graph, Trace
@@ -155,10 +155,18 @@ def graph_rows(trace: Trace, rank: int = NONE) -> list[GraphRow]:
     eager = [mode == "eager" for mode in calls["mode"]]
     by_function = _grouped(list(compress(calls["fn"], eager)), list(compress(calls["dur"], eager)),
                            list(compress(calls["gpu"], eager)))
-    return [GraphRow(graph, _function_name(trace, graph), _timing(by_graph.get(graph.id, [])),
+    return [GraphRow(graph, _function_name(trace, graph),
+                     _replays(by_graph.get(graph.id, []), trace.replay_counts.get(graph.id, 0)),
                      _timing([t for fn in _functions(graph) for t in by_function.get(fn, [])]),
                      _first(replays["graph"], graph.id), index, rank)
             for index, graph in enumerate(trace.graphs)]
+
+
+def _replays(timed: list[tuple[int, int]], counted: int) -> Timing:
+    """The replays' timings; their count also takes in those the run ended before timing
+    (a hang, a crash), which the recorder counted as they happened, as the verdicts do."""
+    timing = _timing(timed)
+    return replace(timing, count=max(timing.count, counted))
 
 
 Timings = dict[int, list[tuple[int, int]]]  # key -> [(host ns, GPU ns)]

@@ -211,3 +211,10 @@ def test_one_collective_in_one_graph_is_counted_in_the_singular() -> None:
               if f.name == "collective-in-capture"]
     assert titles and all(t.startswith("1 collective (all_reduce) captured in graph 0")
                           for t in titles), titles
+
+
+def test_a_hang_in_teardown_counts_the_graphs_still_alive() -> None:
+    [finding] = [f for f in report_for("dist_extra_allreduce_in_capture").diagnosis.findings
+                 if f.name == "teardown-hang"]
+    assert finding.title.endswith("while 1 graph with captured collectives was alive")
+    assert "graph 0 had captured collectives and was never destroyed" in finding.explanation

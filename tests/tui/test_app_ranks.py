@@ -86,6 +86,8 @@ async def test_graphs_of_every_rank_are_listed_and_open_on_their_ranks_lane() ->
         await settle(pilot)
         rows = table_rows(app, "#graphs-table")
         assert [row[:2] for row in rows] == [["0", "0"], ["1", "0"]]  # rank, graph
+        # each rank replayed 5 times, as its verdict says, rank 1's never timed (it hung)
+        assert [row[7] for row in rows] == ["5", "5"]
         await pilot.press("down", "enter")
         await settle(pilot)
         state = timeline(app).state

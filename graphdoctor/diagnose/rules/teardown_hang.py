@@ -41,15 +41,20 @@ def check(view: TraceView) -> Iterator[Finding]:
     yield Finding(
         ID, NAME, ERROR, UNSAFE,
         title=f"destroy_process_group() at {view.where(begin.stack)} never returned"
-              + (f" while {len(alive)} graph(s) with captured collectives were alive"
-                 if alive else ""),
+              + (f" while {_graphs(len(alive))} with captured collectives "
+                 f"{'was' if len(alive) == 1 else 'were'} alive" if alive else ""),
         explanation=("The process group was being destroyed when the run ended"
-                     + (f"; graph(s) {', '.join(str(g.id) for g in alive)} had captured "
-                        "collectives and were never destroyed, which makes NCCL wait."
-                        if alive else ".")),
+                     + (f"; {'graph' if len(alive) == 1 else 'graphs'} "
+                        f"{', '.join(str(g.id) for g in alive)} had captured collectives and "
+                        f"{'was' if len(alive) == 1 else 'were'} never destroyed, which makes "
+                        "NCCL wait." if alive else ".")),
         fix="Synchronize and delete (or reset()) the graphs before destroy_process_group().",
         evidence=(view.evidence("teardown", index),),
         location=view.location(begin.stack))
+
+
+def _graphs(count: int) -> str:
+    return f"{count} graph" + ("" if count == 1 else "s")
 
 
 RULE = Rule(ID, NAME, check, __doc__ or "")
