@@ -39,6 +39,7 @@ from graphdoctor.trace.names import (
     INTERNAL_SYNC,
 )
 from graphdoctor.trace.phases import PhaseIndex
+from graphdoctor.trace.stream_names import stream_names
 
 if TYPE_CHECKING:  # these modules compute the answers and import this one
     from graphdoctor.diagnose.failures import Cause
@@ -79,6 +80,11 @@ class TraceView:
         self.causes: PerGraph[Cause] = PerGraph()
 
     # -- graphs and functions ------------------------------------------------------------
+    @functools.cached_property
+    def stream_names(self) -> dict[int, str]:
+        """One name per stream, as the timeline and event details give it (s1, s2...)."""
+        return stream_names(self.trace)
+
     @functools.cached_property
     def graphs(self) -> list[Graph]:
         """The user's graphs: torch's own pool-keeping capture is left out."""

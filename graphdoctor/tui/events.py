@@ -18,6 +18,7 @@ from graphdoctor.report.document import Report
 from graphdoctor.report.facts import teardown_calls
 from graphdoctor.trace.event_kinds import BY_NAME, EventKind, rows_of
 from graphdoctor.trace.model import NONE, USER, Frame, Trace
+from graphdoctor.trace.stream_names import stream_label, stream_names
 from graphdoctor.tui.units import format_bytes, format_duration, format_moment
 
 # What a ref may name besides the kinds of event: the trace's structure.
@@ -132,24 +133,6 @@ def source_context(report: Report, file: str, line: int, radius: int = 3) -> lis
             for number in range(line - radius, line + radius + 1) if number in lines]
 
 
-def stream_names(trace: Trace) -> dict[int, str]:
-    """Short names for CUDA streams: "default" for stream 0, then s1, s2... by first use."""
-    first_use: dict[int, int] = {}
-    for name in ("stream_ops", "replays", "allocs"):
-        data = trace.tables[name].data
-        for stream in set(data["stream"]):
-            at = data["t"][data["stream"].index(stream)]
-            first_use[stream] = min(first_use.get(stream, at), at)
-    for graph in trace.graphs:
-        first_use[graph.stream] = min(first_use.get(graph.stream, graph.capture_start),
-                                      graph.capture_start)
-    first_use.pop(NONE, None)
-    ordered = sorted((s for s in first_use if s != 0), key=lambda s: (first_use[s], s))
-    names = {0: "default"} if 0 in first_use else {}
-    names.update({stream: f"s{number}" for number, stream in enumerate(ordered, 1)})
-    return names
-
-
 def describe(trace: Trace, ref: EventRef, streams: dict[int, str] | None = None) -> EventDetails:
     """The details pane's account of one event; ``streams`` from :func:`stream_names`."""
     span = event_span(trace, ref)
@@ -184,8 +167,7 @@ def _graph_name(graph: int) -> str:
 
 
 def _stream_name(context: _Context, stream: int) -> str:
-    name = context.streams.get(stream)
-    return "—" if stream == NONE else f"{name} ({stream})" if name else str(stream)
+    return stream_label(context.streams, stream)
 
 
 def _replay(context: _Context, index: int) -> Described:

@@ -9,8 +9,9 @@ from functools import cached_property
 from graphdoctor.report import facts
 from graphdoctor.trace.model import NONE, ExceptionRecord, Trace
 from graphdoctor.trace.phases import PhaseIndex
+from graphdoctor.trace.stream_names import stream_names
 from graphdoctor.tui.aggregate import AllocGroup, GraphRow, graph_rows, group_allocs
-from graphdoctor.tui.events import EventDetails, EventRef, describe, event_span, stream_names
+from graphdoctor.tui.events import EventDetails, EventRef, describe, event_span
 from graphdoctor.tui.timeline_build import build_lanes
 from graphdoctor.tui.timeline_lanes import Lane
 from graphdoctor.tui.timeline_ranks import rank_lanes

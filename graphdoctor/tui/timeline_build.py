@@ -14,8 +14,9 @@ from typing import Any
 
 from graphdoctor.trace.event_kinds import KINDS
 from graphdoctor.trace.model import NONE, Trace
+from graphdoctor.trace.stream_names import stream_names
 from graphdoctor.tui import palette as marks
-from graphdoctor.tui.events import stream_names, teardown_end
+from graphdoctor.tui.events import teardown_end
 from graphdoctor.tui.palette import Mark
 from graphdoctor.tui.timeline_lanes import Lane, MemoryLane, PhaseLane, UtilisationLane
 from graphdoctor.tui.timeline_memory import MemoryCurve

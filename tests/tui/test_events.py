@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from graphdoctor.diagnose.model import Evidence
 from graphdoctor.trace.model import Frame
+from graphdoctor.trace.stream_names import stream_names
 from graphdoctor.tui.events import (
     EventRef,
     describe,
@@ -12,7 +13,6 @@ from graphdoctor.tui.events import (
     ref_from_evidence,
     short_path,
     source_context,
-    stream_names,
     user_frame,
 )
 from tests.reports import report_for
@@ -82,3 +82,17 @@ def test_paths_are_shortened() -> None:
     assert short_path("/work/proj/train.py", "/work/proj") == "train.py"
     assert short_path("/x/lib/python3.12/site-packages/torch/_ops.py") == "torch/_ops.py"
     assert user_frame([Frame("a.py", 1, "f", "torch")]) is None
+
+
+def test_a_stream_has_one_name_in_its_finding_its_lane_and_its_events() -> None:
+    from graphdoctor.tui.report_view import ReportView
+
+    report = report_for("unjoined_side_stream")
+    side = next(lane for lane in ReportView(report).lanes if lane.label.endswith(" side"))
+    name, stream = side.label.split()[0], int(side.key.split(":")[1])
+    label = f"{name} ({stream:#x})"  # "s1 (0x3ce36b40)"
+    [unjoined] = [f for f in report.diagnosis.findings if f.id == "GD103"]
+    assert unjoined.explanation.startswith(f"Stream {label} ")
+    ops = report.trace.tables["stream_ops"]
+    fork = next(i for i, op in enumerate(ops) if op.stream == stream)
+    assert describe(report.trace, EventRef("stream_ops", fork)).title.endswith(f"on {label}")

@@ -19,6 +19,7 @@ from graphdoctor.diagnose.failures import cause_of
 from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Graph
+from graphdoctor.trace.stream_names import stream_label
 
 ID, NAME = "GD103", "unjoined-side-stream"
 
@@ -67,7 +68,8 @@ def _finding(view: TraceView, graph: Graph, unjoined: list[tuple[int, Any]],
         ID, NAME, ERROR, FAILED,
         title=f"the side stream forked at {view.where(fork.stack)} is never joined back into "
               f"the capture of graph {graph.id}",
-        explanation=(f"Stream {fork.stream:#x}{created} waits on the capture stream at "
+        explanation=(f"Stream {stream_label(view.stream_names, fork.stream)}{created} waits "
+                     f"on the capture stream at "
                      f"{view.where(fork.stack)}, so its work joined the capture, but the capture "
                      "stream never waits for it in turn; capture_end failed with \"capturing "
                      "stream has unjoined work\"."),
