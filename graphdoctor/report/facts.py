@@ -417,9 +417,9 @@ def graph_contents(report: Report) -> list[tuple[str, str, list[str]]]:
     """What each graph holds, for the reports: (its name, with the rank in a multi-rank
     report; its nodes and shape in a line; its largest kernel groups), for the graphs whose
     anatomy was read, at most MAX_CONTENTS of them."""
-    found = [(f"{rank_tag(rank)}graph {g.id}", anatomy.summary(g.anatomy),
-              anatomy.top_kernels(g.anatomy) + [f"host node: {f}" for f in
-                                                g.anatomy.host_functions[:3]])
-             for rank, _trace, g, _stats in ranked_graphs(report) if g.anatomy is not None]
-    return found[:MAX_CONTENTS]
+    read = [(rank, g, g.anatomy) for rank, trace in rank_traces(report)
+            for g in user_graphs(trace) if g.anatomy is not None][:MAX_CONTENTS]
+    return [(f"{rank_tag(rank)}graph {g.id}", anatomy.summary(found),
+             anatomy.top_kernels(found) + [f"host node: {f}" for f in found.host_functions[:3]])
+            for rank, g, found in read]
 

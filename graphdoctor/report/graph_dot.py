@@ -42,9 +42,10 @@ def to_dot(report: Report, graph_id: int, rank: int = -1) -> str:
 
 
 def _graph(report: Report, graph_id: int, rank: int) -> Graph:
-    for on_rank, _trace, graph, _stats in facts.ranked_graphs(report):
-        if graph.id == graph_id and (rank < 0 or on_rank == rank):
-            return graph
+    for on_rank, trace in facts.rank_traces(report):
+        for graph in facts.user_graphs(trace):
+            if graph.id == graph_id and (rank < 0 or on_rank == rank):
+                return graph
     ranks = f" of rank {rank}" if rank >= 0 else ""
     raise NoGraphDrawing(f"no graph {graph_id}{ranks} in this report")
 

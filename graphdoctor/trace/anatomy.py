@@ -212,7 +212,7 @@ def with_kernel_times(found: Anatomy, times: Mapping[str, int], total: int) -> A
 
 
 def summary(found: Anatomy) -> str:
-    """One line: the nodes by type and the shape (``400 nodes: 400 kernel · chain 400 of
+    """One line: the nodes by type and the shape (``400 nodes: 400 kernels · chain 400 of
     400, width 1``)."""
     if not found.nodes:
         return "0 nodes (an empty graph)"

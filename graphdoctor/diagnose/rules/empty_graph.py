@@ -22,15 +22,14 @@ ID, NAME = "GD109", "empty-graph"
 
 
 def check(view: TraceView) -> Iterator[Finding]:
-    warned = dict(_warned(view))
+    warned = _warned(view)
     for graph in view.graphs:
-        held = graph.anatomy
-        if graph.status != CAPTURED or (graph.id not in warned and (
-                held is None or held.nodes)):
+        no_nodes = graph.anatomy is not None and not graph.anatomy.nodes
+        if graph.status != CAPTURED or not (graph.id in warned or no_nodes):
             continue  # a failed capture explains itself; the warning is a side effect
         replays = sum(1 for r in view.trace.tables["replays"] if r.graph == graph.id)
         said = "PyTorch warned that the graph is empty" if graph.id in warned else ""
-        read = "the driver listed 0 nodes in it" if held is not None and not held.nodes else ""
+        read = "the driver listed 0 nodes in it" if no_nodes else ""
         yield Finding(
             ID, NAME, WARNING, UNSAFE,
             title=f"graph {graph.id} captured nothing ({replays} replays did no work)",
@@ -42,14 +41,14 @@ def check(view: TraceView) -> Iterator[Finding]:
             location=view.location(graph.stack), graph=graph.id)
 
 
-def _warned(view: TraceView) -> Iterator[tuple[int, tuple[int, ...]]]:
-    """(graph, the indices of PyTorch's "The CUDA Graph is empty" warnings about it)."""
+def _warned(view: TraceView) -> dict[int, tuple[int, ...]]:
+    """Graph -> the indices of PyTorch's "The CUDA Graph is empty" warnings about it."""
     found: dict[int, tuple[int, ...]] = {}
     for index, warning in enumerate(view.trace.warnings):
         graph = _graph_at(view, warning.t) if "CUDA Graph is empty" in warning.message else None
         if graph is not None:
             found[graph.id] = (*found.get(graph.id, ()), index)
-    yield from found.items()
+    return found
 
 
 def _graph_at(view: TraceView, t: int) -> Graph | None:
