@@ -21,6 +21,7 @@ from textual.filter import LineFilter
 
 from graphdoctor.report.document import Report
 from graphdoctor.tui.navigation import GoToScreen, ShowEvent, ShowFinding, ShowGraph
+from graphdoctor.tui.palette import ANSI_THEME
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import ShowControls
 from graphdoctor.tui.screens.allocations import AllocationsScreen
@@ -68,6 +69,7 @@ class GraphDoctorApp(App[None]):
 
     def __init__(self, report: Report, name: str = "") -> None:
         super().__init__()
+        self.ansi_theme_dark = ANSI_THEME  # red, magenta and their bright twins told apart
         self.view = ReportView(report, name)
         self.sub_title = self.view.name
         for entry in SCREENS:  # modes of this instance, not the class: built on its view

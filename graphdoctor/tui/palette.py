@@ -2,12 +2,20 @@
 
 Only the sixteen ANSI colour names are used, so a 16-colour terminal keeps every
 distinction; and each distinction a colour makes is also made by a glyph or a word, for
-readers who cannot tell the colours apart (or whose terminal has none).
+readers who cannot tell the colours apart (or whose terminal has none). On a lane, one
+glyph means one thing (the phase bars' initials aside, which sit in their own colour).
+
+Textual turns ANSI names into RGB through a terminal theme. Its default (Monokai) gives
+red, magenta, bright red and bright magenta one colour, so a failed capture looked like a
+capture; :data:`ANSI_THEME` gives each name its own, each close enough to the standard
+sixteen that a 16-colour terminal gets the same name back.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
+
+from rich.terminal_theme import TerminalTheme
 
 from graphdoctor.diagnose.model import (
     ERROR,
@@ -72,17 +80,17 @@ CALL_MARKS = {
 REPLAY_HOST = Mark("█", "green", 3)
 REPLAY_GPU = Mark("█", "green", 2)
 CAPTURE_SPAN = Mark("▒", "magenta", 1)
-FAILED_CAPTURE_SPAN = Mark("▒", "bright_red", 1)
-EXCEPTION = Mark("X", "bold bright_red", 6)
+FAILED_CAPTURE_SPAN = Mark("╳", "bold bright_red", 1)
+EXCEPTION = Mark("✗", "bold bright_red", 6)
 WARNING_MARK = Mark("!", "yellow", 5)
 INPUT_EVENT = Mark("F", "bold bright_red", 5)
 ALLOC_ON_STREAM = Mark("·", "bright_black", 0)
 
-# torch.distributed: a captured collective is a C in the capture's colour (not a shade, which
+# torch.distributed: a captured collective is a ▣ in the capture's colour (not a shade, which
 # on this lane means how long a call took); one that never returned, and a
 # destroy_process_group() that never did, run on to the end of the run as ┅.
 COLLECTIVE = Mark("█", "cyan", 3)
-CAPTURED_COLLECTIVE = Mark("C", "bold magenta", 4)
+CAPTURED_COLLECTIVE = Mark("▣", "bold magenta", 4)
 NEVER_RETURNED = Mark("┅", "bold bright_red", 5)
 TEARDOWN = Mark("═", "yellow", 2)
 OTHER_EVENT = Mark("•", "white", 1)
@@ -97,11 +105,12 @@ STREAM_OP_MARKS = {
     "record": Mark("r", "bright_black", 3),
 }
 
+# A sync is an s; one inside a capture is the culprit of the capture's failure, an X.
 SYNC_MARKS = {
     CAPTURE: Mark("X", "bold bright_red", 4),
-    REPLAY: Mark("!", "yellow", 3),
-    WARMUP: Mark("•", "yellow", 2),
-    EAGER: Mark("•", "white", 1),
+    REPLAY: Mark("s", "bold yellow", 3),
+    WARMUP: Mark("s", "yellow", 2),
+    EAGER: Mark("s", "white", 1),
 }
 
 COMPILE_MARKS = {
@@ -110,12 +119,22 @@ COMPILE_MARKS = {
     RECOMPILE: Mark("R", "yellow", 5),
     RERECORD: Mark("R", "yellow", 5),
     DYNAMIC_SHAPE_WARNING: Mark("D", "yellow", 5),
-    CUDAGRAPH_RECORD: Mark("r", "magenta", 4),
-    TREE_RECORDING: Mark("r", "magenta", 4),
+    CUDAGRAPH_RECORD: Mark("g", "magenta", 4),
+    TREE_RECORDING: Mark("g", "magenta", 4),
     PARTITION: Mark("p", "cyan", 3),
     TREE_RUN: Mark("·", "bright_black", 1),
     COMPILE: Mark("█", "blue", 2),
 }
+
+# A finding's evidence, on the lane of findings: one glyph per severity, so that they
+# differ without colour too.
+FINDING_MARKS = {
+    ERROR: Mark("▲", "bold bright_red", 7),
+    WARNING: Mark("△", "bold yellow", 6),
+    INFO: Mark("∘", "cyan", 5),
+}
+# Every event from the selected event's source line, on every lane.
+SAME_LINE_STYLE = "underline"
 
 MEMORY_STYLE = "cyan"
 GPU_UTIL_STYLE = "green"
@@ -154,3 +173,13 @@ def kind_mark(kind: EventKind) -> Mark:
     """How a kind of event with no mark of its own above is drawn: as its registry says."""
     return Mark(kind.glyph, kind.colour, 1)
 
+
+
+ANSI_THEME = TerminalTheme(
+    (12, 12, 12), (217, 217, 217),
+    [(0, 0, 0), (198, 39, 39), (9, 183, 85), (205, 171, 10), (22, 68, 188), (188, 63, 188),
+     (17, 168, 205), (211, 211, 211)],
+    [(102, 102, 102), (241, 76, 76), (45, 218, 128), (245, 245, 67), (59, 142, 234),
+     (214, 112, 214), (54, 205, 230), (255, 255, 255)],
+)
+"""The sixteen ANSI colours as RGB, each its own, for Textual's conversion (see above)."""

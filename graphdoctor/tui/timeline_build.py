@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from graphdoctor.trace.event_kinds import KINDS
-from graphdoctor.trace.model import NONE, Trace
+from graphdoctor.trace.model import CAPTURE, NONE, REPLAY, Trace
 from graphdoctor.trace.stream_names import stream_names
 from graphdoctor.tui import palette as marks
 from graphdoctor.tui.events import teardown_end
@@ -76,7 +76,8 @@ def _thread_lane(trace: Trace, orders: Orders, thread: int) -> Lane:
         series += _main_thread_series(trace, orders)
     label = "CPU main" if thread == 0 else f"CPU thr {thread}"
     return Lane(f"cpu:{thread}", label, [s for s in series if len(s)],
-                about="host work: eager steps, replay() calls, exceptions X, warnings !")
+                about=f"host work: eager steps, replay() calls, exceptions "
+                      f"{marks.EXCEPTION.glyph}, warnings {marks.WARNING_MARK.glyph}")
 
 
 def _main_thread_series(trace: Trace, orders: Orders) -> list[Series]:
@@ -121,8 +122,10 @@ def collective_lane(trace: Trace, orders: Orders, run_end: int) -> Lane:
     waiting for when a distributed run hung."""
     series = _collective_series(orders["collectives"], run_end) + _teardown_series(trace, run_end)
     return Lane("collectives", "Collectives", [s for s in series if len(s)],
-                about="collectives █, captured C, never returned ┅ (to the run's end), "
-                      "destroy_process_group ═")
+                about=f"collectives {marks.COLLECTIVE.glyph}, captured "
+                      f"{marks.CAPTURED_COLLECTIVE.glyph}, never returned "
+                      f"{marks.NEVER_RETURNED.glyph} (to the run's end), "
+                      f"destroy_process_group {marks.TEARDOWN.glyph}")
 
 
 def _collective_series(collectives: TimeOrder, run_end: int) -> list[Series]:
@@ -165,7 +168,9 @@ def stream_lanes(trace: Trace, orders: Orders, run_end: int) -> list[Lane]:
         role = "strm" if stream == 0 else "capture" if stream in capture_streams else "side"
         lane = Lane(f"stream:{stream}", f"{name} {role}",
                     _stream_series(trace, orders, stream, run_end),
-                    about=f"CUDA stream {stream}: captures ▒, replays █, stream operations")
+                    about=f"CUDA stream {stream}: captures {marks.CAPTURE_SPAN.glyph} (failed "
+                          f"{marks.FAILED_CAPTURE_SPAN.glyph}), replays "
+                          f"{marks.REPLAY_GPU.glyph}, stream operations")
         lanes.append(lane)
     return lanes
 
@@ -210,7 +215,8 @@ def sync_lane(orders: Orders) -> Lane:
                            marks.SYNC_MARKS.get(phase, marks.OTHER_EVENT), syncs.where(phase=phase))
               for phase in syncs.distinct("phase")]
     return Lane("syncs", "Syncs", [s for s in series if len(s)],
-                about="host-device syncs: X in capture, ! in replay, • elsewhere")
+                about=f"host-device syncs {marks.SYNC_MARKS[REPLAY].glyph}; in a capture "
+                      f"{marks.SYNC_MARKS[CAPTURE].glyph}")
 
 
 def compile_lane(trace: Trace) -> Lane:
@@ -220,7 +226,9 @@ def compile_lane(trace: Trace) -> Lane:
                           end=(lambda e: e.t + e.dur) if kind == "compile" else None)
               for kind in kinds]
     return Lane("compile", "Compile", series,
-                about="torch.compile: B graph break, S cudagraph skip, R recompile, r record")
+                about="torch.compile: " + ", ".join(
+                    f"{marks.COMPILE_MARKS.get(kind, marks.OTHER_EVENT).glyph} {kind}"
+                    for kind in kinds))
 
 
 def gpu_lanes(orders: Orders) -> list[Lane]:

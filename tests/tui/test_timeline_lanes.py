@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from graphdoctor.trace.model import CAPTURE
 from graphdoctor.tui.events import EventRef
+from graphdoctor.tui.palette import FAILED_CAPTURE_SPAN, SYNC_MARKS
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.timeline_layout import Window, cells_text, column_edges, column_of
 from graphdoctor.tui.timeline_view import TimelineState, frame_text
@@ -37,10 +39,11 @@ def test_the_sync_that_broke_the_capture_is_an_x_inside_the_capture() -> None:
     margin = (graph.capture_end - graph.capture_start) // 10
     window = Window(graph.capture_start - margin, graph.capture_end + margin)
     column = column_of(window, WIDTH, sync_time)
-    assert row_text(view, "syncs", window)[column] == "X"
+    assert row_text(view, "syncs", window)[column] == SYNC_MARKS[CAPTURE].glyph == "X"
     capture_stream = row_text(view, f"stream:{graph.stream}", window)
     start, end = (column_of(window, WIDTH, t) for t in (graph.capture_start, graph.capture_end))
-    assert set(capture_stream[start + 1:end]) == {"▒"}
+    # the capture failed: hatched ╳, not the ▒ of a capture, so it shows without colour too
+    assert set(capture_stream[start + 1:end]) == {FAILED_CAPTURE_SPAN.glyph} == {"╳"}
     assert "capture" in row_text(view, "phases", window)
 
 

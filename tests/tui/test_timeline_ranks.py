@@ -8,6 +8,7 @@ import dataclasses
 from graphdoctor.report.document import Report
 from graphdoctor.trace.model import Collective, TeardownEvent, Trace
 from graphdoctor.tui.events import EventRef, describe, event_span
+from graphdoctor.tui.palette import CAPTURED_COLLECTIVE
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.timeline_lanes import Lane, MemoryLane, PhaseLane, fit_heights
 from graphdoctor.tui.timeline_layout import Window, cells_text, column_edges, column_of
@@ -66,8 +67,9 @@ def test_collectives_show_the_extra_captured_one_and_the_teardown_that_never_ret
     assert extra.graph == 0  # captured, on rank 1 only
     capture = Window(extra.t - 50_000_000, extra.t + 50_000_000)
     column = column_of(capture, WIDTH, extra.t)
-    assert row_text(view, "r1/collectives", capture)[column] == "C"
-    assert "C" not in row_text(view, "r0/collectives", capture)[column:]
+    captured = CAPTURED_COLLECTIVE.glyph
+    assert row_text(view, "r1/collectives", capture)[column] == captured
+    assert captured not in row_text(view, "r0/collectives", capture)[column:]
     teardown = view.trace_of(0).teardown[0]
     rank0 = row_text(view, "r0/collectives")
     start = column_of(view.limits, WIDTH, teardown.t)
