@@ -2,14 +2,15 @@
 
 A lane is a stack of :class:`Series` drawn into one or more rows; where two series share a
 cell the higher-priority mark wins. The phase lane writes phase names into its bars, the
-memory lane draws a curve, the GPU lane a utilisation level. Lanes also answer the
+memory lane draws allocated bytes from zero up, the GPU lane utilisation from 0 to 100%,
+each with its scale in the label column. Lanes also answer the
 navigation questions: the next event after a moment, the event under the cursor, and
 whether an event (a finding's evidence, say) is on this lane. No Textual import.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -106,50 +107,74 @@ class PhaseLane(Lane):
 
 @dataclass(eq=False)
 class MemoryLane(Lane):
-    """Bytes allocated, as a bar chart scaled to what is on screen, low and high labelled."""
+    """Bytes the caching allocator had allocated (not reserved), as bars from zero up to the
+    highest point on screen: the top row's label is that high, the bottom row's is 0, so a
+    50% rise reads as one."""
 
     curve: MemoryCurve = field(default_factory=lambda: MemoryCurve([], [], [], []))
     height: int = 3
 
     def rows(self, edges: Sequence[int]) -> list[LaneRow]:
         peaks = self.curve.peaks(edges)
-        known = [p for p in peaks if p is not None]
-        if not known:
-            return [(self.label, [BLANK] * (len(edges) - 1))] + [("", [BLANK] * (len(edges) - 1))
-                                                                 for _ in range(self.height - 1)]
-        low, high = min(known), max(known)
-        fractions = [None if p is None else _scaled(p, low, high) for p in peaks]
-        labels = [f"▲{format_bytes(high)}", *[""] * (self.height - 2), f"▼{format_bytes(low)}"]
-        labels[(self.height - 1) // 2] = labels[(self.height - 1) // 2] or self.label
-        return list(zip(labels, bar_rows(fractions, self.height, MEMORY_STYLE), strict=False))
+        high = max((p for p in peaks if p is not None), default=None)
+        if high is None:
+            blank = [BLANK] * (len(edges) - 1)
+            return [(label, blank) for label in self._labels(None)]
+        fractions = [None if p is None else _from_zero(p, high) for p in peaks]
+        return list(zip(self._labels(high), bar_rows(fractions, self.height, MEMORY_STYLE),
+                        strict=True))
+
+    def _labels(self, high: int | None) -> list[str]:
+        """The scale's ends, top and bottom, and between them what is measured: "allocated"
+        under the lane's name where there is room, in its place where there is not."""
+        ranked = f"r{self.rank} " if self.rank >= 0 else ""
+        if self.height < 3:  # fit_heights never makes it so short: no room for a scale
+            return [ranked + ALLOCATED, *[""] * (self.height - 1)]
+        top, bottom = ("", "") if high is None else (format_bytes(high), "0 B")
+        names = [self.label, ALLOCATED] if self.height > 3 else [ranked + ALLOCATED]
+        return [top, *names, *[""] * (self.height - 2 - len(names)), bottom]
 
 
-def _scaled(value: int, low: int, high: int) -> float:
-    # A flat stretch sits at half height, so "unchanged" does not read as "empty".
-    return 0.5 if high == low else 0.1 + 0.9 * (value - low) / (high - low)
+ALLOCATED = "allocated"  # what the memory curve plots: the allocator's allocated bytes
+
+
+def _from_zero(value: int, high: int) -> float:
+    # Zero at the bottom, so the bars' heights compare as the bytes do.
+    return max(value, 0) / high if high > 0 else 0.0
 
 
 @dataclass(eq=False)
 class UtilisationLane(Lane):
-    """GPU utilisation readings: the highest in each column, held until the next reading."""
+    """GPU utilisation readings, 0 to 100%: the highest in each column, each reading held
+    until the next one, the last until ``run_end`` (the edge of the window when unknown),
+    so a window between two readings shows the one in force rather than nothing."""
 
     readings: Series | None = None
     values: Sequence[int] = ()
+    run_end: int | None = None
 
     def rows(self, edges: Sequence[int]) -> list[LaneRow]:
         fractions = [self._level(start, end) for start, end in pairwise(edges)]
-        labels = [self.label, *[""] * (self.height - 1)]
-        return list(zip(labels, bar_rows(fractions, self.height, GPU_UTIL_STYLE), strict=True))
+        return list(zip(self._labels(), bar_rows(fractions, self.height, GPU_UTIL_STYLE),
+                        strict=True))
+
+    def _labels(self) -> list[str]:
+        """The % scale: 100% at the top and 0% at the bottom, the lane's name between them
+        where there is room; a one-row lane says only that it is in %."""
+        if self.height == 1:
+            return [f"{self.label} %"]
+        if self.height == 2:
+            return [f"{self.label.removesuffix(' util')} 100%", "0%"]
+        return ["100%", self.label, *[""] * (self.height - 3), "0%"]
 
     def _level(self, start: int, end: int) -> float | None:
         assert self.readings is not None
         times = self.readings.times
-        first, stop = bisect_left(times, start), bisect_left(times, end)
-        if stop > first:
-            return max(self.values[first:stop]) / 100
-        if first == 0 or first == len(times):
-            return None  # before the first reading, or after the last
-        return self.values[first - 1] / 100
+        in_force = bisect_right(times, start) - 1  # the last reading at or before ``start``
+        stop = bisect_left(times, end)
+        if stop == 0 or (self.run_end is not None and start >= self.run_end):
+            return None  # before the first reading, or after the run
+        return max(self.values[max(in_force, 0):stop]) / 100
 
 
 def fit_heights(lanes: Sequence[Lane], spare_rows: int) -> None:

@@ -1,4 +1,6 @@
-"""How many bytes the caching allocator held over the run, for any stretch of it, cheaply.
+"""How many bytes the caching allocator had allocated over the run, for any stretch of it,
+cheaply. Allocated, not reserved: the ``memory`` table keeps both, and the curve starts from
+its ``allocated`` column and moves with allocations and completed frees, never with segments.
 
 The recorder samples the allocator's totals now and then (the ``memory`` table) and records
 single allocations and frees in between (``allocs``; in captures by default, everywhere with
@@ -19,7 +21,8 @@ SIGN = {"alloc": 1, "free_completed": -1}
 
 
 class MemoryCurve:
-    """Bytes allocated as a function of time, built from samples and allocator events."""
+    """Bytes allocated (not reserved) as a function of time, built from the samples'
+    ``allocated`` column and allocator events."""
 
     def __init__(self, sample_times: Sequence[int], sample_bytes: Sequence[int],
                  alloc_times: Sequence[int], alloc_deltas: Sequence[int] | map[int]):

@@ -75,9 +75,12 @@ def test_eager_steps_and_replays_line_up_on_the_cpu_lane() -> None:
 
 def test_memory_labels_the_top_and_bottom_of_its_scale() -> None:
     view = ReportView(report_for("launch_bound"))
-    rows = lane(view, "memory").rows(column_edges(view.limits, WIDTH))
-    labels = [label for label, _ in rows]
-    assert labels[0].startswith("▲") and labels[-1].startswith("▼") and "Memory" in labels
+    memory = lane(view, "memory")
+    labels = [label for label, _ in memory.rows(column_edges(view.limits, WIDTH))]
+    assert labels[0].endswith("MiB") and labels[-1] == "0 B" and "allocated" in labels
+    memory.height = 4  # room for the lane's name as well
+    labels = [label for label, _ in memory.rows(column_edges(view.limits, WIDTH))]
+    assert labels[1:3] == ["Memory", "allocated"]
 
 
 def test_next_event_and_locate() -> None:
