@@ -255,6 +255,16 @@ def mib(size: int) -> str:
     return f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{size / 2**10:.0f} KiB"
 
 
+def counted(count: int, noun: str) -> str:
+    """``1 input``, ``3 inputs``: a count with its noun, for messages."""
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
+def ranks_named(ranks: list[int]) -> str:
+    """``rank 1`` or ``ranks 0, 2``: for messages."""
+    return f"rank{'' if len(ranks) == 1 else 's'} {', '.join(map(str, ranks))}"
+
+
 def times(count: int) -> str:
     """``once``, ``twice``, ``3 times``: how often, for messages."""
     return "once" if count == 1 else "twice" if count == 2 else f"{count} times"

@@ -17,6 +17,7 @@ import re
 from graphdoctor.diagnose.model import Evidence, Finding
 from graphdoctor.report import facts, verdict_groups
 from graphdoctor.report.document import Report
+from graphdoctor.report.text import summary_without_speedup
 from graphdoctor.trace.model import ExceptionRecord, Graph, Trace
 
 MAX_CHARS = 60_000
@@ -127,7 +128,8 @@ def _verdicts(report: Report) -> str:
     if not shown:
         return "**Verdicts:** none (the diagnosis gave no verdict)."
     rows = [[cell(r.verdict.subject), f"**{cell(r.verdict.kind)}**",
-             facts.format_speedup(r.verdict.speedup), cell(r.verdict.summary, MAX_VERDICT_CELL)]
+             facts.format_speedup(r.verdict.speedup),
+             cell(summary_without_speedup(r.verdict), MAX_VERDICT_CELL)]
             for r in shown[:MAX_ROWS]]
     parts = [table(["Subject", "Verdict", "Speedup", "Summary"], rows)]
     if len(shown) > MAX_ROWS:

@@ -27,6 +27,7 @@ from graphdoctor.diagnose.model import (
     SLOWER,
     UNSAFE,
     Finding,
+    Verdict,
 )
 from graphdoctor.report import facts, verdict_groups
 from graphdoctor.report.document import Report
@@ -122,11 +123,29 @@ def _verdicts(report: Report) -> RenderableType:
 
 def _summary(row: verdict_groups.VerdictRow) -> Text:
     """A verdict's summary; a group's, with its members in a dim line below."""
-    text = _t(row.verdict.summary)
+    text = _t(summary_without_speedup(row.verdict))
     if row.members:
         labels = ", ".join(verdict_groups.member_label(v) for v in row.members)
         text.append_text(_t(f"\nmembers: {labels}", "dim"))
     return text
+
+
+def summary_without_speedup(verdict: Verdict) -> str:
+    """A verdict's summary without the clause that states its speedup, for a line that shows
+    the speedup on its own (a table's column, the TUI's verdict title): said once, not as
+    "7.54×  7.54x faster: ...". The kind says faster, neutral or slower; a group's median is
+    the speedup shown, its range stays. Unchanged where the summary words it otherwise."""
+    if verdict.speedup is None:
+        return verdict.summary
+    said = f"{verdict.speedup:.2f}x"
+    summary = verdict.summary
+    for clause in SPEEDUP_CLAUSES:
+        summary = summary.replace(clause.format(said), "", 1)
+    return summary
+
+
+# How the diagnosis's verdict summaries state a speedup (diagnose.verdicts, verdict_groups).
+SPEEDUP_CLAUSES = ("{} faster: ", "no speedup ({}): ", "{}, slower than eager: ", " (median {})")
 
 
 def _baseline(report: Report) -> RenderableType | None:

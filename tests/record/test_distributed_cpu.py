@@ -81,7 +81,7 @@ def test_a_rank_that_fails_is_named_where_the_ranks_part(tmp_path: Path) -> None
     assert report.trace_of(1).status.exit_code == 1
     diverged = [f for f in report.diagnosis.findings if f.name == "ranks-diverged"]
     assert diverged and diverged[0].title.endswith("rank 0 issued barrier at job.py:11; "
-                                                   "rank(s) 1 issued none")
+                                                   "rank 1 issued none")
 
 
 def test_inside_a_job_each_rank_writes_its_own_report(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from graphdoctor.diagnose.model import INFO, NEUTRAL, Finding, Rule
-from graphdoctor.diagnose.view import TraceView
+from graphdoctor.diagnose.view import TraceView, ranks_named
 
 ID, NAME = "GD401", "collective-in-capture"
 
@@ -28,7 +28,7 @@ def check(view: TraceView) -> Iterator[Finding]:
     ops = sorted({c.op for _, c in captured})
     graphs = sorted({c.graph for _, c in captured})
     ranks = [r for r in sorted(view.peers) if _captures(view.peer_view(r))] or [view.rank]
-    where = f" on rank(s) {', '.join(map(str, ranks))}" if view.peers else ""
+    where = f" on {ranks_named(ranks)}" if view.peers else ""
     yield Finding(
         ID, NAME, INFO, NEUTRAL,
         title=f"{len(captured)} collective{_s(len(captured))} ({', '.join(ops)}) captured in "

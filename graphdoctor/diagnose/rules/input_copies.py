@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from graphdoctor.diagnose import measure
 from graphdoctor.diagnose.model import NEUTRAL, WARNING, Finding, Location, Rule
-from graphdoctor.diagnose.view import TraceView, mib
+from graphdoctor.diagnose.view import TraceView, counted, mib
 
 ID, NAME = "GD204", "input-copies-per-replay"
 MIN_BYTES = 8 * 2**20
@@ -34,7 +34,8 @@ def check(view: TraceView) -> Iterator[Finding]:
             ID, NAME, WARNING, NEUTRAL,
             title=f"{fn.name} copies {mib(fn.copied_bytes)} of inputs into its graph on every "
                   "call",
-            explanation=(f"{fn.copied_inputs} input(s) of {fn.name} are not static, so each "
+            explanation=(f"{counted(fn.copied_inputs, 'input')} of {fn.name} "
+                         f"{'is' if fn.copied_inputs == 1 else 'are'} not static, so each "
                          f"replay first copies {mib(fn.copied_bytes)} into the graph's buffers."
                          + timing),
             fix="Mark persistent input buffers with torch._dynamo.mark_static_address, or pass "

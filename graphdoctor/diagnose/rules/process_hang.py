@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from graphdoctor.diagnose import stacks_at_end, waits
 from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Location, Rule
 from graphdoctor.diagnose.rules.teardown_hang import unfinished_teardown
-from graphdoctor.diagnose.view import TraceView
+from graphdoctor.diagnose.view import TraceView, counted
 from graphdoctor.trace.endings import TIMED_OUT
 
 ID, NAME = "GD406", "process-hang"
@@ -102,7 +102,7 @@ def _finding(view: TraceView, threads: list[_Stuck]) -> Finding:
     return Finding(
         ID, NAME, ERROR, FAILED,
         title="the run hung: " + "; ".join(sentences[:MAX_THREADS_IN_TITLE])
-              + (f"; and {more} more thread(s)" if more > 0 else ""),
+              + (f"; and {counted(more, 'more thread')}" if more > 0 else ""),
         explanation=(f"The run did not finish ({status.message or status.reason}). When it "
                      "was ended, " + "; ".join(sentences) + "."),
         fix=_FIXES.get(main.wait.kind, _DEFAULT_FIX) if main and main.wait else _DEFAULT_FIX,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
-from graphdoctor.diagnose.view import TraceView
+from graphdoctor.diagnose.view import TraceView, ranks_named
 from graphdoctor.trace.model import Graph
 from graphdoctor.trace.names import CAPTURED
 
@@ -35,10 +35,10 @@ def check(view: TraceView) -> Iterator[Finding]:
     graph = failed[rank][0]
     yield Finding(
         ID, NAME, ERROR, FAILED,
-        title=f"rank {rank}'s capture of graph {graph.id} failed while rank(s) "
-              f"{', '.join(map(str, good))} captured theirs",
-        explanation=(f"The capture started at {peer.where(graph.stack)} failed on rank(s) "
-                     f"{', '.join(map(str, bad))} only; rank(s) {', '.join(map(str, good))} "
+        title=f"rank {rank}'s capture of graph {graph.id} failed while "
+              f"{ranks_named(good)} captured theirs",
+        explanation=(f"The capture started at {peer.where(graph.stack)} failed on "
+                     f"{ranks_named(bad)} only; {ranks_named(good)} "
                      f"captured and went on, so they wait for a partner that is not coming. "
                      + _how_they_ended(view, good)),
         fix=f"Fix the capture failure on rank {rank} (see its capture finding).",

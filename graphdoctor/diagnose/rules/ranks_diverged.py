@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
-from graphdoctor.diagnose.view import TraceView
+from graphdoctor.diagnose.view import TraceView, ranks_named
 from graphdoctor.trace.model import Collective
 
 ID, NAME = "GD402", "ranks-diverged"
@@ -56,7 +56,7 @@ def _finding(view: TraceView, group: str, position: int,
     parts = [f"rank {r} issued {row.op}{' inside a capture' if row.graph >= 0 else ''} at "
              f"{view.peer_view(r).where(row.stack)}" for r, (_, row) in sorted(issued.items())]
     if missing:
-        parts.append(f"rank(s) {', '.join(map(str, missing))} issued none")
+        parts.append(f"{ranks_named(missing)} issued none")
     first_rank, (_, first_row) = min(issued.items())
     return Finding(
         ID, NAME, ERROR, FAILED,

@@ -14,6 +14,7 @@ from textual.widgets.option_list import Option
 
 from graphdoctor.diagnose.model import Verdict
 from graphdoctor.report.facts import clean
+from graphdoctor.report.text import summary_without_speedup
 from graphdoctor.report.verdict_groups import VerdictRow, rows
 from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT, signal_name
 from graphdoctor.trace.event_kinds import KINDS, rows_of
@@ -95,7 +96,7 @@ def verdict_options(view: ReportView, open_groups: frozenset[int] = frozenset())
 
 def _verdict_option(view: ReportView, v: Verdict, indent: str = "") -> Option:
     graph = _graph_of(view, v)
-    return Option(_verdict(v.kind, f"{indent}{v.subject}", v.speedup, v.summary),
+    return Option(_verdict(v.kind, f"{indent}{v.subject}", v.speedup, summary_without_speedup(v)),
                   id=_graph_id(view, v.rank, graph) if graph != NONE else None)
 
 
@@ -104,7 +105,7 @@ def _group_options(view: ReportView, index: int, row: VerdictRow, shown: bool) -
     v = row.verdict
     hint = "hide" if shown else f"its {len(row.members)} graphs"
     group = Option(_verdict(v.kind, f"{'▾' if shown else '▸'} {v.subject}", v.speedup,
-                            f"{v.summary}\n(enter: {hint})"), id=f"group:{index}")
+                            f"{summary_without_speedup(v)}\n(enter: {hint})"), id=f"group:{index}")
     return [group, *(_verdict_option(view, m, "  ") for m in row.members if shown)]
 
 
@@ -128,7 +129,7 @@ def _verdict(kind: str, subject: str, speedup: float | None, summary: str) -> Ta
     mark = verdict_mark(kind)
     style = mark.style if kind in VERDICT_MARKS else GRAPH_STATUS_STYLES.get(kind, "")
     body = report_text(subject, "bold")
-    if speedup is not None:
+    if speedup is not None and f"{speedup:.2f}x" not in summary:  # said once, here or there
         body.append(f"  {format_speedup(speedup)}", style=style)
     body.append(f"\n{clean(summary)}")
     return labelled([(report_text(f"{mark.glyph} {kind}", style), body)], label_width=12)
