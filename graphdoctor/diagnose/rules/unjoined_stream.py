@@ -19,6 +19,7 @@ from graphdoctor.diagnose.failures import cause_of
 from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Graph
+from graphdoctor.trace.stream_links import stream_links, unjoined_forks
 from graphdoctor.trace.stream_names import stream_label
 
 ID, NAME = "GD103", "unjoined-side-stream"
@@ -27,18 +28,9 @@ ID, NAME = "GD103", "unjoined-side-stream"
 def forks_without_joins(view: TraceView, graph: Graph) -> list[tuple[int, Any]]:
     """(index, op) of each fork from the capture stream whose side never joined back."""
     ops = view.in_capture("stream_ops", graph)
-    events_on = {op.other: op.stream for _, op in ops if op.op in ("record", "record_event")}
-    forks: dict[int, tuple[int, Any]] = {}
-    joined: set[int] = set()
-    for index, op in ops:
-        source = op.other if op.op == "wait_stream" else events_on.get(op.other)
-        if op.op not in ("wait_stream", "wait_event", "event_wait") or source is None:
-            continue
-        if source == graph.stream and op.stream != graph.stream:
-            forks.setdefault(op.stream, (index, op))
-        elif op.stream == graph.stream and source in forks:
-            joined.add(source)
-    return [fork for stream, fork in forks.items() if stream not in joined]
+    op_at = dict(ops)
+    return [(link.row, op_at[link.row])
+            for link in unjoined_forks(stream_links(ops, graph.stream))]
 
 
 def check(view: TraceView) -> Iterator[Finding]:
