@@ -326,7 +326,7 @@ KINDS: tuple[EventKind, ...] = (
               colour="green"),
     EventKind("gc_pauses", "garbage collection", GcPause, True, sr.GcRecord, phased=True,
               sort="generation", glyph="g", colour="bright_blue"),
-    EventKind("exceptions", "exception", ExceptionRecord, False, glyph="X",
+    EventKind("exceptions", "exception", ExceptionRecord, False, glyph="✗",
               colour="bright_red"),
     EventKind("compile_events", "compile event", CompileEvent, False, sort="kind", glyph="C",
               colour="yellow"),

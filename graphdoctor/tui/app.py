@@ -103,7 +103,7 @@ class GraphDoctorApp(App[None]):
 
     def on_show_event(self, message: ShowEvent) -> None:
         timeline = self._open(TimelineScreen)
-        timeline.call_later(timeline.reveal, message.ref)
+        timeline.call_later(timeline.reveal, message.ref, message.frame)
 
     def _open(self, kind: type[ScreenT]) -> ScreenT:
         """Switch to the screen of class ``kind`` and return it. One opened for the first time

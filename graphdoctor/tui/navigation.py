@@ -36,8 +36,10 @@ class ShowGraph(Message):
 
 class ShowEvent(Message):
     """Open the Timeline with the event ``ref`` selected and in view: a finding's evidence, a
-    graph's capture, an allocation, a search hit."""
+    graph's capture, an allocation, a search hit. ``frame``, when given, is a stretch of the
+    run ([start, end] in ns) to show whole around it: all of a finding's evidence, say."""
 
-    def __init__(self, ref: EventRef) -> None:
+    def __init__(self, ref: EventRef, frame: tuple[int, int] | None = None) -> None:
         super().__init__()
         self.ref = ref
+        self.frame = frame

@@ -95,6 +95,12 @@ NEVER_RETURNED = Mark("┅", "bold bright_red", 5)
 TEARDOWN = Mark("═", "yellow", 2)
 OTHER_EVENT = Mark("•", "white", 1)
 
+# A fork or join inside a capture, drawn from the stream waited on (┬ or ┴ on its lane) to
+# the stream that waits; a fork never joined back is dashed and red.
+STREAM_LINK = Mark("│", "cyan", 0)
+UNJOINED_LINK = Mark("┊", "bold bright_red", 0)
+LINK_ENDS = ("┬", "┴")  # the waited-on stream above the waiting one, or below it
+
 STREAM_OP_MARKS = {
     "create": Mark("+", "cyan", 4),
     "enter": Mark(">", "cyan", 4),
@@ -117,12 +123,12 @@ COMPILE_MARKS = {
     GRAPH_BREAK: Mark("B", "bold bright_red", 6),
     CUDAGRAPH_SKIP: Mark("S", "bold bright_red", 6),
     RECOMPILE: Mark("R", "yellow", 5),
-    RERECORD: Mark("R", "yellow", 5),
+    RERECORD: Mark("↻", "yellow", 5),
     DYNAMIC_SHAPE_WARNING: Mark("D", "yellow", 5),
-    CUDAGRAPH_RECORD: Mark("g", "magenta", 4),
-    TREE_RECORDING: Mark("g", "magenta", 4),
+    CUDAGRAPH_RECORD: Mark("G", "magenta", 4),
+    TREE_RECORDING: Mark("G", "magenta", 4),
     PARTITION: Mark("p", "cyan", 3),
-    TREE_RUN: Mark("·", "bright_black", 1),
+    TREE_RUN: Mark("›", "bright_black", 1),
     COMPILE: Mark("█", "blue", 2),
 }
 

@@ -13,6 +13,7 @@ from graphdoctor.trace.stream_names import stream_names
 from graphdoctor.tui.aggregate import AllocGroup, GraphRow, graph_rows, group_allocs
 from graphdoctor.tui.events import EventDetails, EventRef, describe, event_span
 from graphdoctor.tui.timeline_build import build_lanes
+from graphdoctor.tui.timeline_findings import under_phases
 from graphdoctor.tui.timeline_lanes import Lane
 from graphdoctor.tui.timeline_ranks import rank_lanes
 
@@ -63,9 +64,12 @@ class RankView:
     def span_of(self, ref: EventRef) -> tuple[int, int] | None:
         return event_span(self.trace, ref)
 
-    def lanes(self) -> list[Lane]:
-        """The trace's lanes; a rank's are tagged with it (see timeline_ranks)."""
+    def lanes(self, findings: Lane | None = None) -> list[Lane]:
+        """The trace's lanes, with the markers of its findings (see timeline_findings) under
+        its phases; a rank's are tagged with it (see timeline_ranks)."""
         lanes = build_lanes(self.trace, self.run_end)
+        if findings is not None:
+            lanes = under_phases(lanes, findings)
         return lanes if self.rank == NONE else rank_lanes(self.rank, lanes, self.devices)
 
     def alloc_groups(self, by: str) -> list[AllocGroup]:

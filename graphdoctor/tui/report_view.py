@@ -21,6 +21,15 @@ from graphdoctor.trace.model import NONE, Trace
 from graphdoctor.tui.aggregate import AllocGroup, GraphRow
 from graphdoctor.tui.events import EventDetails, EventRef, ref_from_evidence
 from graphdoctor.tui.rank_view import RankView
+from graphdoctor.tui.same_line import SameLine, same_line
+from graphdoctor.tui.timeline_findings import (
+    FINDINGS,
+    Problem,
+    findings_lane,
+    marker_details,
+    of_rank,
+    place_evidence,
+)
 from graphdoctor.tui.timeline_lanes import Lane
 from graphdoctor.tui.timeline_layout import Window, column_edges, run_window
 
@@ -40,6 +49,7 @@ class ReportView:
                            for rank in self.ranks} or {NONE: RankView(report.trace)}
         self._lanes: list[Lane] | None = None
         self._lanes_lock = threading.Lock()  # built by a background worker or on first use
+        self._same_line: tuple[EventRef, SameLine | None] | None = None  # the last selection's
 
     # -- ranks ----------------------------------------------------------------------------
     @property
@@ -87,6 +97,16 @@ class ReportView:
                 return index
         return None
 
+    @cached_property
+    def problems(self) -> list[Problem]:
+        """Every finding's evidence that the traces hold, in time order (all ranks)."""
+        return place_evidence([[ref for _, ref in self.evidence(finding)]
+                               for finding in self.findings], self.span_of)
+
+    def problem_at(self, marker: EventRef) -> Problem:
+        """The evidence a marker on a Findings lane stands for."""
+        return of_rank(self.problems, self.rank_key(marker.rank))[marker.index]
+
     def shown_rank(self, finding: Finding) -> int | None:
         """The rank a finding is listed with: None in a single-process report."""
         return self.rank_key(finding.rank) if self.multi_rank else None
@@ -105,6 +125,11 @@ class ReportView:
     def limits(self) -> Window:
         return run_window(self.run_end)
 
+    @cached_property
+    def wall_ns(self) -> int:
+        """How long the longest-running process ran, start-up and exit included."""
+        return max(view.trace.status.wall_ns for view in self.rank_views.values())
+
     def phase_at(self, t: int, rank: int = NONE) -> str:
         return self.of(rank).phase_at(t)
 
@@ -113,9 +138,12 @@ class ReportView:
     def lanes(self) -> list[Lane]:
         with self._lanes_lock:
             if self._lanes is None:
-                self._lanes = [lane for view in self.rank_views.values()
-                               for lane in view.lanes()]
+                self._lanes = [lane for rank, view in self.rank_views.items()
+                               for lane in view.lanes(self._findings_lane(rank))]
             return self._lanes
+
+    def _findings_lane(self, rank: int) -> Lane:
+        return findings_lane(of_rank(self.problems, rank), [f.severity for f in self.findings])
 
     def prepare_timeline(self, width: int = 120) -> None:
         """Build the lanes and their running sums now, so the timeline opens at once."""
@@ -124,15 +152,36 @@ class ReportView:
             lane.rows(edges)
 
     def describe(self, ref: EventRef) -> EventDetails:
-        """The event's details; in a multi-rank report, headed by the rank it is from."""
-        details = self.of(ref.rank).describe(ref)
+        """The event's details (a finding's, for its marker); in a multi-rank report, headed
+        by the rank it is from."""
+        details = self._marker_details(ref) if ref.kind == FINDINGS else \
+            self.of(ref.rank).describe(ref)
         if not self.multi_rank:
             return details
         return dataclasses.replace(details, title=f"rank {self.rank_key(ref.rank)} · "
                                                   f"{details.title}")
 
+    def _marker_details(self, marker: EventRef) -> EventDetails:
+        problem = self.problem_at(marker)
+        evidence = self.of(problem.ref.rank).describe(problem.ref)
+        return marker_details(marker, problem, self.findings[problem.finding], evidence)
+
     def span_of(self, ref: EventRef) -> tuple[int, int] | None:
+        if ref.kind == FINDINGS:
+            problem = self.problem_at(ref)
+            return problem.start, problem.end
         return self.of(ref.rank).span_of(ref)
+
+    def same_line(self, ref: EventRef) -> SameLine | None:
+        """The events from the user's line that ``ref`` (a marker: its evidence) came from,
+        on the lanes of its rank; kept for the last event asked about."""
+        if ref.kind == FINDINGS:
+            ref = self.problem_at(ref).ref
+        if self._same_line is None or self._same_line[0] != ref:
+            frames = self.of(ref.rank).describe(ref).stack
+            self._same_line = ref, same_line(self.trace_of(ref.rank), ref.rank, self.lanes,
+                                              frames)
+        return self._same_line[1]
 
     # -- tables ---------------------------------------------------------------------------
     def alloc_groups(self, by: str) -> list[AllocGroup]:

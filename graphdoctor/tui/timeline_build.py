@@ -18,6 +18,7 @@ from graphdoctor.trace.stream_names import stream_names
 from graphdoctor.tui import palette as marks
 from graphdoctor.tui.events import teardown_end
 from graphdoctor.tui.palette import Mark
+from graphdoctor.tui.timeline_graph_groups import graph_group_lanes
 from graphdoctor.tui.timeline_lanes import Lane, MemoryLane, PhaseLane, UtilisationLane
 from graphdoctor.tui.timeline_memory import MemoryCurve
 from graphdoctor.tui.timeline_series import Series, TimeOrder
@@ -31,8 +32,9 @@ def build_lanes(trace: Trace, run_end: int) -> list[Lane]:
     lanes += thread_lanes(trace, orders)
     lanes.append(collective_lane(trace, orders, run_end))
     lanes += stream_lanes(trace, orders, run_end)
+    lanes += graph_group_lanes(trace, orders["replays"], run_end)
     lanes += [memory_lane(orders), sync_lane(orders), compile_lane(trace)]
-    lanes += gpu_lanes(orders)
+    lanes += gpu_lanes(orders, run_end)
     return [lane for lane in lanes if lane.series or lane.key in ("phases", "cpu:0")]
 
 
@@ -206,7 +208,7 @@ def memory_lane(orders: Orders) -> Lane:
               samples.series("memory", "allocator totals", marks.OTHER_EVENT,
                              range(len(samples)))]
     return MemoryLane("memory", "Memory", [s for s in series if len(s)], curve=curve,
-                      about="bytes allocated, scaled to the window (▲ high, ▼ low)")
+                      about="bytes allocated, from 0 to the window's high")
 
 
 def sync_lane(orders: Orders) -> Lane:
@@ -231,7 +233,7 @@ def compile_lane(trace: Trace) -> Lane:
                     for kind in kinds))
 
 
-def gpu_lanes(orders: Orders) -> list[Lane]:
+def gpu_lanes(orders: Orders, run_end: int) -> list[Lane]:
     samples = orders["gpu_samples"]
     lanes: list[Lane] = []
     for device in samples.distinct("device"):
@@ -241,5 +243,6 @@ def gpu_lanes(orders: Orders) -> list[Lane]:
         lanes.append(UtilisationLane(f"gpu:{device}", f"GPU{device} util", [readings],
                                      readings=readings,
                                      values=[utilisation[i] for i in positions],
+                                     run_end=run_end,
                                      about="GPU utilisation from NVML, 0-100%"))
     return lanes

@@ -5,13 +5,14 @@ into Textual strips and keys into calls.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.palette import SELECTED_STYLE
 from graphdoctor.tui.timeline_lanes import EventAt, Lane
 from graphdoctor.tui.timeline_layout import (
+    MIN_SPAN_NS,
     Cell,
     Window,
     axis,
@@ -21,9 +22,14 @@ from graphdoctor.tui.timeline_layout import (
     time_of,
     with_cursor,
 )
+from graphdoctor.tui.units import format_moment
 
 ZOOM_STEP = 0.5  # each zoom halves (or doubles) the span
 PAN_SHARE = 4  # a pan moves a quarter of the window
+FRAME_MARGIN_SHARE = 20  # a framed stretch gets a twentieth of its length either side
+EDGE_COLUMNS = 3  # and at least this many columns, so nothing framed sits at an edge
+NARROWEST_PLOT = 40  # the width framing assumes before the widget has been laid out
+CLOCKS_DIFFER = 0.05  # recording end and process wall time further apart than this are told
 
 
 @dataclass(frozen=True)
@@ -47,8 +53,15 @@ class TimelineState:
         return column_of(self.window, width, self.cursor)
 
 
-def screen_rows(lanes: Sequence[Lane], state: TimelineState, width: int) -> list[ScreenRow]:
-    """Every lane row for this state, cursor and selection included (the axis excluded)."""
+Overlay = Callable[[list[ScreenRow], list[int]], list[ScreenRow]]
+"""Something drawn over the lanes after the cursor and the selection: it is given the rows
+(``row.lane`` indexes the lanes) and the column edges, and returns the rows to show."""
+
+
+def screen_rows(lanes: Sequence[Lane], state: TimelineState, width: int,
+                overlays: Sequence[Overlay] = ()) -> list[ScreenRow]:
+    """Every lane row for this state, cursor and selection included (the axis excluded),
+    then each of ``overlays`` in turn."""
     edges = column_edges(state.window, width)
     cursor = state.cursor_column(width)
     selected = _selected_column(state, width)
@@ -58,6 +71,8 @@ def screen_rows(lanes: Sequence[Lane], state: TimelineState, width: int) -> list
             if index == state.lane and selected is not None:
                 cells = _mark_selected(cells, selected)
             rows.append(ScreenRow(index, label, with_cursor(cells, cursor)))
+    for overlay in overlays:
+        rows = overlay(rows, edges)
     return rows
 
 
@@ -133,8 +148,30 @@ def show_moment(state: TimelineState, limits: Window, start: int, end: int,
     return replace(state, window=window, cursor=start)
 
 
+def framed(limits: Window, start: int, end: int, width: int) -> Window:
+    """A window showing all of [start, end] with a margin either side (a twentieth of its
+    length, and never under :data:`EDGE_COLUMNS` columns, so what lies at either end of it
+    is not drawn in the window's edge column); the whole run when that is wider."""
+    length = max(end - start, MIN_SPAN_NS)
+    columns = max(width, NARROWEST_PLOT) - 2 * EDGE_COLUMNS
+    margin = max(length // FRAME_MARGIN_SHARE, -(-length * EDGE_COLUMNS // columns))
+    window = Window(start - margin, start + length + margin)
+    return limits if window.span >= limits.span else window.clamped(limits)
+
+
 def select(state: TimelineState, event: EventAt | None, lane: int | None = None) -> TimelineState:
     if event is None:
         return replace(state, selected=None, selected_at=None)
     return replace(state, selected=event.ref, selected_at=event.time,
                    lane=state.lane if lane is None else lane)
+
+
+# -- what the axis cannot say -----------------------------------------------------------------
+def recording_note(run_end: int, wall_ns: int) -> str:
+    """Why the timeline ends before the run's time in the summary, when it visibly does: the
+    axis ends at the last recorded event, the summary gives the process's wall time, which
+    also counts the interpreter starting and exiting."""
+    if wall_ns - run_end <= CLOCKS_DIFFER * wall_ns:  # also a report with no wall time
+        return ""
+    return (f"recording ends at {format_moment(run_end, 10_000_000)} · the process ran "
+            f"{format_moment(wall_ns, 10_000_000)} (start-up and exit are not recorded)")

@@ -134,7 +134,7 @@ async def test_brackets_compare_a_lane_across_ranks() -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("3")
         lanes = timeline(app).lanes
-        await pilot.press("j", "j")
+        await pilot.press("j", "j", "j")  # past the phases, the findings and the CPU
         assert lanes[timeline(app).state.lane].key == "r0/collectives"
         await pilot.press("right_square_bracket")
         assert lanes[timeline(app).state.lane].key == "r1/collectives"

@@ -79,10 +79,26 @@ async def test_a_findings_evidence_is_posted_and_selected_on_its_lane() -> None:
         await settle(pilot)
         # The hook sees a message at each step of its bubbling: the same one, twice.
         assert {m.ref for m in posted if isinstance(m, ShowEvent)} == {EventRef("syncs", 1)}
+        sync_t = app.view.trace.tables["syncs"].data["t"][1]
+        failure_t = app.view.trace.exceptions[0].t  # the finding's other evidence
+        assert {m.frame for m in posted if isinstance(m, ShowEvent)} == {(sync_t, failure_t)}
         assert isinstance(app.screen, TimelineScreen)
         timeline = app.screen.query_one(Timeline)
         assert timeline.state.selected == EventRef("syncs", 1)
         assert timeline.lanes[timeline.state.lane].key == "syncs"
+
+
+async def test_a_frame_is_the_finding_s_evidence_on_the_chosen_evidence_s_rank() -> None:
+    posted: list[Message] = []
+    app = app_for(report_for("dist_rank_capture_fails"))
+    async with app.run_test(size=(120, 40), message_hook=posted.append) as pilot:
+        await pilot.press("2", "enter")
+        await settle(pilot)
+        shown_event = next(m for m in posted if isinstance(m, ShowEvent))
+        finding = app.view.findings[0]
+        spans = [app.view.span_of(ref) for _, ref in app.view.evidence(finding)
+                 if ref is not None and ref.rank == shown_event.ref.rank]
+        assert shown_event.frame == (min(s[0] for s in spans if s), max(s[1] for s in spans if s))
 
 
 async def test_a_finding_asked_for_before_its_screen_is_built_is_highlighted() -> None:

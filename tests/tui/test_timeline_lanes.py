@@ -25,8 +25,8 @@ def row_text(view: ReportView, key: str, window: Window | None = None, row: int 
 def test_a_failed_capture_has_a_lane_for_each_thread_stream_and_signal() -> None:
     view = ReportView(report_for("item_in_capture"))
     labels = [lane.label for lane in view.lanes]
-    assert labels[:2] == ["Phases", "CPU main"]
-    assert labels[2:5] == ["default strm", "s1 side", "s2 capture"]
+    assert labels[:3] == ["Phases", "Findings", "CPU main"]
+    assert labels[3:6] == ["default strm", "s1 side", "s2 capture"]
     assert {"Memory", "Syncs", "GPU0 util"} <= set(labels)
     assert "Compile" not in labels  # nothing was compiled: no empty lane
 

@@ -47,7 +47,7 @@ def test_each_rank_has_a_group_of_lanes_headed_by_its_phases() -> None:
         assert each.label.startswith(f"r{each.rank} ") and each.key.startswith(f"r{each.rank}/")
         assert {series.rank for series in each.series} <= {each.rank}
     labels = [lane.label for lane in view.lanes if lane.rank == 1]
-    assert labels[:3] == ["r1 Phases", "r1 CPU main", "r1 Collectives"]
+    assert labels[:4] == ["r1 Phases", "r1 Findings", "r1 CPU main", "r1 Collectives"]
 
 
 def test_a_rank_keeps_the_utilisation_of_its_own_gpu_only() -> None:

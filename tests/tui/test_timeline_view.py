@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.palette import Mark
 from graphdoctor.tui.timeline_lanes import EventAt, Lane
 from graphdoctor.tui.timeline_layout import Window
 from graphdoctor.tui.timeline_series import Series
 from graphdoctor.tui.timeline_view import (
+    ScreenRow,
     TimelineState,
     fit,
     pan,
@@ -17,6 +20,7 @@ from graphdoctor.tui.timeline_view import (
     step_cursor,
     zoom,
 )
+from graphdoctor.tui.widgets.timeline import Timeline
 
 LIMITS = Window(0, 1_000_000)
 SYNCS = Series("syncs", "sync", Mark("X", "red", 4), [100_000, 500_000])
@@ -69,3 +73,43 @@ def test_selection_is_drawn_on_its_lane() -> None:
     assert row.cells[5][1] == "bold bright_white on blue"
     assert row.cells[0][1].endswith("reverse")  # the cursor
     assert select(state, None).selected is None
+
+
+def test_overlays_draw_in_order_after_the_cursor_and_the_selection() -> None:
+    lanes = [Lane("syncs", "Syncs", [SYNCS])]
+    state = select(TimelineState(LIMITS, cursor=0), EventAt(SYNCS, 1), lane=0)
+    seen: list[list[int]] = []
+
+    def hash_first(rows: list[ScreenRow], edges: list[int]) -> list[ScreenRow]:
+        seen.append(edges)
+        return [replace(row, cells=[("#", row.cells[0][1]), *row.cells[1:]]) for row in rows]
+
+    def count_hashes(rows: list[ScreenRow], edges: list[int]) -> list[ScreenRow]:
+        hashes = sum(glyph == "#" for row in rows for glyph, _ in row.cells)
+        return [*rows, ScreenRow(-1, f"{hashes} #", [])]
+
+    rows = screen_rows(lanes, state, 10, overlays=(hash_first, count_hashes))
+    assert rows[0].cells[0] == ("#", "reverse")  # over the cursor, which was drawn first
+    assert rows[0].cells[5][1] == "bold bright_white on blue"  # the selection stays
+    assert rows[-1].label == "1 #"  # the second saw what the first drew
+    assert seen == [[i * 100_000 for i in range(11)]]
+    assert screen_rows(lanes, state, 10) == screen_rows(lanes, state, 10, overlays=())
+
+
+async def test_the_widget_draws_the_overlays_it_was_given() -> None:
+    from textual.app import App, ComposeResult
+
+    lanes = [Lane("syncs", "Syncs", [SYNCS])]
+
+    def ruler(rows: list[ScreenRow], edges: list[int]) -> list[ScreenRow]:
+        return [replace(row, cells=[("|", "")] * len(row.cells)) for row in rows]
+
+    class OneTimeline(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Timeline(lanes, LIMITS, overlays=(ruler,))
+
+    app = OneTimeline()
+    async with app.run_test(size=(60, 10)):
+        timeline = app.query_one(Timeline)
+        drawn = "".join(segment.text for segment in timeline.render_line(1))
+        assert drawn == "Syncs".ljust(timeline.label_width) + "|" * timeline.plot_width

@@ -20,6 +20,7 @@ from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.screens.base import ReportScreen
 from graphdoctor.tui.screens.help import binding_lines
+from graphdoctor.tui.timeline_findings import finding_span
 
 NO_FINDINGS = ("No findings: the diagnosis found nothing in this run that needs changing. "
                "The Summary (1) has the verdicts; the Timeline (3) shows what happened.")
@@ -128,8 +129,9 @@ class FindingsScreen(ReportScreen):
         if self.current is None:
             return
         _, ref = self.view.evidence(self.view.findings[self.current])[number]
-        if ref is not None:
-            self.post_message(ShowEvent(ref))
+        if ref is not None:  # framed with the rest of the finding's evidence on its rank
+            frame = finding_span(self.view.problems, self.current, ref.rank)
+            self.post_message(ShowEvent(ref, frame))
 
     def action_focus_evidence(self) -> None:
         evidence = self.query_one("#evidence", OptionList)

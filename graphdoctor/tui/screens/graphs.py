@@ -2,6 +2,9 @@
 beside the same work run eagerly. The selected graph's details show where it was captured,
 why it failed if it did, its verdict and its findings; enter shows the capture on the
 timeline. A distributed run lists each rank's graphs, rank first (each rank has a graph 0).
+Many graphs from one line are one row, which enter opens to list them
+(:mod:`graphdoctor.tui.graph_groups`); enter on a graph opens its story: the capture step
+by step, and eager beside replay (:mod:`graphdoctor.tui.screens.graph_story`).
 Where the recorder read a graph's content, the table counts its nodes and the details say
 what they are: node types, the longest chain and widest level, the largest kernel groups."""
 
@@ -24,14 +27,23 @@ from graphdoctor.trace.anatomy import Anatomy
 from graphdoctor.trace.model import NONE
 from graphdoctor.tui.aggregate import GraphRow, Timing
 from graphdoctor.tui.events import EventRef
+from graphdoctor.tui.graph_groups import (
+    Entry,
+    GraphGroup,
+    GroupKey,
+    group_of,
+    group_rows,
+    shown_rows,
+)
 from graphdoctor.tui.navigation import ShowEvent
 from graphdoctor.tui.palette import GRAPH_STATUS_STYLES, severity_badge, severity_style
 from graphdoctor.tui.rendering import culprit_source, error_text, stack_text
 from graphdoctor.tui.report_view import GraphKey, ReportView
 from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.screens.base import ReportScreen, ScreenEntry
+from graphdoctor.tui.screens.graph_story import GraphStoryScreen
 from graphdoctor.tui.screens.help import binding_lines
-from graphdoctor.tui.units import format_bytes, format_duration
+from graphdoctor.tui.units import counted, format_bytes, format_duration
 
 COLUMNS = ("graph", "api", "status", "nodes", "pool", "capture", "replays", "replay host",
            "replay GPU", "eager host", "eager GPU", "function")
@@ -61,12 +73,28 @@ def _cells(row: GraphRow) -> tuple[Any, ...]:
             report_text(row.function))
 
 
+def group_cells(group: GraphGroup, shown: bool, with_rank: bool = False) -> tuple[Any, ...]:
+    """A group's row: how many, how they ended, their replays and median times."""
+    rank = (Text(str(group.key[0]), justify="right"),) if with_rank else ()
+    return rank + (group.title(shown), report_text(group.key[1]), report_text(group.statuses),
+                   Text("", justify="right"), "", Text(""), Text(f"{group.replays}",
+                                                             justify="right"),
+                   _duration(group.median("replays", "host")),
+                   _duration(group.median("replays", "gpu")),
+                   _duration(group.median("eager", "host")),
+                   _duration(group.median("eager", "gpu")), report_text(group.where))
+
+
 class GraphsScreen(ReportScreen):
-    BINDINGS = [Binding("enter", "show_capture", "Show capture on timeline")]
+    BINDINGS = [Binding("enter", "open", "Open graph or group"),
+                Binding("t", "show_capture", "Capture on timeline")]
 
     def __init__(self, view: ReportView, screens: Sequence[ScreenEntry], name: str) -> None:
         super().__init__(view, screens, name)
         self._pending: GraphKey | None = None  # asked for before the rows were in
+        self._entries: list[Entry] | None = None  # graphs and groups, once counted
+        self._open: frozenset[GroupKey] = frozenset()
+        self._shown: list[Entry] = []  # the table's rows, in order
 
     @classmethod
     def key_help(cls) -> list[tuple[str, str]]:
@@ -89,44 +117,78 @@ class GraphsScreen(ReportScreen):
     @work(thread=True, exclusive=True)
     def _compute(self) -> None:
         """Replay timings read every replay: off the UI thread."""
-        rows = self.view.graph_rows
-        self.app.call_from_thread(self._fill, rows)
+        entries = group_rows(self.view, self.view.graph_rows)
+        self.app.call_from_thread(self._fill, entries)
 
-    def _fill(self, rows: list[GraphRow]) -> None:
-        table = self.query_one("#graphs-table", DataTable)
-        table.loading = False
-        for row in rows:
-            table.add_row(*graph_cells(row, self.view.multi_rank), key=f"{row.rank}:{row.graph.id}")
-        if not rows:
+    def _fill(self, entries: list[Entry]) -> None:
+        self._entries = entries
+        self.query_one("#graphs-table", DataTable).loading = False
+        self._show_rows()
+        if not entries:
             self.query_one("#graph-text", Static).update("This run captured no CUDA graph.")
         pending, self._pending = self._pending, None
         if pending is not None:
             self.reveal(pending)
 
+    def _show_rows(self, cursor: int = 0) -> None:
+        """The table's rows again, groups open or closed as ``_open`` says."""
+        table = self.query_one("#graphs-table", DataTable)
+        table.clear()
+        self._shown = shown_rows(self._entries or [], self._open)
+        ranked = self.view.multi_rank
+        for entry in self._shown:
+            if isinstance(entry, GraphGroup):
+                table.add_row(*group_cells(entry, entry.key in self._open, ranked))
+            else:
+                table.add_row(*graph_cells(entry, ranked))
+        if self._shown:
+            table.move_cursor(row=min(cursor, len(self._shown) - 1))
+
+    def toggle(self, group: GraphGroup) -> None:
+        """Open a group to list its graphs under it, or close it."""
+        self._open ^= {group.key}
+        self._show_rows(self._shown.index(group))
+
     def reveal(self, key: GraphKey) -> None:
         """Highlight the graph ``key``. Asked before the rows are in (they are counted off the
         UI thread), it waits for them."""
-        table = self.query_one("#graphs-table", DataTable)
-        keys = [(row.rank, row.graph.id) for row in self.view.graph_rows]
-        if table.row_count < len(keys):
+        if self._entries is None:
             self._pending = key
-        elif key in keys:
-            table.move_cursor(row=keys.index(key))
+            return
+        group = group_of(self._entries, *key)
+        if group is not None and group.key not in self._open:
+            self.toggle(group)
+        rows = [(e.rank, e.graph.id) if isinstance(e, GraphRow) else None for e in self._shown]
+        if key in rows:
+            self.query_one("#graphs-table", DataTable).move_cursor(row=rows.index(key))
+
+    def _entry(self) -> Entry | None:
+        cursor = self.query_one("#graphs-table", DataTable).cursor_row
+        return self._shown[cursor] if 0 <= cursor < len(self._shown) else None
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        rows = self.view.graph_rows
-        if 0 <= event.cursor_row < len(rows):
-            self.query_one("#graph-text", Static).update(self.graph_text(rows[event.cursor_row]))
+        entry = self._entry()
+        if entry is not None:
+            shown = entry if isinstance(entry, GraphRow) else group_text(entry)
+            self.query_one("#graph-text", Static).update(
+                self.graph_text(shown) if isinstance(shown, GraphRow) else shown)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        self.action_show_capture()
+        self.action_open()
+
+    def action_open(self) -> None:
+        """A group opens or closes; a graph's story opens on its own screen."""
+        entry = self._entry()
+        if isinstance(entry, GraphGroup):
+            self.toggle(entry)
+        elif entry is not None:
+            self.app.push_screen(GraphStoryScreen(self.view, entry.rank, entry.index))
 
     def action_show_capture(self) -> None:
-        rows = self.view.graph_rows
-        cursor = self.query_one("#graphs-table", DataTable).cursor_row
-        if 0 <= cursor < len(rows):
-            capture = EventRef("graphs", rows[cursor].index, rows[cursor].rank)
-            self.post_message(ShowEvent(capture))
+        entry = self._entry()
+        row = entry.members[0] if isinstance(entry, GraphGroup) else entry
+        if row is not None:
+            self.post_message(ShowEvent(EventRef("graphs", row.index, row.rank)))
 
     def graph_text(self, row: GraphRow) -> RenderableType:
         """What became of a graph: verdict, timings, pool, errors, findings, where."""
@@ -167,6 +229,18 @@ class GraphsScreen(ReportScreen):
                             style=severity_style(finding.severity))
                 text.append(clean(f"{finding.id} {finding.title}\n"))
         return text
+
+
+def group_text(group: GraphGroup) -> Text:
+    """A group: where its graphs come from, how they ended, and each member in brief."""
+    text = report_text(f"{counted(len(group.members), 'graph')} captured by {group.key[1]} "
+                       f"at {group.where}\n", "bold")
+    text.append(clean(f"{group.statuses} · {counted(group.replays, 'replay')} in all\n"))
+    text.append("enter lists them; each opens on its own\n", style="dim")
+    for row in group.members:
+        text.append(clean(f"  graph {row.graph.id} · {row.graph.status} · "
+                          f"{counted(row.replays.count, 'replay')}\n"))
+    return text
 
 
 def _content(found: Anatomy | None, graph_id: int) -> Text:

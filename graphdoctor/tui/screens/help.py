@@ -47,7 +47,7 @@ def legend_lines() -> list[tuple[str, str, str]]:
     groups: Sequence[tuple[str, dict[str, Mark]]] = (
         ("phase", palette.PHASE_MARKS), ("call", palette.CALL_MARKS),
         ("stream", palette.STREAM_OP_MARKS), ("sync in", palette.SYNC_MARKS),
-        ("compile", palette.COMPILE_MARKS))
+        ("compile", palette.COMPILE_MARKS), ("finding:", palette.FINDING_MARKS))
     lines = [(mark.glyph if mark.glyph != " " else "█", mark.style.replace("black on ", ""),
               f"{prefix} {name}") for prefix, marks in groups for name, mark in marks.items()]
     lines += [(palette.REPLAY_HOST.glyph, palette.REPLAY_HOST.style, "replay (host / GPU)"),
@@ -64,6 +64,11 @@ def legend_lines() -> list[tuple[str, str, str]]:
               (palette.NEVER_RETURNED.glyph, palette.NEVER_RETURNED.style,
                "a call that never returned, drawn to the end of the run"),
               (palette.TEARDOWN.glyph, palette.TEARDOWN.style, "destroy_process_group()"),
+              (palette.STREAM_LINK.glyph, palette.STREAM_LINK.style,
+               f"a fork or join between streams in a capture, from {'/'.join(palette.LINK_ENDS)}"),
+              (palette.UNJOINED_LINK.glyph, palette.UNJOINED_LINK.style,
+               "a fork never joined back"),
+              ("abc", palette.SAME_LINE_STYLE, "an event from the selected event's line"),
               ("░▒▓█", "", "how much of a column a span covers"),
               ("◆", palette.SELECTED_STYLE, "the selected event")]
     return lines

@@ -1,25 +1,32 @@
 """Timeline: what happened when. Lanes for the phases, the CPU threads, collectives, each
 CUDA stream, memory, syncs, compile events and GPU utilisation (a group of them per rank in a
-distributed run); a status line that says where the cursor is; and the details of the
-selected event, with its stack and the user's source line."""
+distributed run) and the findings' markers; a status line that says where the cursor is;
+and the details of the selected event, with its stack and the user's source line, whose
+other events are underlined on every lane."""
 
 from __future__ import annotations
 
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
 from graphdoctor.report.facts import clean
+from graphdoctor.tui.capture_view import run_overlays
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.rendering import details_view
+from graphdoctor.tui.safe_text import report_text
+from graphdoctor.tui.same_line import SameLine
 from graphdoctor.tui.screens.base import ReportScreen
 from graphdoctor.tui.screens.help import binding_lines
-from graphdoctor.tui.timeline_view import TimelineState
+from graphdoctor.tui.timeline_findings import Span, evidence_lines
+from graphdoctor.tui.timeline_view import TimelineState, recording_note
 from graphdoctor.tui.units import format_duration, format_moment
 from graphdoctor.tui.widgets.timeline import Timeline
 
 HINT = ("←/→ move · ↑/↓ lane · +/- zoom · 0 whole run · n/N next/previous event on the lane · "
+        "p/P next/previous problem (a finding's evidence, on any lane) · "
         "enter details · z zoom to phase · click selects, wheel zooms · ? help")
 RANKS_HINT = ("\nEach rank has its lanes (r0, r1…), on one time axis: each rank's times count from "
               "its own start, which the launcher makes nearly the same moment. "
@@ -34,7 +41,8 @@ class TimelineScreen(ReportScreen):
 
     def compose(self) -> ComposeResult:
         yield self.mode_bar()
-        yield Timeline(self.view.lanes, self.view.limits, id="timeline")
+        yield Timeline(self.view.lanes, self.view.limits, problems=self.view.problems,
+                       overlays=run_overlays(self.view), id="timeline")
         yield Static(id="timeline-status")
         with VerticalScroll(id="event-detail"):
             yield Static(self.hint(), id="event-text")
@@ -51,10 +59,10 @@ class TimelineScreen(ReportScreen):
     def _show_status(self) -> None:
         self.query_one("#timeline-status", Static).update(self.status_text(self.timeline.state))
 
-    def reveal(self, ref: EventRef) -> None:
-        """Select the event ``ref`` and bring it into view."""
+    def reveal(self, ref: EventRef, frame: Span | None = None) -> None:
+        """Select the event ``ref`` and bring it into view, with all of ``frame`` if given."""
         span = self.view.span_of(ref)
-        if span is None or not self.timeline.reveal(ref, *span):
+        if span is None or not self.timeline.reveal(ref, *span, frame):
             self.notify(f"{ref} is not on the timeline.", severity="warning", timeout=3)
         self.timeline.focus()
 
@@ -64,13 +72,31 @@ class TimelineScreen(ReportScreen):
     def on_timeline_selected(self, message: Timeline.Selected) -> None:
         pane = self.query_one("#event-text", Static)
         if message.ref is None:
+            self.timeline.highlight(None)
             pane.update(self.hint())
         else:
-            pane.update(details_view(self.view, self.view.describe(message.ref)))
+            same_line = self.view.same_line(message.ref)
+            self.timeline.highlight(same_line.overlay() if same_line is not None else None)
+            pane.update(self.details(message.ref, same_line))
         self.query_one("#event-detail").scroll_home(animate=False)
 
+    def details(self, ref: EventRef, same_line: SameLine | None) -> RenderableType:
+        """Which findings the event is evidence of, how many events its line of the user's
+        code made (``same_line``, underlined on the lanes), then its own details."""
+        parts: list[RenderableType] = [
+            report_text(line, "bold") for line in
+            evidence_lines(self.view.problems, ref, self.view.findings)]
+        if same_line is not None:
+            parts.append(report_text(same_line.note(self.view.trace_of(ref.rank).meta.cwd),
+                                     "dim"))
+        return Group(*parts, details_view(self.view, self.view.describe(ref)))
+
     def hint(self) -> Text:
-        return Text(HINT + (RANKS_HINT if self.view.multi_rank else ""), style="dim")
+        """The keys; and, where the axis stops well before the run's time in the summary,
+        why (the status line says so too, but a narrow terminal cuts it)."""
+        note = recording_note(self.view.run_end, self.view.wall_ns)
+        return Text(HINT + (RANKS_HINT if self.view.multi_rank else "")
+                    + (f"\nThe {note}." if note else ""), style="dim")
 
     def status_text(self, state: TimelineState) -> Text:
         """Where the cursor is, in which phase (of the lane's rank), on which lane, and what
@@ -86,6 +112,9 @@ class TimelineScreen(ReportScreen):
                     f"{format_moment(state.window.end, step)} "
                     f"({format_duration(state.window.span)}, {format_duration(step)}/col)",
                     style="dim")
+        note = recording_note(self.view.run_end, self.view.wall_ns)
+        if note and state.window.end >= self.timeline.limits.end:  # where the axis stops short
+            text.append(f" · {note}", style="dim")
         if self.view.multi_rank:  # last, so a narrow terminal cuts it rather than the times
             text.append(f" {RANKS_STATUS}", style="dim")
         return text

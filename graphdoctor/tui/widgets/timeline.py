@@ -24,13 +24,25 @@ from textual.strip import Strip
 
 from graphdoctor.tui import timeline_view as moves
 from graphdoctor.tui.events import EventRef
-from graphdoctor.tui.timeline_lanes import Lane, fit_heights
+from graphdoctor.tui.timeline_findings import Problem, Span, next_problem
+from graphdoctor.tui.timeline_graph_groups import GraphGroupLane
+from graphdoctor.tui.timeline_lanes import EventAt, Lane, fit_heights
 from graphdoctor.tui.timeline_layout import Cell, Window, column_edges, time_of
 from graphdoctor.tui.timeline_ranks import label_width, lane_in_next_rank, phase_lane_of
-from graphdoctor.tui.timeline_view import ScreenRow, TimelineState, axis_row, screen_rows
+from graphdoctor.tui.timeline_view import (
+    Overlay,
+    ScreenRow,
+    TimelineState,
+    axis_row,
+    screen_rows,
+)
 
 NEAR_COLUMNS = 2  # enter and clicks pick an event this many columns away if none is under
 SMALL_SCREEN_ROWS = 30  # taller screens give the memory and GPU lanes more rows
+# Keys the footer shows in pairs, so that the ones a person needs first fit in 80 columns.
+ZOOM = Binding.Group("Zoom", compact=True)
+EVENT = Binding.Group("Event", compact=True)
+PROBLEM = Binding.Group("Problem", compact=True)
 
 
 @lru_cache(maxsize=256)
@@ -55,13 +67,16 @@ class Timeline(ScrollView, can_focus=True):
         Binding("shift+right,L", "pan(1)", "Pan right", show=False),
         Binding("up,k", "lane(-1)", "Lane up", show=False),
         Binding("down,j", "lane(1)", "Lane down", show=False),
-        Binding("plus,equals_sign", "zoom(True)", "Zoom in", key_display="+"),
-        Binding("minus,underscore", "zoom(False)", "Zoom out", key_display="-"),
+        Binding("plus,equals_sign", "zoom(True)", "Zoom in", key_display="+", group=ZOOM),
+        Binding("minus,underscore", "zoom(False)", "Zoom out", key_display="-", group=ZOOM),
         Binding("0", "fit", "Whole run"),
-        Binding("n", "jump(True)", "Next event"),
-        Binding("N", "jump(False)", "Previous event", key_display="N"),
-        Binding("enter", "select_here", "Details", show=False),
+        Binding("n", "jump(True)", "Next event", group=EVENT),
+        Binding("N", "jump(False)", "Previous event", key_display="N", group=EVENT),
+        Binding("p", "problem(True)", "Next problem (a finding's evidence)", group=PROBLEM),
+        Binding("P", "problem(False)", "Previous problem", key_display="P", group=PROBLEM),
+        Binding("enter", "select_here", "Details"),
         Binding("z", "zoom_phase", "Zoom to phase", show=False),
+        Binding("x", "open_group", "Open or close a group of graphs", show=False),
         Binding("home", "edge(False)", "Run start", show=False),
         Binding("end", "edge(True)", "Run end", show=False),
         Binding("escape", "clear", "Clear selection", show=False),
@@ -85,10 +100,15 @@ class Timeline(ScrollView, can_focus=True):
             super().__init__()
             self.ref = ref
 
-    def __init__(self, lanes: Sequence[Lane], limits: Window, *, id: str | None = None):
+    def __init__(self, lanes: Sequence[Lane], limits: Window, *,
+                 problems: Sequence[Problem] = (), overlays: Sequence[Overlay] = (),
+                 id: str | None = None):
         super().__init__(id=id)
         self.lanes = list(lanes)
         self.limits = limits
+        self.problems = problems  # what p and P visit
+        self.overlays = tuple(overlays)
+        self._highlight: tuple[Overlay, ...] = ()  # drawn after the overlays, per selection
         self.label_width = label_width(self.lanes)  # wider when the lanes carry ranks
         self.set_reactive(Timeline.state, TimelineState(limits, limits.start))
         self._rows: list[ScreenRow] = []
@@ -103,9 +123,16 @@ class Timeline(ScrollView, can_focus=True):
     def _lane_rows(self) -> list[ScreenRow]:
         key = (self.state, self.plot_width)
         if self._rows_for != key:
-            self._rows = screen_rows(self.lanes, self.state, self.plot_width)
+            self._rows = screen_rows(self.lanes, self.state, self.plot_width,
+                                     (*self.overlays, *self._highlight))
             self._rows_for = key
         return self._rows
+
+    def highlight(self, overlay: Overlay | None) -> None:
+        """Draw ``overlay`` (the selection's, say) over the lanes until the next call."""
+        self._highlight = () if overlay is None else (overlay,)
+        self._rows_for = None
+        self.refresh()
 
     def lane_row_span(self, lane: int) -> tuple[int, int]:
         """First and last screen row (after the axis) of a lane."""
@@ -114,9 +141,13 @@ class Timeline(ScrollView, can_focus=True):
 
     def on_resize(self, event: events.Resize) -> None:
         fit_heights(self.lanes, self.screen.size.height - SMALL_SCREEN_ROWS)
-        total = 1 + sum(lane.height for lane in self.lanes)
-        self.virtual_size = Size(event.size.width, total)
+        self._measure(event.size.width)
+
+    def _measure(self, width: int) -> None:
+        """The lanes' rows, after their heights changed: scroll room, and a redraw."""
+        self.virtual_size = Size(width, 1 + sum(lane.height for lane in self.lanes))
         self._rows_for = None
+        self.refresh()
 
     # -- drawing ----------------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
@@ -191,6 +222,19 @@ class Timeline(ScrollView, can_focus=True):
                                   self.state.window.span // 2)
         self.state = replace(moves.select(state, event), cursor=event.time)
 
+    def action_problem(self, forward: bool) -> None:
+        """To the next (or previous) piece of a finding's evidence on any lane, selected on
+        its own lane, keeping the zoom when it fits."""
+        problem = next_problem(self.problems, self.state.cursor, self.state.selected, forward)
+        found = self._locate(problem.ref, problem.start) if problem is not None else None
+        if problem is None or found is None:
+            self.notify("No more problems that way.", timeout=2)
+            return
+        lane, event = found
+        context = (self.state.window.span + 1) // 2  # half the window, rounded up: the same zoom
+        state = moves.show_moment(self.state, self.limits, problem.start, problem.start, context)
+        self.state = replace(moves.select(state, event, lane), cursor=problem.start)
+
     def action_select_here(self) -> None:
         """Select the event under the cursor on its lane, or the nearest within two columns."""
         edges = column_edges(self.state.window, self.plot_width)
@@ -217,21 +261,40 @@ class Timeline(ScrollView, can_focus=True):
         window = Window(start - margin, end + margin).clamped(self.limits)
         self.state = replace(self.state, window=window, cursor=start)
 
+    def action_open_group(self) -> None:
+        """On a group of graphs from one line: a row per graph, or one row for all again."""
+        lane = self.lanes[self.state.lane]
+        if isinstance(lane, GraphGroupLane):
+            lane.toggle()
+            self._measure(self.size.width)
+
     def action_clear(self) -> None:
         self.state = moves.select(self.state, None)
 
     # -- revealing an event from elsewhere (a finding's evidence, a search) ---------------
-    def reveal(self, ref: EventRef, start: int, end: int) -> bool:
-        """Select ``ref`` and zoom to it with some of its phase around; False if no lane
-        shows it."""
+    def reveal(self, ref: EventRef, start: int, end: int, frame: Span | None = None) -> bool:
+        """Select ``ref`` and zoom to it with some of its phase around, or to all of
+        ``frame`` (with a margin) when given; False if no lane shows it."""
+        found = self._locate(ref, start)
+        if found is None:
+            return False
+        index, event = found
+        if frame is not None and frame[1] > frame[0]:
+            window = moves.framed(self.limits, *frame, self.plot_width)
+            state = replace(self.state, window=window)
+        else:
+            state = moves.show_moment(self.state, self.limits, start, end,
+                                      self._reveal_context(start, end, index))
+        self.state = replace(moves.select(state, event, index), cursor=start)
+        return True
+
+    def _locate(self, ref: EventRef, t: int) -> tuple[int, EventAt] | None:
+        """The first lane that shows ``ref`` (which happened at ``t``), and its entry there."""
         for index, lane in enumerate(self.lanes):
-            event = lane.locate(ref, start)
+            event = lane.locate(ref, t)
             if event is not None:
-                state = moves.show_moment(self.state, self.limits, start, end,
-                                          self._reveal_context(start, end, index))
-                self.state = replace(moves.select(state, event, index), cursor=start)
-                return True
-        return False
+                return index, event
+        return None
 
     def _reveal_context(self, start: int, end: int, lane: int) -> int:
         """How much to show either side: a quarter of the surrounding phase (of the event's
