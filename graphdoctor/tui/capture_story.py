@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from graphdoctor.diagnose.model import ERROR, SEVERITY_RANK
+from graphdoctor.trace import anatomy
 from graphdoctor.trace.model import NONE, OWN, Graph, Trace
 from graphdoctor.trace.names import ALLOC_ACTION
 from graphdoctor.trace.stream_links import FORK, JOIN, StreamLink, stream_links
@@ -154,8 +155,10 @@ def _alloc_run(told: _Told, run: list[int]) -> list[StoryLine]:
     if not run:
         return []
     data = told.trace.tables["allocs"].data
-    size = sum(data["size"][row] for row in run if data["action"][row] == ALLOC_ACTION)
-    what = f"{counted(len(run), 'allocator action')}, {format_bytes(size)} allocated"
+    allocated = [data["size"][row] for row in run if data["action"][row] == ALLOC_ACTION]
+    what = f"{counted(len(allocated), 'allocation')} of {format_bytes(sum(allocated))}"
+    if len(allocated) < len(run):  # frees, and the segments the pool reserved
+        what += f" and {counted(len(run) - len(allocated), 'other allocator action')}"
     return [StoryLine(data["t"][run[0]] - told.start, what,
                       _where(told.trace, data["stack"][run[0]]), EventRef("allocs", run[0],
                                                                            told.rank))]
@@ -197,6 +200,8 @@ def _begin(told: _Told, graph: Graph) -> StoryLine:
 def _end(graph: Graph, length: int) -> StoryLine:
     outcome = {"failed": "capture ends: failed", "captured": "capture ends: captured"}
     what = outcome.get(graph.status, "the recording ends with the capture still open")
+    if graph.anatomy is not None:  # what the driver listed in it, where it could be asked
+        what += f"; the graph holds {anatomy.summary(graph.anatomy)}"
     return StoryLine(length, what, kind=END)
 
 

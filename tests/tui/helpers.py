@@ -39,3 +39,9 @@ async def settle(pilot: Pilot[None]) -> None:
     """Let background work (timeline index, totals) finish and the screen catch up."""
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
+
+
+def screen_text(app: GraphDoctorApp) -> str:
+    """The whole screen as plain text (Textual has no public call for it)."""
+    update = app.screen._compositor.render_full_update()
+    return "\n".join("".join(strip.text for strip in line) for line in update.strips)

@@ -46,8 +46,11 @@ def test_graphdoctors_own_time_is_told_apart() -> None:
     graph = view.trace.graphs[0]
     own, stretches = own_time(view.trace, graph)
     assert own == graph.own_ns > 0 and stretches >= 1
-    told = [line for line in story(view, -1, graph) if line.kind == OWN_TIME]
+    lines = story(view, -1, graph)
+    told = [line for line in lines if line.kind == OWN_TIME]
     assert len(told) == 1 and "not your code's time" in told[0].what
+    # the end says what the driver listed in the graph: 200 layers' kernels in one chain
+    assert lines[-1].what.startswith("capture ends: captured; the graph holds 400 nodes")
 
 
 def test_a_run_of_allocations_from_one_line_is_one_step() -> None:
@@ -57,7 +60,11 @@ def test_a_run_of_allocations_from_one_line_is_one_step() -> None:
     inside = [t for t in data["t"] if graph.capture_start <= t <= graph.capture_end]
     steps = [line for line in story(view, -1, graph) if line.ref and line.ref.kind == "allocs"]
     assert len(inside) >= 2 and len(steps) == 1
-    assert steps[0].what.startswith(f"{len(inside)} allocator actions")
+    actions = [data["action"][i] for i, t in enumerate(data["t"])
+               if graph.capture_start <= t <= graph.capture_end]
+    allocated = actions.count("alloc")
+    assert steps[0].what.startswith(f"{allocated} allocation{'s' if allocated > 1 else ''} of ")
+    assert ("other allocator action" in steps[0].what) == (allocated < len(actions))
 
 
 def op(t: int, name: str, stream: int, other: int) -> SimpleNamespace:

@@ -17,7 +17,7 @@ from graphdoctor.report.io import load
 from graphdoctor.report.markdown import render_markdown
 from graphdoctor.report.text import render_text, summary_without_speedup
 from graphdoctor.tui.app import GraphDoctorApp
-from tests.tui.helpers import plain, settle
+from tests.tui.helpers import plain, screen_text, settle
 
 RANKS_REPORT = Path(__file__).with_name("reports") / "dist_extra_allreduce_in_capture.json.gz"
 NOUNS = ("free", "alloc", "allocation", "graph", "replay", "sync", "finding", "rank", "step",
@@ -39,12 +39,6 @@ def report(name: str) -> Report:
 def clumsy(text: str) -> list[str]:
     return [f"{why}: {m.group(0)!r}" for why, pattern in CLUMSY.items()
             for m in pattern.finditer(text)]
-
-
-def screen_text(app: GraphDoctorApp) -> str:
-    """The whole screen as plain text (Textual has no public call for it)."""
-    update = app.screen._compositor.render_full_update()
-    return "\n".join("".join(strip.text for strip in line) for line in update.strips)
 
 
 async def allocation_views(app: GraphDoctorApp) -> list[str]:
