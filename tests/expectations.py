@@ -143,6 +143,60 @@ def _empty(trace: Trace, note: dict[str, Any]) -> None:
     assert empty.nodes == 0 and empty.edges == 0 and not empty.kernels
 
 
+# -- graphs made outside PyTorch, seen through CUPTI (--cupti) -------------------------------
+def cupti_graph(trace: Trace, api: str) -> Any:
+    """The one graph of a scenario without PyTorch, made through ``api``."""
+    [graph] = graphs(trace)
+    assert graph.api == api, graph.api
+    return graph
+
+
+def launches(trace: Trace, graph: Any) -> list[Any]:
+    return [r for r in trace.tables["replays"] if r.graph == graph.id]
+
+
+@expect("cupy_capture")
+def _cupy_capture(trace: Trace, note: dict[str, Any]) -> None:
+    graph = cupti_graph(trace, "stream capture (runtime)")
+    assert graph.status == "captured" and user_line(trace, graph.stack) == ("cupy_capture.py", 39)
+    replays = launches(trace, graph)
+    assert len(replays) == 5 * 50  # five timed loops of 50 launches
+    # CUPTI's GPU time per launch agrees with the script's own CUDA-event timing
+    own = note["self_timing"]["replay"]["median_us"] * 1000
+    assert 0.8 < gpu_median([r.gpu for r in replays]) / own < 1.2
+    assert all(r.stream == graph.stream for r in replays)
+
+
+@expect("cupy_sync_in_capture")
+def _cupy_sync(trace: Trace, note: dict[str, Any]) -> None:
+    graph = cupti_graph(trace, "stream capture (runtime)")
+    assert graph.status == "failed" and not launches(trace, graph)
+    failed_with(trace, "cupy_sync_in_capture.py", 13,
+                cuda_error="cudaErrorStreamCaptureUnsupported")
+    [sync] = [s for s in trace.tables["syncs"] if s.graph == graph.id]
+    assert sync.kind == "stream_synchronize"
+    assert user_line(trace, sync.stack) == ("cupy_sync_in_capture.py", 13)
+    [finding] = [f for f in diagnose(trace).findings if f.id == "GD101"]
+    assert "cupy_sync_in_capture.py:13" in finding.title
+
+
+@expect("cuda_core_capture")
+def _cuda_core(trace: Trace, note: dict[str, Any]) -> None:
+    graph = cupti_graph(trace, "stream capture (driver)")  # cuda.core calls the driver
+    assert graph.status == "captured"
+    assert user_line(trace, graph.stack) == ("cuda_core_capture.py", 27)
+    replays = launches(trace, graph)
+    assert len(replays) == 100 and gpu_median([r.gpu for r in replays]) > 0
+
+
+@expect("quadrants_graph_kernel")
+def _quadrants(trace: Trace, note: dict[str, Any]) -> None:
+    graph = cupti_graph(trace, "graph built node by node")
+    assert graph.status == "captured"
+    # built on the first of 61 calls, replayed on every one of them, over three array pairs
+    assert len(launches(trace, graph)) == 61
+
+
 # -- captured graphs -----------------------------------------------------------------------
 WARMUP_CALLS = 3  # what the timing scenarios run before their capture
 def _timed_scenario(trace: Trace, note: dict[str, Any], steps: int) -> tuple[float, float]:

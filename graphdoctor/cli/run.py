@@ -20,7 +20,7 @@ from graphdoctor.cli.run_output import report_path
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, check, describe_conditions
 from graphdoctor.report.redact import WHAT_GOES
-from graphdoctor.trace.names import FULL_MODE
+from graphdoctor.trace.names import CUPTI_ENV, FULL_MODE
 
 if TYPE_CHECKING:
     from graphdoctor.launch.supervisor import RunRequest
@@ -61,6 +61,10 @@ Exit codes:
               help="Record every allocation with its stack, and profile one replay of each "
                    "graph for its kernels' GPU times (slower; default: allocations only in "
                    "captures, no profiler).")
+@click.option("--cupti", is_flag=True,
+              help="Also record CUDA graphs made outside PyTorch (CuPy, cuda.core, "
+                   "cuda-python, graphs built node by node) through CUPTI; needs the cupti "
+                   "extra. Off by default: a Python callback runs on each graph call.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
               help="Dump every thread's stack and stop the script after SECONDS.")
 @click.option("--nproc-per-node", "nproc", type=click.IntRange(min=1), default=1,
@@ -81,10 +85,12 @@ Exit codes:
 @click.argument("target")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @handle_errors
-def run(module: bool, output: Path | None, full: bool, timeout: float | None, nproc: int,
-        keep_spool: Path | None, quiet: bool, tui: bool, fail_on: tuple[str, ...],
+def run(module: bool, output: Path | None, full: bool, cupti: bool, timeout: float | None,
+        nproc: int, keep_spool: Path | None, quiet: bool, tui: bool, fail_on: tuple[str, ...],
         redact: bool, baseline: bool, target: str, args: tuple[str, ...]) -> None:
     check_target(target, module)
+    if cupti:  # the child reads it, as it reads GRAPHDOCTOR_OFF
+        os.environ[CUPTI_ENV] = "1"
     if baseline and nproc > 1:
         raise GraphDoctorError("--baseline runs one process; leave out --nproc-per-node")
     options = RunOptions(target, args, module, report_path(output, target, nproc),

@@ -9,7 +9,9 @@ A speedup needs eager calls of the code a graph runs, at least ``MIN_SAMPLES`` o
 - ``make_graphed_callables`` and ``torch.compile`` can run without graphs:
   ``graphdoctor run --baseline`` runs the script a second time so (the original callables;
   the same compile without CUDA graphs) and compares per call;
-- where such a baseline was given and still timed nothing that matches, the verdict says so.
+- where such a baseline was given and still timed nothing that matches, the verdict says so;
+- a graph made outside PyTorch (CuPy, cuda.core, seen through CUPTI) has no eager timing
+  yet: the verdict says to compare with the script's own.
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ import re
 from graphdoctor.diagnose.measure import MIN_SAMPLES, Measurement
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Function, Graph
-from graphdoctor.trace.names import MANUAL_APIS
+from graphdoctor.trace.names import CUPTI_APIS, MANUAL_APIS
 
 BLOCK_LINES = 12  # lines after a capture's first line searched for the captured call
 EAGER_TIMING_PYTHON = (3, 12)  # sys.monitoring: graphdoctor times eager calls from here
 TIMED = "graphdoctor times each eager call"
 TO_MEASURE = "to measure one, "
+OUTSIDE_TORCH = ("graphdoctor times eager work only through PyTorch, and this graph was made "
+                 "outside it (seen through CUPTI): compare with the script's own timing")
 BASELINE_ADVICE = (TO_MEASURE + "use `graphdoctor run --baseline`: it runs the script again "
                    "with CUDA graphs off ({how}) and compares per call")
 
@@ -33,6 +37,8 @@ def for_graph(view: TraceView, graph: Graph, m: Measurement) -> str:
     """What to add for a replayed graph (a raw capture, or one of make_graphed_callables)
     that no eager call measured, or why the --baseline run did not measure it."""
     names = _callee_names(view, graph)
+    if graph.api.startswith(CUPTI_APIS):
+        return OUTSIDE_TORCH
     if graph.api in MANUAL_APIS:
         return TO_MEASURE + _for_raw_capture(view, graph, names, m) + _python_note(view)
     if view.baseline is not None:

@@ -18,6 +18,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 from graphdoctor import __version__
 from graphdoctor.launch.child_process import CHILD_ENV, DUMP_STACKS_SIGNAL
@@ -27,7 +28,7 @@ from graphdoctor.record.errors import record_exception
 from graphdoctor.record.on_torch_import import call_when_imported
 from graphdoctor.record.recorder import Recorder, new_recorder, register_fork_guard
 from graphdoctor.trace import spool_records as sr
-from graphdoctor.trace.names import MODULE_TARGET, PATH_TARGET, UNCAUGHT
+from graphdoctor.trace.names import CUPTI_ENV, CUPTI_PART, MODULE_TARGET, PATH_TARGET, UNCAUGHT
 from graphdoctor.trace.spool import SpoolWriter
 
 
@@ -53,14 +54,18 @@ def main() -> int:
     register_fork_guard(recorder)  # a forked worker must not write into this spool
     sources = _Sources(recorder)
     call_when_imported(sources.install)
+    stop_cupti = _start_cupti(recorder)  # below PyTorch: from the start, torch or not
     flusher = _Flusher(spool, recorder)
     flusher.start()
     end_with_parent(lambda: _orphaned(spool, recorder))
     outcome = run_target(target, lambda error: _record_uncaught(recorder, error))
+    if stop_cupti is not None:
+        _stop_cupti(recorder, stop_cupti)
     if sources.installed:
         _stop_recorder(recorder)
     else:
-        recorder.note("recording", NEVER_IMPORTED_TORCH)
+        recorder.note("recording", NEVER_IMPORTED_TORCH_CUPTI if stop_cupti else
+                      NEVER_IMPORTED_TORCH)
     flusher.stop()
     spool.write(sr.End({"exit_code": outcome.exit_code, "interrupted": outcome.interrupted}))
     spool.close()
@@ -70,6 +75,28 @@ def main() -> int:
 
 
 NEVER_IMPORTED_TORCH = "the script never imported torch, so nothing but its exceptions was recorded"
+NEVER_IMPORTED_TORCH_CUPTI = ("the script never imported torch: only its exceptions and what CUPTI "
+                              "saw of its graphs were recorded")
+
+
+def _start_cupti(recorder: Recorder) -> Callable[[], None] | None:
+    """The CUPTI layer, where ``GRAPHDOCTOR_CUPTI`` asks for it; what stops it."""
+    if os.environ.get(CUPTI_ENV) != "1":
+        return None
+    from graphdoctor.record.cupti_graphs import install
+
+    try:
+        return install(recorder)
+    except Exception as error:  # noqa: BLE001 - the script still runs
+        recorder.note(CUPTI_PART, f"could not start: {error!r}")
+        return None
+
+
+def _stop_cupti(recorder: Recorder, stop: Callable[[], None]) -> None:
+    try:
+        stop()
+    except Exception as error:  # noqa: BLE001 - the script's result matters more
+        recorder.note(CUPTI_PART, f"stopping it failed: {error!r}")
 
 
 class _Sources:

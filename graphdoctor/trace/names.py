@@ -114,3 +114,12 @@ KEPT_AS_WRITTEN = "CUDA graphs kept as written"
 CUDA_AT_INIT = "init"
 CUDA_AT_END = "end"
 CUDA_STATE_UNREAD = "the CUDA state"
+
+
+# Graphs made outside PyTorch, recorded through CUPTI (record/cupti_graphs.py)
+CUPTI_ENV = "GRAPHDOCTOR_CUPTI"  # "1": subscribe (graphdoctor run --cupti sets it)
+CUPTI_PART = "graphs outside PyTorch (CUPTI)"  # its lines in the "not recorded" list
+CUPTI_STREAM_API = "stream capture"  # a graph's api: a capture through the driver or runtime
+CUPTI_EXPLICIT_API = "graph built node by node"  # cuGraphCreate and cuGraphAdd*Node
+CUPTI_APIS = (CUPTI_STREAM_API, CUPTI_EXPLICIT_API)  # a graph's api starts with one of them
+CUDA_API_ERROR = "cuda_api"  # where a CUDA error the driver returned to a call was recorded

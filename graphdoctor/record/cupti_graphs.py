@@ -1,0 +1,383 @@
+"""CUDA graphs made outside PyTorch, seen through CUPTI (``graphdoctor run --cupti``).
+
+PyTorch's graphs are recorded by hooks on its Python API. CuPy, cuda.core, cuda-python
+and DSLs that build graphs node by node call CUDA directly, so graphdoctor asks the CUDA
+driver instead: a CUPTI subscriber (NVIDIA's ``cupti-python``, the ``cupti`` extra) is
+called on the few driver calls that make, run or break a graph, and CUPTI's graph-trace
+activity gives each launch's GPU time. The records are the ones PyTorch's hooks write
+(captures, replays, syncs, the CUDA error with the Python line that caused it), so the
+same diagnosis reads them.
+
+- A stream capture is ``cuStreamBeginCapture`` to ``cuStreamEndCapture``; a graph built
+  node by node is ``cuGraphCreate`` to its instantiation, with its kernel nodes counted.
+- A launch is ``cuGraphLaunch`` of an instance of such a graph, timed on the host around
+  the call and on the GPU by the activity record of the same correlation id.
+- A synchronising call made outside PyTorch is a sync; one that CUDA refuses inside a
+  capture is recorded as the capture's first error, at the user's line.
+- A call made from inside ``torch`` is PyTorch's: its own hooks record it. Those are
+  counted only.
+
+Each callback runs Python on the calling thread, so only those calls are subscribed
+(never kernel launches), and the layer is off unless asked for. It steps aside, and says
+so, where CUPTI is taken: a profiler of the script's (``torch.profiler``, Nsight) or
+another subscriber.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
+
+from graphdoctor.record.recorder import Recorder, Uninstall
+from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.names import (
+    CAPTURE_FAILED,
+    CAPTURED,
+    CUDA_API_ERROR,
+    CUPTI_EXPLICIT_API,
+    CUPTI_PART,
+    CUPTI_STREAM_API,
+)
+
+# CUpti_CallbackData: callbackSite (an enum, padded to 8), functionName, then the pointers
+# to the call's parameter struct and to its return value.
+PARAMS_AT, RESULT_AT = 16, 24
+ENTER, EXIT = 0, 1
+ACTIVITY_BUFFER = 4 * 1024 * 1024
+
+# The capture errors, by the number the driver and the runtime share, with the runtime's
+# name and text (what PyTorch's errors show, and the diagnosis reads).
+CAPTURE_ERRORS = {
+    900: ("cudaErrorStreamCaptureUnsupported", "operation not permitted when stream is capturing"),
+    901: ("cudaErrorStreamCaptureInvalidated",
+          "operation failed due to a previous error during capture"),
+    902: ("cudaErrorStreamCaptureMerge", "operation would result in a merge of separate capture "
+                                         "sequences"),
+    903: ("cudaErrorStreamCaptureUnmatched", "capture was not ended in the same stream as it "
+                                             "began"),
+    904: ("cudaErrorStreamCaptureUnjoined", "capturing stream has unjoined work"),
+    905: ("cudaErrorStreamCaptureIsolation", "dependency created on uncaptured work in another "
+                                             "stream"),
+    906: ("cudaErrorStreamCaptureImplicit", "operation would make the legacy stream depend on a "
+                                            "capturing blocking stream"),
+    907: ("cudaErrorCapturedEvent", "operation not permitted on an event last recorded in a "
+                                    "capturing stream"),
+    908: ("cudaErrorStreamCaptureWrongThread", "attempt to terminate a thread-local capture "
+                                               "sequence from another thread"),
+}
+CAPTURE_MODES = {0: "global", 1: "thread_local", 2: "relaxed"}  # CUstreamCaptureMode
+SYNC_KINDS = {"cuStreamSynchronize": "stream_synchronize", "cuCtxSynchronize": "device_synchronize",
+              "cuEventSynchronize": "event_synchronize"}
+
+
+def params(cbdata: Any) -> int:
+    """The address of the call's parameter struct."""
+    return ctypes.c_void_p.from_address(int(cbdata.ptr) + PARAMS_AT).value or 0
+
+
+def word(address: int, index: int) -> int:
+    """The ``index``-th pointer-sized field of a parameter struct (every field used here is a
+    handle, a pointer or an enum padded to 8 bytes)."""
+    return ctypes.c_uint64.from_address(address + 8 * index).value
+
+
+def pointee(address: int) -> int:
+    """The handle an out-parameter points at, once the call has written it."""
+    return ctypes.c_uint64.from_address(address).value if address else 0
+
+
+def result(cbdata: Any) -> int:
+    address = ctypes.c_void_p.from_address(int(cbdata.ptr) + RESULT_AT).value
+    return ctypes.c_int.from_address(address).value if address else 0
+
+
+def from_torch(frame: FrameType | None) -> bool:
+    """Whether the call comes from PyTorch's own Python code (its hooks record it)."""
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if name == "torch" or name.startswith("torch."):
+            return True
+        frame = frame.f_back
+    return False
+
+
+@dataclass
+class _Graph:
+    """A graph of the script's made outside PyTorch, while it is being made."""
+
+    id: int
+    stream: int
+    start: int
+    stack: int
+    api: str
+    nodes: int = 0
+
+
+@dataclass
+class _Launch:
+    graph: int
+    stream: int
+    start: int
+    thread: int
+    dur: int = -1
+
+
+@dataclass
+class _State:
+    capturing: dict[int, _Graph] = field(default_factory=dict)  # by stream handle
+    building: dict[int, _Graph] = field(default_factory=dict)  # explicit graphs, by CUgraph
+    graphs: dict[int, int] = field(default_factory=dict)  # CUgraph handle -> our graph id
+    instances: dict[int, int] = field(default_factory=dict)  # CUgraphExec -> our graph id
+    launches: dict[int, _Launch] = field(default_factory=dict)  # by correlation id
+    gpu: dict[int, int] = field(default_factory=dict)  # correlation id -> GPU ns, unclaimed
+    runtime_calls: set[int] = field(default_factory=set)  # correlation ids the runtime made
+    torch_calls: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class CuptiGraphs:
+    """The subscriber: one handler per driver call, and the activity buffers' consumer."""
+
+    def __init__(self, recorder: Recorder, cupti: Any) -> None:
+        self.recorder, self.cupti = recorder, cupti
+        self.state = _State()
+        drv = cupti.driver_api_trace_cbid
+        self.handlers: dict[int, Callable[[Any, int], None]] = {}
+        for names, handler in _HANDLERS:
+            for name in names:
+                cbid = getattr(drv, name, None)
+                if cbid is not None:
+                    self.handlers[int(cbid)] = handler.__get__(self)
+        self.subscriber = 0
+
+    # -- setting up --------------------------------------------------------------------------
+    def start(self) -> None:
+        cupti = self.cupti
+        self.subscriber = cupti.subscribe(self._callback, None)
+        for cbid in self.handlers:
+            cupti.enable_callback(1, self.subscriber, cupti.CallbackDomain.DRIVER_API, cbid)
+        runtime = cupti.runtime_api_trace_cbid
+        for name in ("cudaStreamBeginCapture_v10000", "cudaStreamBeginCapture_ptsz_v10000"):
+            cupti.enable_callback(1, self.subscriber, cupti.CallbackDomain.RUNTIME_API,
+                                  getattr(runtime, name))
+        cupti.activity_register_callbacks(self._buffer_requested, self._buffer_completed)
+        cupti.activity_enable(cupti.ActivityKind.GRAPH_TRACE)
+
+    def stop(self) -> None:
+        cupti = self.cupti
+        cupti.activity_flush_all(1)
+        cupti.activity_disable(cupti.ActivityKind.GRAPH_TRACE)
+        cupti.unsubscribe(self.subscriber)
+        self.flush(final=True)
+        if self.state.torch_calls:
+            self.recorder.note(CUPTI_PART, f"CUPTI saw {self.state.torch_calls} graph calls made "
+                                           "by PyTorch, which its own hooks recorded")
+
+    def heartbeat(self) -> sr.SpoolRecord | None:
+        self.cupti.activity_flush_all(0)
+        self.flush(final=False)
+        return None
+
+    # -- the callback --------------------------------------------------------------------------
+    def _callback(self, userdata: Any, domain: int, cbid: int, cbdata: Any) -> None:
+        try:
+            if domain == self.cupti.CallbackDomain.RUNTIME_API:
+                if cbdata.callback_site == ENTER:
+                    self.state.runtime_calls.add(cbdata.correlation_id)
+                return
+            handler = self.handlers.get(int(cbid))
+            if handler is not None:
+                handler(cbdata, int(cbdata.callback_site))
+        except Exception as error:  # noqa: BLE001 - never raise into the driver
+            self.recorder.note(CUPTI_PART, f"a callback failed: {error!r}")
+
+    def _caller(self) -> FrameType:
+        return sys._getframe(3)  # the callback's caller: the script's (or a library's) frame
+
+    # -- capture ---------------------------------------------------------------------------------
+    def _begin_capture(self, cbdata: Any, site: int) -> None:
+        if site != EXIT or result(cbdata) != 0:
+            return
+        frame = self._caller()
+        if from_torch(frame):
+            self.state.torch_calls += 1
+            return
+        stream = word(params(cbdata), 0)
+        runtime = cbdata.correlation_id in self.state.runtime_calls
+        self.state.runtime_calls.discard(cbdata.correlation_id)
+        graph = _Graph(self.recorder.new_id("graph"), stream, self.recorder.now(),
+                       self.recorder.stacks.from_frame(frame),
+                       f"{CUPTI_STREAM_API} ({'runtime' if runtime else 'driver'})")
+        self.state.capturing[stream] = graph
+        mode = word(params(cbdata), 1) & 0xFFFFFFFF  # an enum, in the low half of its word
+        self._emit_begin(graph, CAPTURE_MODES.get(mode, str(mode)))
+
+    def _end_capture(self, cbdata: Any, site: int) -> None:
+        if site != EXIT:
+            return
+        address = params(cbdata)
+        graph = self.state.capturing.pop(word(address, 0), None)
+        if graph is None:
+            return
+        code = result(cbdata)
+        error = self._error(code, "capture_end", graph.id, self._caller()) if code else -1
+        handle = pointee(word(address, 1))
+        if handle:
+            self.state.graphs[handle] = graph.id
+        self._emit_end(graph, CAPTURED if code == 0 else CAPTURE_FAILED, error)
+
+    # -- explicit graphs ---------------------------------------------------------------------
+    def _create_graph(self, cbdata: Any, site: int) -> None:
+        if site != EXIT or result(cbdata) != 0 or from_torch(self._caller()):
+            return
+        handle = pointee(word(params(cbdata), 0))
+        if handle and not self._inside_capture():
+            self.state.building[handle] = _Graph(
+                NO_ID, 0, self.recorder.now(), self.recorder.stacks.from_frame(self._caller()),
+                CUPTI_EXPLICIT_API)
+
+    def _add_kernel_node(self, cbdata: Any, site: int) -> None:
+        if site == EXIT and result(cbdata) == 0:
+            graph = self.state.building.get(word(params(cbdata), 1))
+            if graph is not None:
+                graph.nodes += 1
+
+    def _instantiate(self, cbdata: Any, site: int) -> None:
+        if site != EXIT or result(cbdata) != 0:
+            return
+        address = params(cbdata)
+        handle = word(address, 1)
+        built = self.state.building.pop(handle, None)
+        if built is not None:  # a graph built node by node is "captured" when instantiated
+            built.id = self.recorder.new_id("graph")
+            self._emit_begin(built, mode="")
+            self._emit_end(built, CAPTURED, -1)
+            self.state.graphs[handle] = built.id
+        graph = self.state.graphs.get(handle)
+        if graph is not None:
+            self.state.instances[pointee(word(address, 0))] = graph
+
+    def _inside_capture(self) -> bool:
+        return bool(self.state.capturing)
+
+    # -- launches ----------------------------------------------------------------------------
+    def _launch(self, cbdata: Any, site: int) -> None:
+        address = params(cbdata)
+        graph = self.state.instances.get(word(address, 0))
+        if graph is None:
+            return
+        correlation = cbdata.correlation_id
+        if site == ENTER:
+            self.state.launches[correlation] = _Launch(graph, word(address, 1),
+                                                       self.recorder.now(), self.recorder.thread())
+        elif correlation in self.state.launches:
+            launch = self.state.launches[correlation]
+            launch.dur = self.recorder.now() - launch.start
+
+    # -- syncs ---------------------------------------------------------------------------------
+    def _sync(self, cbdata: Any, site: int) -> None:
+        frame = self._caller()
+        if site != EXIT or from_torch(frame):
+            return
+        kind = SYNC_KINDS.get(cbdata.function_name.split("_")[0], "synchronize")
+        stream = word(params(cbdata), 0) if kind == "stream_synchronize" else 0
+        graph = self._capture_of(stream)
+        stack = self.recorder.stacks.from_frame(frame)
+        rec = self.recorder
+        rec.emit(sr.SyncRecord(rec.now(), kind, stream, graph, rec.thread(), stack))
+        code = result(cbdata)
+        if code and graph >= 0:
+            self._error(code, CUDA_API_ERROR, graph, frame)
+
+    def _capture_of(self, stream: int) -> int:
+        """The capture a sync on ``stream`` breaks: that stream's, or (a device-wide sync)
+        any one in progress."""
+        capture = self.state.capturing.get(stream)
+        if capture is None and not stream and self.state.capturing:
+            capture = next(iter(self.state.capturing.values()))
+        return capture.id if capture is not None else -1
+
+    # -- records ---------------------------------------------------------------------------------
+    def _emit_begin(self, graph: _Graph, mode: str) -> None:
+        self.recorder.emit(sr.GraphBegin({
+            "id": graph.id, "t": graph.start, "api": graph.api, "internal": False,
+            "stream": graph.stream, "shared_pool": False, "pool": "",
+            "capture_error_mode": mode, "stack": graph.stack, "function": -1, "key": "",
+            "device": 0}))
+
+    def _emit_end(self, graph: _Graph, status: str, error: int) -> None:
+        self.recorder.emit(sr.GraphEnd({"id": graph.id, "t": self.recorder.now(),
+                                        "status": status, "pool": "", "pool_bytes": 0,
+                                        "error": error, "callees": [], "own": []}))
+
+    def _error(self, code: int, where: str, graph: int, frame: FrameType) -> int:
+        """Record a CUDA error the driver returned, at the line that made the call."""
+        name, message = CAPTURE_ERRORS.get(code, (f"CUresult {code}", f"CUDA error {code}"))
+        rec = self.recorder
+        exc_id = rec.new_id("exc")
+        rec.emit(sr.ExceptionInfo({"id": exc_id, "t": rec.now(), "where": where, "graph": graph,
+                                   "thread": rec.thread(), "chain": [
+                                       ["CUresult", message, name, rec.stacks.from_frame(frame)]]}))
+        return exc_id
+
+    # -- GPU times ---------------------------------------------------------------------------
+    def _buffer_requested(self) -> tuple[int, int]:
+        return ACTIVITY_BUFFER, 0
+
+    def _buffer_completed(self, activities: Any) -> None:
+        with self.state.lock:
+            for activity in activities:
+                end, start = getattr(activity, "end", 0), getattr(activity, "start", 0)
+                if end > start:
+                    self.state.gpu[activity.correlation_id] = end - start
+
+    def flush(self, final: bool) -> None:
+        """Write the launches whose GPU time has come (all of them, at the end)."""
+        with self.state.lock:
+            done = [c for c, launch in self.state.launches.items()
+                    if launch.dur >= 0 and (final or c in self.state.gpu)]
+            for correlation in done:
+                launch = self.state.launches.pop(correlation)
+                gpu = self.state.gpu.pop(correlation, -1)
+                self.recorder.emit(sr.ReplayRecord(launch.start, launch.dur, gpu, launch.graph,
+                                                   launch.stream, launch.thread))
+
+
+NO_ID = -1
+_HANDLERS: tuple[tuple[tuple[str, ...], Callable[..., None]], ...] = (
+    (("cuStreamBeginCapture", "cuStreamBeginCapture_ptsz", "cuStreamBeginCapture_v2",
+      "cuStreamBeginCapture_v2_ptsz"), CuptiGraphs._begin_capture),
+    (("cuStreamEndCapture", "cuStreamEndCapture_ptsz"), CuptiGraphs._end_capture),
+    (("cuGraphCreate",), CuptiGraphs._create_graph),
+    (("cuGraphAddKernelNode", "cuGraphAddKernelNode_v2"), CuptiGraphs._add_kernel_node),
+    (("cuGraphInstantiate", "cuGraphInstantiate_v2", "cuGraphInstantiateWithFlags",
+      "cuGraphInstantiateWithParams", "cuGraphInstantiateWithParams_ptsz"),
+     CuptiGraphs._instantiate),
+    (("cuGraphLaunch", "cuGraphLaunch_ptsz"), CuptiGraphs._launch),
+    (("cuStreamSynchronize", "cuStreamSynchronize_ptsz", "cuCtxSynchronize",
+      "cuCtxSynchronize_v2", "cuEventSynchronize"), CuptiGraphs._sync),
+)
+
+
+def install(recorder: Recorder) -> Uninstall | None:
+    """Subscribe, where cupti-python is installed and CUPTI is free; else say why not."""
+    try:
+        cupti = importlib.import_module("cupti.cupti")
+    except ImportError:
+        recorder.note(CUPTI_PART, "needs cupti-python: pip install 'graphdoctor[cupti]'")
+        return None
+    layer = CuptiGraphs(recorder, cupti)
+    try:
+        layer.start()
+    except Exception as error:  # noqa: BLE001 - CUPTI taken (a profiler) or unavailable
+        recorder.note(CUPTI_PART, f"CUPTI could not be subscribed ({error}); a profiler of "
+                                  "the script's may hold it")
+        return None
+    recorder.heartbeats.append(layer.heartbeat)
+    return layer.stop
