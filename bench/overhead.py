@@ -38,7 +38,7 @@ def command(variant: str, script: Path, report: Path) -> list[str]:
     pin = ["taskset", "-c", ",".join(CPUS)] if CPUS else []
     if variant == "plain":
         return [*pin, sys.executable, str(script)]
-    extra = ["--full"] if variant == "full" else []
+    extra = {"full": ["--full"], "cupti": ["--cupti"]}.get(variant, [])
     return [*pin, sys.executable, "-m", "graphdoctor", "run", "-q", *extra, "-o", str(report),
             str(script)]
 
@@ -67,7 +67,7 @@ def run_once(variant: str, name: str, workdir: Path) -> dict:
         raise SystemExit(f"{name} ({variant}) failed:\n{done.stderr[-3000:]}")
     line = next(x for x in done.stdout.splitlines() if x.startswith("BENCH "))
     result = {"wall_s": wall, **json.loads(line[len("BENCH "):])}
-    if variant != "plain" and name in ("eager_loop", "replay_loop"):
+    if variant != "plain" and name in ("eager_loop", "replay_loop", "cupy_replay_loop"):
         result["reported_us"] = reported_step_us(report, name)
     return result
 
@@ -77,7 +77,7 @@ def reported_step_us(report: Path, name: str) -> float | None:
     from graphdoctor.report.io import load
 
     trace = load(report).trace
-    if name == "replay_loop":
+    if name in ("replay_loop", "cupy_replay_loop"):
         times = [r.gpu for r in trace.tables["replays"] if r.gpu >= 0]
     else:
         times = [c.gpu for c in trace.tables["calls"] if c.mode == "eager" and c.gpu >= 0]
@@ -184,7 +184,8 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--workloads", nargs="*", default=[*LOOPS, "capture", "startup"])
     parser.add_argument("--variants", nargs="*", default=list(VARIANTS),
-                        help="plain, default, full, or off:PART[+PART] (see GRAPHDOCTOR_OFF)")
+                        help="plain, default, full, cupti (--cupti), or off:PART[+PART] (see "
+                             "GRAPHDOCTOR_OFF)")
     parser.add_argument("--cpus", default="", help="pin runs to these cores, e.g. 4,5")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--summarize", type=Path, metavar="JSON",

@@ -165,6 +165,11 @@ def _cupy_capture(trace: Trace, note: dict[str, Any]) -> None:
     own = note["self_timing"]["replay"]["median_us"] * 1000
     assert 0.8 < gpu_median([r.gpu for r in replays]) / own < 1.2
     assert all(r.stream == graph.stream for r in replays)
+    # read from the driver as PyTorch's graphs are: 100 layers of a multiply and an add
+    content = anatomy_of(graph)
+    assert content.nodes == 200 and content.longest_chain == 200
+    assert sorted(kernel_names(graph)) == ["cupy_add__float32_float_float32",
+                                           "cupy_multiply__float32_float_float32"]
 
 
 @expect("cupy_sync_in_capture")
@@ -187,14 +192,44 @@ def _cuda_core(trace: Trace, note: dict[str, Any]) -> None:
     assert user_line(trace, graph.stack) == ("cuda_core_capture.py", 27)
     replays = launches(trace, graph)
     assert len(replays) == 100 and gpu_median([r.gpu for r in replays]) > 0
+    assert anatomy_of(graph).nodes == 100  # 50 layers of CuPy's multiply and add
 
 
 @expect("quadrants_graph_kernel")
 def _quadrants(trace: Trace, note: dict[str, Any]) -> None:
     graph = cupti_graph(trace, "graph built node by node")
     assert graph.status == "captured"
+    # built inside Quadrants' launch of the kernel's first call, at the script's line 24 (the
+    # wheels sat outside site-packages on the GPU image, so Quadrants' frames count as user)
+    assert ("quadrants_graph_kernel.py", 24) in [
+        (f.file.rsplit("/", 1)[-1], f.line) for f in trace.stack(graph.stack)]
     # built on the first of 61 calls, replayed on every one of them, over three array pairs
     assert len(launches(trace, graph)) == 61
+    # one kernel node per offloaded task, added one by one: the two loops and their setup
+    content = anatomy_of(graph)
+    assert content.nodes == 4 and sum(1 for n in kernel_names(graph) if "range_for" in n) == 2
+
+
+@expect("cupy_empty_capture")
+def _cupy_empty(trace: Trace, note: dict[str, Any]) -> None:
+    graph = cupti_graph(trace, "stream capture (runtime)")
+    assert graph.status == "captured" and len(launches(trace, graph)) == 10
+    empty = anatomy_of(graph)  # read from the driver at the end of the capture
+    assert empty.nodes == 0 and not empty.kernels
+    assert any(f.id == "GD109" for f in diagnose(trace).findings)
+
+
+@expect("cupti_beside_torch_profiler")
+def _beside_profiler(trace: Trace, note: dict[str, Any]) -> None:
+    [graph] = graphs(trace)
+    assert graph.api == "torch.cuda.graph"  # PyTorch's own hooks recorded it, not CUPTI's
+    assert len([r for r in trace.tables["replays"] if r.graph == graph.id]) == 10
+    # the script's profiler saw every launch and the kernels of each replay
+    seen = note["self_timing"]
+    assert seen["graph_launches"] == 10 and seen["gpu_events"] >= 10 * 30
+    notes = [n.why for n in trace.meta.not_recorded]
+    assert any("stepped aside for a profiler the script started at "
+               "cupti_beside_torch_profiler.py:" in why for why in notes), notes
 
 
 # -- captured graphs -----------------------------------------------------------------------

@@ -77,7 +77,19 @@ class AnatomyReader:
             active = d.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_ACTIVE
             if _failed(d, info[0]) or info[1] != active:
                 return
-            clone = _checked(d, d.cuGraphClone(info[3]))[1]
+        except _FAILURES as error:
+            self.rec.note(WHAT, f"graph {graph_id} could not be copied: {error}")
+            return
+        self._copy(graph_id, info[3], started)
+
+    def take_graph(self, graph_id: int, handle: int) -> None:
+        """Copy a finished graph its owner keeps (one built node by node), by its handle."""
+        self._copy(graph_id, self.driver.CUgraph(handle), time.perf_counter_ns())
+
+    def _copy(self, graph_id: int, graph: Any, started: int) -> None:
+        d = self.driver
+        try:
+            clone = _checked(d, d.cuGraphClone(graph))[1]
         except _FAILURES as error:
             self.rec.note(WHAT, f"graph {graph_id} could not be copied: {error}")
             return

@@ -25,7 +25,6 @@ another subscriber.
 
 from __future__ import annotations
 
-import ctypes
 import importlib
 import sys
 import threading
@@ -34,9 +33,24 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
-from graphdoctor.record.recorder import Recorder, Uninstall
+from graphdoctor.record.anatomy import new_reader
+from graphdoctor.record.cupti_calls import (
+    CAPTURE_ERRORS,
+    CAPTURE_MODES,
+    ENTER,
+    EXIT,
+    SYNC_KINDS,
+    from_torch,
+    params,
+    pointee,
+    result,
+    word,
+)
+from graphdoctor.record.on_torch_import import call_when_imported
+from graphdoctor.record.recorder import Recorder, Uninstall, patch
 from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.names import (
+    ANATOMY_PART,
     CAPTURE_FAILED,
     CAPTURED,
     CUDA_API_ERROR,
@@ -44,67 +58,6 @@ from graphdoctor.trace.names import (
     CUPTI_PART,
     CUPTI_STREAM_API,
 )
-
-# CUpti_CallbackData: callbackSite (an enum, padded to 8), functionName, then the pointers
-# to the call's parameter struct and to its return value.
-PARAMS_AT, RESULT_AT = 16, 24
-ENTER, EXIT = 0, 1
-ACTIVITY_BUFFER = 4 * 1024 * 1024
-
-# The capture errors, by the number the driver and the runtime share, with the runtime's
-# name and text (what PyTorch's errors show, and the diagnosis reads).
-CAPTURE_ERRORS = {
-    900: ("cudaErrorStreamCaptureUnsupported", "operation not permitted when stream is capturing"),
-    901: ("cudaErrorStreamCaptureInvalidated",
-          "operation failed due to a previous error during capture"),
-    902: ("cudaErrorStreamCaptureMerge", "operation would result in a merge of separate capture "
-                                         "sequences"),
-    903: ("cudaErrorStreamCaptureUnmatched", "capture was not ended in the same stream as it "
-                                             "began"),
-    904: ("cudaErrorStreamCaptureUnjoined", "capturing stream has unjoined work"),
-    905: ("cudaErrorStreamCaptureIsolation", "dependency created on uncaptured work in another "
-                                             "stream"),
-    906: ("cudaErrorStreamCaptureImplicit", "operation would make the legacy stream depend on a "
-                                            "capturing blocking stream"),
-    907: ("cudaErrorCapturedEvent", "operation not permitted on an event last recorded in a "
-                                    "capturing stream"),
-    908: ("cudaErrorStreamCaptureWrongThread", "attempt to terminate a thread-local capture "
-                                               "sequence from another thread"),
-}
-CAPTURE_MODES = {0: "global", 1: "thread_local", 2: "relaxed"}  # CUstreamCaptureMode
-SYNC_KINDS = {"cuStreamSynchronize": "stream_synchronize", "cuCtxSynchronize": "device_synchronize",
-              "cuEventSynchronize": "event_synchronize"}
-
-
-def params(cbdata: Any) -> int:
-    """The address of the call's parameter struct."""
-    return ctypes.c_void_p.from_address(int(cbdata.ptr) + PARAMS_AT).value or 0
-
-
-def word(address: int, index: int) -> int:
-    """The ``index``-th pointer-sized field of a parameter struct (every field used here is a
-    handle, a pointer or an enum padded to 8 bytes)."""
-    return ctypes.c_uint64.from_address(address + 8 * index).value
-
-
-def pointee(address: int) -> int:
-    """The handle an out-parameter points at, once the call has written it."""
-    return ctypes.c_uint64.from_address(address).value if address else 0
-
-
-def result(cbdata: Any) -> int:
-    address = ctypes.c_void_p.from_address(int(cbdata.ptr) + RESULT_AT).value
-    return ctypes.c_int.from_address(address).value if address else 0
-
-
-def from_torch(frame: FrameType | None) -> bool:
-    """Whether the call comes from PyTorch's own Python code (its hooks record it)."""
-    while frame is not None:
-        name = frame.f_globals.get("__name__", "")
-        if name == "torch" or name.startswith("torch."):
-            return True
-        frame = frame.f_back
-    return False
 
 
 @dataclass
@@ -155,11 +108,16 @@ class CuptiGraphs:
                 if cbid is not None:
                     self.handlers[int(cbid)] = handler.__get__(self)
         self.subscriber = 0
+        self.subscribed = False
+        # what each graph holds, read as PyTorch's graphs are (record/anatomy.py)
+        self.anatomy = new_reader(recorder) if ANATOMY_PART not in recorder.config.off \
+            else None
 
     # -- setting up --------------------------------------------------------------------------
     def start(self) -> None:
         cupti = self.cupti
         self.subscriber = cupti.subscribe(self._callback, None)
+        self.subscribed = True
         for cbid in self.handlers:
             cupti.enable_callback(1, self.subscriber, cupti.CallbackDomain.DRIVER_API, cbid)
         runtime = cupti.runtime_api_trace_cbid
@@ -170,18 +128,36 @@ class CuptiGraphs:
         cupti.activity_enable(cupti.ActivityKind.GRAPH_TRACE)
 
     def stop(self) -> None:
-        cupti = self.cupti
-        cupti.activity_flush_all(1)
-        cupti.activity_disable(cupti.ActivityKind.GRAPH_TRACE)
-        cupti.unsubscribe(self.subscriber)
-        self.flush(final=True)
+        if self.subscribed:
+            self._release()
+        if self.anatomy is not None:
+            self.anatomy.drain()
         if self.state.torch_calls:
             self.recorder.note(CUPTI_PART, f"CUPTI saw {self.state.torch_calls} graph calls made "
                                            "by PyTorch, which its own hooks recorded")
 
+    def step_aside(self, why: str) -> None:
+        """Hand CUPTI over to a profiler about to take it: what was recorded stays, nothing
+        more is. Its activity buffers are process-wide, so sharing them would put our
+        graph records into the script's profile."""
+        if self.subscribed:
+            self._release()
+            self.recorder.note(CUPTI_PART, f"stepped aside for {why}: graphs made outside "
+                                           "PyTorch after it were not recorded")
+
+    def _release(self) -> None:
+        cupti, self.subscribed = self.cupti, False
+        cupti.activity_flush_all(1)
+        cupti.activity_disable(cupti.ActivityKind.GRAPH_TRACE)
+        cupti.unsubscribe(self.subscriber)
+        self.flush(final=True)
+
     def heartbeat(self) -> sr.SpoolRecord | None:
-        self.cupti.activity_flush_all(0)
-        self.flush(final=False)
+        if self.subscribed:
+            self.cupti.activity_flush_all(0)
+            self.flush(final=False)
+        if self.anatomy is not None:
+            self.anatomy.drain()
         return None
 
     # -- the callback --------------------------------------------------------------------------
@@ -219,10 +195,13 @@ class CuptiGraphs:
         self._emit_begin(graph, CAPTURE_MODES.get(mode, str(mode)))
 
     def _end_capture(self, cbdata: Any, site: int) -> None:
-        if site != EXIT:
-            return
         address = params(cbdata)
-        graph = self.state.capturing.pop(word(address, 0), None)
+        stream = word(address, 0)
+        if site == ENTER:  # the capture is still open: copy what it holds
+            if stream in self.state.capturing and self.anatomy is not None:
+                self.anatomy.take(self.state.capturing[stream].id, stream)
+            return
+        graph = self.state.capturing.pop(stream, None)
         if graph is None:
             return
         code = result(cbdata)
@@ -257,6 +236,8 @@ class CuptiGraphs:
         if built is not None:  # a graph built node by node is "captured" when instantiated
             built.id = self.recorder.new_id("graph")
             self._emit_begin(built, mode="")
+            if self.anatomy is not None:
+                self.anatomy.take_graph(built.id, handle)
             self._emit_end(built, CAPTURED, -1)
             self.state.graphs[handle] = built.id
         graph = self.state.graphs.get(handle)
@@ -350,6 +331,7 @@ class CuptiGraphs:
 
 
 NO_ID = -1
+ACTIVITY_BUFFER = 4 * 1024 * 1024  # bytes CUPTI fills with graph-trace records at a time
 _HANDLERS: tuple[tuple[tuple[str, ...], Callable[..., None]], ...] = (
     (("cuStreamBeginCapture", "cuStreamBeginCapture_ptsz", "cuStreamBeginCapture_v2",
       "cuStreamBeginCapture_v2_ptsz"), CuptiGraphs._begin_capture),
@@ -380,4 +362,39 @@ def install(recorder: Recorder) -> Uninstall | None:
                                   "the script's may hold it")
         return None
     recorder.heartbeats.append(layer.heartbeat)
+    call_when_imported(lambda: watch_profilers(recorder, layer))
     return layer.stop
+
+
+def watch_profilers(recorder: Recorder, layer: CuptiGraphs) -> None:
+    """Once torch is imported: step aside when one of its profilers starts (the script's,
+    or --full's own), before kineto takes CUPTI."""
+    from graphdoctor.record import compat  # imports torch: only once the script has
+
+    found = compat.profiler_starts()
+    if found is None:
+        recorder.note(CUPTI_PART, "torch's profiler cannot be watched in this torch: a "
+                                  "profiler started by the script would find CUPTI taken")
+        return
+    owner, names = found
+    for name in names:
+        recorder.add_uninstall(patch(owner, name, lambda original: _stepping_aside(
+            original, recorder, layer)))
+
+
+def _stepping_aside(original: Callable[..., Any], recorder: Recorder,
+                    layer: CuptiGraphs) -> Callable[..., Any]:
+    def start(profile: Any, *args: Any, **kwargs: Any) -> Any:
+        whose = "graphdoctor's own profiler (--full)" if recorder.profiling_itself else \
+            "a profiler the script started"
+        layer.step_aside(f"{whose}{_at(sys._getframe(1))}")
+        return original(profile, *args, **kwargs)
+
+    return start
+
+
+def _at(frame: FrameType | None) -> str:
+    """`` at file.py:12``: the first frame outside torch, where the profiler was started."""
+    while frame is not None and from_torch(frame):
+        frame = frame.f_back
+    return f" at {frame.f_code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno}" if frame else ""

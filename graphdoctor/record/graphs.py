@@ -47,6 +47,7 @@ from graphdoctor.record.recorder import (
 )
 from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.names import (
+    ANATOMY_PART,
     AT_CAPTURE_BEGIN,
     AT_CAPTURE_END,
     AT_REPLAY,
@@ -62,7 +63,6 @@ from graphdoctor.trace.names import (
 )
 
 _ID = "_graphdoctor_id"
-ANATOMY = "anatomy"  # the part GRAPHDOCTOR_OFF names to leave graphs' anatomy unread
 _thread_ident = threading.get_ident
 MEMORY_SAMPLE_NS = 100_000_000
 STEP_LOOKUPS = 3  # replays of each graph after which its step function is no longer looked for
@@ -129,7 +129,7 @@ class _GraphHooks:
         self._replay_counts: dict[int, int] = {}
         self._reported_counts: dict[int, int] = {}
         off = recorder.config.off
-        self.anatomy = anatomy.new_reader(recorder) if ANATOMY not in off else None
+        self.anatomy = anatomy.new_reader(recorder) if ANATOMY_PART not in off else None
         self.kernel_timer = KernelTimer(recorder) if recorder.config.mode == FULL_MODE else None
 
     # -- capture -------------------------------------------------------------------------

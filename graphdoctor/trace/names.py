@@ -62,6 +62,7 @@ RESUME_FUNCTION = "torch_dynamo_resume_in_{function}_at_{line}"
 # The recording mode that keeps allocation stacks for the whole run and profiles one replay
 # of each graph (``run --full``); the other is "default".
 FULL_MODE = "full"
+ANATOMY_PART = "anatomy"  # the part GRAPHDOCTOR_OFF names to leave graphs' anatomy unread
 
 # The allocator action that hands a block out (an Alloc row's action, as torch names it).
 ALLOC_ACTION = "alloc"

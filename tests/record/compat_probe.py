@@ -118,6 +118,30 @@ def profiler_active() -> None:
     assert not active()
 
 
+def profiler_starts() -> None:
+    found = compat.profiler_starts()
+    assert found is not None
+    owner, names = found
+    called: list[str] = []
+    originals = {name: owner.__dict__[name] for name in names}
+
+    def spy(name: str) -> Callable[..., Any]:
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            called.append(name)
+            return originals[name](self, *args, **kwargs)
+        return wrapper
+
+    try:
+        for name in names:
+            setattr(owner, name, spy(name))
+        with torch.profiler.profile():
+            pass
+        assert called[:2] == list(names)  # torch.profiler starts through both, in order
+    finally:
+        for name, original in originals.items():
+            setattr(owner, name, original)
+
+
 def stream_context_streams() -> None:
     assert compat.stream_context_streams(torch.cuda.StreamContext(None)) == (None, None)
     if torch.cuda.is_available():
@@ -535,6 +559,7 @@ EXERCISES: dict[str, Callable[[], None]] = {
     "set_sync_debug_mode": set_sync_debug_mode, "SYNC_WARNING": sync_warning,
     "CurrentStream": current_stream, "unpatched_event_methods": unpatched_event_methods,
     "synchronize_unpatched": synchronize_unpatched, "ProfilerActive": profiler_active,
+    "profiler_starts": profiler_starts,
     "stream_context_streams": stream_context_streams,
     "memory_history": memory_history, "HistoryCall": history_call,
     "memory_snapshot": memory_snapshot,

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from graphdoctor.diagnose import diagnose
-from graphdoctor.record import cupti_graphs
+from graphdoctor.record import cupti_calls, cupti_graphs
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace.assemble import assemble_file
 from graphdoctor.trace.model import Trace
@@ -123,7 +123,7 @@ class FakeCupti:
         self.keep += [struct, code, data]
         cbid = getattr(self.driver_api_trace_cbid, name)
         calls = []
-        for site in (cupti_graphs.ENTER, cupti_graphs.EXIT):
+        for site in (cupti_calls.ENTER, cupti_calls.EXIT):
             info = SimpleNamespace(ptr=ctypes.addressof(data), callback_site=site,
                                    correlation_id=self.correlation, function_name=name)
             if runtime:
@@ -222,3 +222,30 @@ def test_without_cupti_python_the_report_says_how_to_get_it(tmp_path: Any,
     spool.close()
     notes = assemble_file(tmp_path / "none.spool.jsonl").meta.not_recorded
     assert any("pip install 'graphdoctor[cupti]'" in note.why for note in notes)
+
+
+def test_a_profiler_of_the_scripts_gets_cupti_to_itself(tmp_path: Any) -> None:
+    """kineto takes CUPTI when torch's profiler starts: the layer hands it over first,
+    keeping what it recorded, and says where the profiler started."""
+    torch = __import__("pytest").importorskip("torch")
+    cupti = FakeCupti()
+    spool = SpoolWriter(tmp_path / "profiled.spool.jsonl")
+    recorder = Recorder(spool)
+    layer = cupti_graphs.CuptiGraphs(recorder, cupti)
+    layer.start()
+    script()["build_by_nodes"](cupti)
+    cupti_graphs.watch_profilers(recorder, layer)
+    try:
+        with torch.profiler.profile():  # the script's profiler
+            pass
+        line = sys._getframe().f_lineno - 2
+    finally:
+        recorder.uninstall()
+    assert not cupti.subscribed and not layer.subscribed
+    layer.stop()
+    spool.close()
+    trace = assemble_file(tmp_path / "profiled.spool.jsonl")
+    assert len(trace.tables["replays"]) == 1  # recorded before it stepped aside
+    notes = [note.why for note in trace.meta.not_recorded]
+    assert any(f"a profiler the script started at test_cupti_layer.py:{line}" in why
+               for why in notes), notes

@@ -173,6 +173,22 @@ class ProfilerActive:
         return self._native is not None and bool(self._native())
 
 
+_PROFILE = TorchName("torch.autograd.profiler", "profile")
+PROFILE_STARTS = ("_prepare_trace", "_start_trace")
+PROFILER_STARTS = Entry("profiler_starts", RUN_NOT_SEEN, tuple(
+    TorchName(_PROFILE.module, f"{_PROFILE.path}.{name}") for name in PROFILE_STARTS))
+
+
+def profiler_starts() -> tuple[type, tuple[str, ...]] | None:
+    """The class every profiler torch runs from Python starts through
+    (``torch.profiler.profile`` drives it too), with the methods it starts in: kineto takes
+    CUPTI in the first. None where this torch lacks them."""
+    owner = _PROFILE.resolve()
+    if not isinstance(owner, type) or any(name not in owner.__dict__ for name in PROFILE_STARTS):
+        return None
+    return owner, PROFILE_STARTS
+
+
 _STREAM_CONTEXT = TorchName("torch.cuda", "StreamContext")
 _CONTEXT_STREAM = TorchAttribute(_STREAM_CONTEXT, "stream")
 _CONTEXT_PREVIOUS = TorchAttribute(_STREAM_CONTEXT, "src_prev_stream")
@@ -187,4 +203,5 @@ def stream_context_streams(context: object) -> tuple[Any, Any]:
 
 
 ENTRIES = (CUDA_BUILT, LAZY_CUDA_CALL, SYNC_DEBUG_MODE, SYNC_WARNING_TEXT, CURRENT_STREAM,
-           UNPATCHED_EVENT_METHODS, SYNCHRONIZE_UNPATCHED, PROFILER_ACTIVE, STREAM_CONTEXT_STREAMS)
+           UNPATCHED_EVENT_METHODS, SYNCHRONIZE_UNPATCHED, PROFILER_ACTIVE, STREAM_CONTEXT_STREAMS,
+           PROFILER_STARTS)
