@@ -136,6 +136,21 @@ def summarize(results: dict[str, list[dict[str, dict]]], variants: list[str]) ->
     return rows
 
 
+def host_rows(results: dict[str, list[dict[str, dict]]], variants: list[str]) -> list[str]:
+    """Host time per step, where the loop is host-bound: what a hook on every launch costs."""
+    rows = ["", "| workload | plain host µs/step | " + " | ".join(
+        f"{v} host ratio" for v in variants if v != "plain") + " |",
+        "|---" * len(variants) + "|---|"]
+    for name, repeats in results.items():
+        if name in ("startup", "capture") or "host_us_per_step" not in repeats[0]["plain"]:
+            continue
+        plain = statistics.median(r["plain"]["host_us_per_step"] for r in repeats)
+        ratios = [spread([r[v]["host_us_per_step"] / r["plain"]["host_us_per_step"]
+                          for r in repeats if v in r]) for v in variants if v != "plain"]
+        rows.append(f"| {name} | {plain:.2f} | " + " | ".join(ratios) + " |")
+    return rows
+
+
 def fidelity(repeats: list[dict[str, dict]]) -> str:
     diffs = [r["default"]["reported_us"] / r["default"]["gpu_us_per_step"] - 1
              for r in repeats if r.get("default", {}).get("reported_us")]
@@ -202,6 +217,7 @@ def main() -> int:
         print(f"\n{torch.cuda.get_device_name()}, torch {torch.__version__}, "
               f"{time.strftime('%Y-%m-%d')}, {options.repeats} repeats, ratios of per-step time")
     print("\n".join(summarize(results, options.variants)))
+    print("\n".join(host_rows(results, options.variants)))
     if "capture" in results:
         print("\n".join(capture_rows(results["capture"], options.variants)))
     if "startup" in results:

@@ -199,15 +199,41 @@ def _cuda_core(trace: Trace, note: dict[str, Any]) -> None:
 def _quadrants(trace: Trace, note: dict[str, Any]) -> None:
     graph = cupti_graph(trace, "graph built node by node")
     assert graph.status == "captured"
-    # built inside Quadrants' launch of the kernel's first call, at the script's line 24 (the
+    # built inside Quadrants' launch of the kernel's first call, at the script's line 26 (the
     # wheels sat outside site-packages on the GPU image, so Quadrants' frames count as user)
-    assert ("quadrants_graph_kernel.py", 24) in [
+    assert ("quadrants_graph_kernel.py", 26) in [
         (f.file.rsplit("/", 1)[-1], f.line) for f in trace.stack(graph.stack)]
     # built on the first of 61 calls, replayed on every one of them, over three array pairs
     assert len(launches(trace, graph)) == 61
     # one kernel node per offloaded task, added one by one: the two loops and their setup
     content = anatomy_of(graph)
     assert content.nodes == 4 and sum(1 for n in kernel_names(graph) if "range_for" in n) == 2
+    assert note["self_timing"]["arrays_updated"] is True  # each pair got its own updates
+
+
+@expect("cupy_sync_between_replays")
+def _cupy_sync_between(trace: Trace, note: dict[str, Any]) -> None:
+    graph = cupti_graph(trace, "stream capture (runtime)")
+    assert len(launches(trace, graph)) == 100
+    # two sites wait for the GPU after every launch: the explicit sync, and the read-back
+    # (CuPy's float() copies to the host and syncs the stream itself)
+    titles = sorted(f.title for f in diagnose(trace).findings if f.id == "GD203")
+    assert [t.split(" syncs")[0] for t in titles] == [
+        "stream_synchronize at cupy_sync_between_replays.py:26",
+        "stream_synchronize at cupy_sync_between_replays.py:27"], titles
+
+
+@expect("cupti_cross_check_torch")
+def _cross_check(trace: Trace, note: dict[str, Any]) -> None:
+    [graph] = graphs(trace)
+    assert graph.api == "torch.cuda.graph"  # recorded by PyTorch's hooks, as without --cupti
+    replays = [r for r in trace.tables["replays"] if r.graph == graph.id]
+    assert len(replays) == 5 * 40
+    [seen] = [n.why for n in trace.meta.not_recorded if n.why.startswith("CUPTI saw PyTorch")]
+    # CUPTI, from below, saw the same capture and launches, and timed them alike
+    assert f"capture 1 graph and launch them {len(replays)} times" in seen, seen
+    cupti_us = float(seen.split(" times, ")[1].split(" µs")[0].replace(",", ""))
+    assert 0.9 < cupti_us * 1000 / gpu_median([r.gpu for r in replays]) < 1.1, seen
 
 
 @expect("cupy_empty_capture")

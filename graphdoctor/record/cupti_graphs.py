@@ -46,6 +46,7 @@ from graphdoctor.record.cupti_calls import (
     result,
     word,
 )
+from graphdoctor.record.cupti_torch_view import TorchView
 from graphdoctor.record.on_torch_import import call_when_imported
 from graphdoctor.record.recorder import Recorder, Uninstall, patch
 from graphdoctor.trace import spool_records as sr
@@ -90,7 +91,7 @@ class _State:
     launches: dict[int, _Launch] = field(default_factory=dict)  # by correlation id
     gpu: dict[int, int] = field(default_factory=dict)  # correlation id -> GPU ns, unclaimed
     runtime_calls: set[int] = field(default_factory=set)  # correlation ids the runtime made
-    torch_calls: int = 0
+    torch: TorchView = field(default_factory=lambda: TorchView())
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -132,9 +133,8 @@ class CuptiGraphs:
             self._release()
         if self.anatomy is not None:
             self.anatomy.drain()
-        if self.state.torch_calls:
-            self.recorder.note(CUPTI_PART, f"CUPTI saw {self.state.torch_calls} graph calls made "
-                                           "by PyTorch, which its own hooks recorded")
+        if self.state.torch.captures:
+            self.recorder.note(CUPTI_PART, self.state.torch.summary())
 
     def step_aside(self, why: str) -> None:
         """Hand CUPTI over to a profiler about to take it: what was recorded stays, nothing
@@ -181,10 +181,11 @@ class CuptiGraphs:
         if site != EXIT or result(cbdata) != 0:
             return
         frame = self._caller()
-        if from_torch(frame):
-            self.state.torch_calls += 1
-            return
         stream = word(params(cbdata), 0)
+        if from_torch(frame):
+            self.state.torch.captures += 1
+            self.state.torch.streams.add(stream)
+            return
         runtime = cbdata.correlation_id in self.state.runtime_calls
         self.state.runtime_calls.discard(cbdata.correlation_id)
         graph = _Graph(self.recorder.new_id("graph"), stream, self.recorder.now(),
@@ -203,6 +204,9 @@ class CuptiGraphs:
             return
         graph = self.state.capturing.pop(stream, None)
         if graph is None:
+            if stream in self.state.torch.streams:  # PyTorch's: its launches are told apart
+                self.state.torch.streams.discard(stream)
+                self.state.graphs[pointee(word(address, 1))] = TORCH_GRAPH
             return
         code = result(cbdata)
         error = self._error(code, "capture_end", graph.id, self._caller()) if code else -1
@@ -254,6 +258,11 @@ class CuptiGraphs:
         if graph is None:
             return
         correlation = cbdata.correlation_id
+        if graph == TORCH_GRAPH:
+            if site == ENTER:
+                self.state.torch.launches += 1
+                self.state.torch.pending.add(correlation)
+            return
         if site == ENTER:
             self.state.launches[correlation] = _Launch(graph, word(address, 1),
                                                        self.recorder.now(), self.recorder.thread())
@@ -328,9 +337,22 @@ class CuptiGraphs:
                 gpu = self.state.gpu.pop(correlation, -1)
                 self.recorder.emit(sr.ReplayRecord(launch.start, launch.dur, gpu, launch.graph,
                                                    launch.stream, launch.thread))
+            self._claim_torch(final)
+            # the rest is no launch of ours (nor still to come): never keep it
+            self.state.gpu = {c: ns for c, ns in self.state.gpu.items()
+                              if c in self.state.launches}
+
+    def _claim_torch(self, final: bool) -> None:
+        torch = self.state.torch
+        for correlation in [c for c in torch.pending if c in self.state.gpu]:
+            torch.pending.discard(correlation)
+            torch.add(self.state.gpu.pop(correlation))
+        if final:
+            torch.pending.clear()
 
 
 NO_ID = -1
+TORCH_GRAPH = -2  # in the maps of handles: a graph PyTorch made (its hooks record it)
 ACTIVITY_BUFFER = 4 * 1024 * 1024  # bytes CUPTI fills with graph-trace records at a time
 _HANDLERS: tuple[tuple[tuple[str, ...], Callable[..., None]], ...] = (
     (("cuStreamBeginCapture", "cuStreamBeginCapture_ptsz", "cuStreamBeginCapture_v2",

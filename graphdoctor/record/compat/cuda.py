@@ -175,7 +175,7 @@ class ProfilerActive:
 
 _PROFILE = TorchName("torch.autograd.profiler", "profile")
 PROFILE_STARTS = ("_prepare_trace", "_start_trace")
-PROFILER_STARTS = Entry("profiler_starts", RUN_NOT_SEEN, tuple(
+PROFILER_STARTS = Entry("profiler_starts", RUN_SEEN, tuple(
     TorchName(_PROFILE.module, f"{_PROFILE.path}.{name}") for name in PROFILE_STARTS))
 
 
