@@ -10,17 +10,23 @@ same diagnosis reads them.
 
 - A stream capture is ``cuStreamBeginCapture`` to ``cuStreamEndCapture``; a graph built
   node by node is ``cuGraphCreate`` to its instantiation, with its kernel nodes counted.
-- A launch is ``cuGraphLaunch`` of an instance of such a graph, timed on the host around
-  the call and on the GPU by the activity record of the same correlation id.
+- A launch is a graph-trace activity record of an instance of such a graph, named by the
+  instance's CUPTI id (read once, at instantiation): when it ran on the GPU and for how
+  long. Launches take no callback, so a launch costs what CUPTI's record costs; their host
+  time is not recorded. (A callback on every ``cuGraphLaunch`` cost about 55 µs of host
+  time per launch through cupti-python 13.0.1, measured in bench/results; asking CUPTI for
+  driver-API activity of ``cuGraphLaunch`` alone made that version segfault at the next
+  launch, on an H100.)
 - A synchronising call made outside PyTorch is a sync; one that CUDA refuses inside a
   capture is recorded as the capture's first error, at the user's line.
-- A call made from inside ``torch`` is PyTorch's: its own hooks record it. Those are
-  counted only.
+- A call made from inside ``torch`` is PyTorch's: its own hooks record it. CUPTI's view
+  of those graphs (how many, how many launches, GPU time per launch) goes in the report's
+  notes, so the two views can be checked against each other.
 
-Each callback runs Python on the calling thread, so only those calls are subscribed
-(never kernel launches), and the layer is off unless asked for. It steps aside, and says
-so, where CUPTI is taken: a profiler of the script's (``torch.profiler``, Nsight) or
-another subscriber.
+Each callback runs Python on the calling thread, so only the calls that make or break a
+graph are subscribed (never a launch), and the layer is off unless asked for. It steps
+aside, and says so, where CUPTI is taken: a profiler of the script's (``torch.profiler``,
+Nsight) or another subscriber.
 """
 
 from __future__ import annotations
@@ -74,22 +80,12 @@ class _Graph:
 
 
 @dataclass
-class _Launch:
-    graph: int
-    stream: int
-    start: int
-    thread: int
-    dur: int = -1
-
-
-@dataclass
 class _State:
     capturing: dict[int, _Graph] = field(default_factory=dict)  # by stream handle
     building: dict[int, _Graph] = field(default_factory=dict)  # explicit graphs, by CUgraph
     graphs: dict[int, int] = field(default_factory=dict)  # CUgraph handle -> our graph id
-    instances: dict[int, int] = field(default_factory=dict)  # CUgraphExec -> our graph id
-    launches: dict[int, _Launch] = field(default_factory=dict)  # by correlation id
-    gpu: dict[int, int] = field(default_factory=dict)  # correlation id -> GPU ns, unclaimed
+    instances: dict[int, int] = field(default_factory=dict)  # CUPTI's exec id -> graph id
+    streams: dict[int, int] = field(default_factory=dict)  # CUPTI's stream id -> handle
     runtime_calls: set[int] = field(default_factory=set)  # correlation ids the runtime made
     torch: TorchView = field(default_factory=lambda: TorchView())
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -110,6 +106,7 @@ class CuptiGraphs:
                     self.handlers[int(cbid)] = handler.__get__(self)
         self.subscriber = 0
         self.subscribed = False
+        self.offset = 0
         # what each graph holds, read as PyTorch's graphs are (record/anatomy.py)
         self.anatomy = new_reader(recorder) if ANATOMY_PART not in recorder.config.off \
             else None
@@ -117,6 +114,7 @@ class CuptiGraphs:
     # -- setting up --------------------------------------------------------------------------
     def start(self) -> None:
         cupti = self.cupti
+        self.offset = cupti.get_timestamp() - self.recorder.now()  # CUPTI's clock to ours
         self.subscriber = cupti.subscribe(self._callback, None)
         self.subscribed = True
         for cbid in self.handlers:
@@ -150,12 +148,10 @@ class CuptiGraphs:
         cupti.activity_flush_all(1)
         cupti.activity_disable(cupti.ActivityKind.GRAPH_TRACE)
         cupti.unsubscribe(self.subscriber)
-        self.flush(final=True)
 
     def heartbeat(self) -> sr.SpoolRecord | None:
         if self.subscribed:
             self.cupti.activity_flush_all(0)
-            self.flush(final=False)
         if self.anatomy is not None:
             self.anatomy.drain()
         return None
@@ -182,6 +178,7 @@ class CuptiGraphs:
             return
         frame = self._caller()
         stream = word(params(cbdata), 0)
+        self.state.streams[self.cupti.get_stream_id_ex(cbdata.context, stream, 0)] = stream
         if from_torch(frame):
             self.state.torch.captures += 1
             self.state.torch.streams.add(stream)
@@ -245,30 +242,11 @@ class CuptiGraphs:
             self._emit_end(built, CAPTURED, -1)
             self.state.graphs[handle] = built.id
         graph = self.state.graphs.get(handle)
-        if graph is not None:
-            self.state.instances[pointee(word(address, 0))] = graph
+        if graph is not None:  # its launches' records name the instance by CUPTI's id for it
+            self.state.instances[self.cupti.get_graph_exec_id(pointee(word(address, 0)))] = graph
 
     def _inside_capture(self) -> bool:
         return bool(self.state.capturing)
-
-    # -- launches ----------------------------------------------------------------------------
-    def _launch(self, cbdata: Any, site: int) -> None:
-        address = params(cbdata)
-        graph = self.state.instances.get(word(address, 0))
-        if graph is None:
-            return
-        correlation = cbdata.correlation_id
-        if graph == TORCH_GRAPH:
-            if site == ENTER:
-                self.state.torch.launches += 1
-                self.state.torch.pending.add(correlation)
-            return
-        if site == ENTER:
-            self.state.launches[correlation] = _Launch(graph, word(address, 1),
-                                                       self.recorder.now(), self.recorder.thread())
-        elif correlation in self.state.launches:
-            launch = self.state.launches[correlation]
-            launch.dur = self.recorder.now() - launch.start
 
     # -- syncs ---------------------------------------------------------------------------------
     def _sync(self, cbdata: Any, site: int) -> None:
@@ -321,34 +299,21 @@ class CuptiGraphs:
         return ACTIVITY_BUFFER, 0
 
     def _buffer_completed(self, activities: Any) -> None:
+        """Graph-trace records, as CUPTI hands them over: a replay each, for the script's
+        graphs; counted and timed beside, for PyTorch's."""
         with self.state.lock:
             for activity in activities:
-                end, start = getattr(activity, "end", 0), getattr(activity, "start", 0)
-                if end > start:
-                    self.state.gpu[activity.correlation_id] = end - start
-
-    def flush(self, final: bool) -> None:
-        """Write the launches whose GPU time has come (all of them, at the end)."""
-        with self.state.lock:
-            done = [c for c, launch in self.state.launches.items()
-                    if launch.dur >= 0 and (final or c in self.state.gpu)]
-            for correlation in done:
-                launch = self.state.launches.pop(correlation)
-                gpu = self.state.gpu.pop(correlation, -1)
-                self.recorder.emit(sr.ReplayRecord(launch.start, launch.dur, gpu, launch.graph,
-                                                   launch.stream, launch.thread))
-            self._claim_torch(final)
-            # the rest is no launch of ours (nor still to come): never keep it
-            self.state.gpu = {c: ns for c, ns in self.state.gpu.items()
-                              if c in self.state.launches}
-
-    def _claim_torch(self, final: bool) -> None:
-        torch = self.state.torch
-        for correlation in [c for c in torch.pending if c in self.state.gpu]:
-            torch.pending.discard(correlation)
-            torch.add(self.state.gpu.pop(correlation))
-        if final:
-            torch.pending.clear()
+                graph = self.state.instances.get(getattr(activity, "graph_id", NO_ID))
+                if graph is None:
+                    continue
+                gpu = activity.end - activity.start
+                if graph == TORCH_GRAPH:
+                    self.state.torch.launches += 1
+                    self.state.torch.add(gpu)
+                    continue
+                self.recorder.emit(sr.ReplayRecord(
+                    activity.start - self.offset, 0, gpu, graph,
+                    self.state.streams.get(activity.stream_id, 0), 0))
 
 
 NO_ID = -1
@@ -363,7 +328,6 @@ _HANDLERS: tuple[tuple[tuple[str, ...], Callable[..., None]], ...] = (
     (("cuGraphInstantiate", "cuGraphInstantiate_v2", "cuGraphInstantiateWithFlags",
       "cuGraphInstantiateWithParams", "cuGraphInstantiateWithParams_ptsz"),
      CuptiGraphs._instantiate),
-    (("cuGraphLaunch", "cuGraphLaunch_ptsz"), CuptiGraphs._launch),
     (("cuStreamSynchronize", "cuStreamSynchronize_ptsz", "cuCtxSynchronize",
       "cuCtxSynchronize_v2", "cuEventSynchronize"), CuptiGraphs._sync),
 )

@@ -16,7 +16,6 @@ class TorchView:
     captures: int = 0
     launches: int = 0
     streams: set[int] = field(default_factory=set)  # capturing for PyTorch now
-    pending: set[int] = field(default_factory=set)  # launches' correlation ids, untimed yet
     gpu: list[int] = field(default_factory=list)  # GPU ns per launch, the first TORCH_SAMPLES
 
     def add(self, gpu_ns: int) -> None:

@@ -70,7 +70,8 @@ class FakeCupti:
 
     CallbackDomain = SimpleNamespace(DRIVER_API=DRIVER, RUNTIME_API=RUNTIME)
     ActivityKind = SimpleNamespace(GRAPH_TRACE=7)
-    driver_api_trace_cbid = Names([*DRIVER_CALLS, "cuLaunchKernel", "cuMemcpyAsync"], 1)
+    driver_api_trace_cbid = Names([*DRIVER_CALLS, "cuGraphLaunch", "cuLaunchKernel",
+                                   "cuMemcpyAsync"], 1)
     runtime_api_trace_cbid = Names(["cudaStreamBeginCapture_v10000",
                                     "cudaStreamBeginCapture_ptsz_v10000"], 500)
 
@@ -105,6 +106,15 @@ class FakeCupti:
     def unsubscribe(self, subscriber: int) -> None:
         self.subscribed = False
 
+    def get_timestamp(self) -> int:
+        return 0  # CUPTI's clock, here the recorder's from its start
+
+    def get_graph_exec_id(self, graph_exec: int) -> int:
+        return graph_exec - EXEC  # CUPTI numbers instances from 0, here
+
+    def get_stream_id_ex(self, context: int, stream: int, per_thread: int) -> int:
+        return stream - STREAM + 7
+
     # -- the script's side -------------------------------------------------------------------
     def out(self, value: int) -> int:
         """An out-parameter: the address where the driver writes a handle."""
@@ -124,15 +134,17 @@ class FakeCupti:
         cbid = getattr(self.driver_api_trace_cbid, name)
         calls = []
         for site in (cupti_calls.ENTER, cupti_calls.EXIT):
-            info = SimpleNamespace(ptr=ctypes.addressof(data), callback_site=site,
+            info = SimpleNamespace(ptr=ctypes.addressof(data), callback_site=site, context=0,
                                    correlation_id=self.correlation, function_name=name)
             if runtime:
                 calls.append((RUNTIME, 500, info))
             if (DRIVER, cbid) in self.enabled:
                 calls.append((DRIVER, cbid, info))
-        if name == "cuGraphLaunch":
-            self.pending.append(SimpleNamespace(correlation_id=self.correlation,
-                                                start=1_000, end=26_000))
+        if name == "cuGraphLaunch":  # CUPTI's graph-trace record: no callback, an activity
+            self.pending.append(SimpleNamespace(
+                graph_id=self.get_graph_exec_id(params[0]), start=1_000 * self.correlation,
+                end=1_000 * self.correlation + 25_000,
+                stream_id=self.get_stream_id_ex(0, params[1], 0)))
         return calls
 
 
@@ -150,14 +162,14 @@ def recorded(tmp_path: Any, run: str) -> tuple[Trace, FakeCupti]:
 
 
 def test_only_the_graph_calls_are_subscribed() -> None:
-    """A callback runs Python on the calling thread: kernel launches and copies, the calls a
-    program makes most, must never reach it."""
+    """A callback runs Python on the calling thread: kernel and graph launches and copies,
+    the calls a program makes most, must never reach it."""
     cupti = FakeCupti()
     cupti_graphs.CuptiGraphs(Recorder(SpoolWriter("/dev/null")), cupti).start()
     ids = cupti.driver_api_trace_cbid
     assert (DRIVER, ids.cuLaunchKernel) not in cupti.enabled
     assert (DRIVER, ids.cuMemcpyAsync) not in cupti.enabled
-    assert (DRIVER, ids.cuGraphLaunch) in cupti.enabled
+    assert (DRIVER, ids.cuGraphLaunch) not in cupti.enabled  # launches come as activity
     runtime = {cbid for domain, cbid in cupti.enabled if domain == RUNTIME}
     assert runtime == {500, 501}  # its stream captures only, to tell runtime from driver
 
@@ -181,7 +193,7 @@ def test_launches_of_the_scripts_graph_carry_their_gpu_time(tmp_path: Any) -> No
     assert works.status == "captured" and works.api == "stream capture (driver)"
     assert trace.stack(works.stack)[-1].line == 7
     replays = [r for r in trace.tables["replays"] if r.graph == works.id]
-    assert len(replays) == 3 and all(r.gpu > 0 and r.dur >= 0 for r in replays)
+    assert len(replays) == 3 and all(r.gpu == 25_000 and r.dur == 0 for r in replays)
     assert all(r.stream == STREAM for r in replays)
     device_sync = [s for s in trace.tables["syncs"] if s.kind == "device_synchronize"]
     assert len(device_sync) == 1 and device_sync[0].graph == -1  # after the capture
