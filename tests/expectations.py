@@ -231,7 +231,7 @@ def _cross_check(trace: Trace, note: dict[str, Any]) -> None:
     assert len(replays) == 5 * 40
     [seen] = [n.why for n in trace.meta.not_recorded if n.why.startswith("CUPTI saw PyTorch")]
     # CUPTI, from below, saw the same capture and launches, and timed them alike
-    assert f"capture 1 graph and launch them {len(replays)} times" in seen, seen
+    assert f"capture 1 graph and launch it {len(replays)} times" in seen, seen
     cupti_us = float(seen.split(" times, ")[1].split(" µs")[0].replace(",", ""))
     assert 0.9 < cupti_us * 1000 / gpu_median([r.gpu for r in replays]) < 1.1, seen
 

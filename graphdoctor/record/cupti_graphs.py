@@ -179,12 +179,12 @@ class CuptiGraphs:
         frame = self._caller()
         stream = word(params(cbdata), 0)
         self.state.streams[self.cupti.get_stream_id_ex(cbdata.context, stream, 0)] = stream
+        runtime = cbdata.correlation_id in self.state.runtime_calls
+        self.state.runtime_calls.discard(cbdata.correlation_id)
         if from_torch(frame):
             self.state.torch.captures += 1
             self.state.torch.streams.add(stream)
             return
-        runtime = cbdata.correlation_id in self.state.runtime_calls
-        self.state.runtime_calls.discard(cbdata.correlation_id)
         graph = _Graph(self.recorder.new_id("graph"), stream, self.recorder.now(),
                        self.recorder.stacks.from_frame(frame),
                        f"{CUPTI_STREAM_API} ({'runtime' if runtime else 'driver'})")

@@ -27,5 +27,6 @@ class TorchView:
         per_launch = (f", {timed[len(timed) // 2] / 1000:,.1f} µs of GPU time per launch "
                       f"(median of {len(timed):,})") if timed else ""
         graphs = f"{self.captures} graph{'' if self.captures == 1 else 's'}"
-        return (f"CUPTI saw PyTorch capture {graphs} and launch them "
+        return (f"CUPTI saw PyTorch capture {graphs} and launch "
+                f"{'it' if self.captures == 1 else 'them'} "
                 f"{self.launches:,} times{per_launch}; PyTorch's own hooks recorded them")

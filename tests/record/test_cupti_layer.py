@@ -232,7 +232,7 @@ def test_pytorchs_own_graphs_are_left_to_its_hooks_and_counted_beside(tmp_path: 
     trace = assemble_file(tmp_path / "torch.spool.jsonl")
     assert trace.graphs == [] and not len(trace.tables["replays"])  # PyTorch's hooks' job
     notes = [note.why for note in trace.meta.not_recorded]
-    assert ("CUPTI saw PyTorch capture 1 graph and launch them 2 times, 25.0 µs of GPU time "
+    assert ("CUPTI saw PyTorch capture 1 graph and launch it 2 times, 25.0 µs of GPU time "
             "per launch (median of 2); PyTorch's own hooks recorded them") in notes, notes
 
 
