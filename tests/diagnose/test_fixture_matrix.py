@@ -93,6 +93,20 @@ EXPECTED: dict[str, tuple[set[str], tuple[str, int] | None, list[str]]] = {
     # transformers' Llama under reduce-overhead, weights loaded with assign=True each round
     "real_hf_weights_swap_compiled": ({"static-input-moved"},
                                       ("real_hf_weights_swap_compiled.py", 27), ["rerecorded"]),
+    # graphs made outside PyTorch, seen through CUPTI (--cupti): no eager timing yet, so
+    # unmeasured; CuPy's chains of tiny elementwise kernels are worth fusing
+    "cupy_capture": ({"serial-tiny-kernels"}, ("cupy_capture.py", 39), ["unmeasured"]),
+    "cuda_core_capture": ({"serial-tiny-kernels"}, ("cuda_core_capture.py", 27),
+                          ["unmeasured"]),
+    "cupy_sync_in_capture": ({"sync-in-capture"}, ("cupy_sync_in_capture.py", 13), ["failed"]),
+    "cupy_empty_capture": ({"empty-graph"}, ("cupy_empty_capture.py", 9), ["unsafe"]),
+    "cupy_sync_between_replays": ({"sync-between-replays"}, ("cupy_sync_between_replays.py", 26),
+                                  ["unmeasured"]),
+    "quadrants_graph_kernel": (set(), None, ["unmeasured"]),
+    # PyTorch's graphs with --cupti beside: recorded by its hooks as ever
+    "cupti_cross_check_torch": ({"serial-tiny-kernels"}, ("cupti_cross_check_torch.py", 24),
+                                ["unmeasured"]),
+    "cupti_beside_torch_profiler": (set(), None, ["unmeasured"]),
 }
 HEALTHY_DISTRIBUTED = ("dist_healthy_capture",)
 HEALTHY = ("launch_bound", "compile_healthy", "healthy_make_graphed_callables",

@@ -9,7 +9,8 @@ cost, which fusing the kernels (``torch.compile``, or a fused library kernel) re
 
 How to fix: compile the captured function (``torch.compile``, whose
 ``mode="reduce-overhead"`` also captures the fused kernels in a graph), or use fused kernels
-for the chain's elementwise steps.
+for the chain's elementwise steps; outside PyTorch, fuse them in your library's way (CuPy's
+``cupy.fuse`` or an ``ElementwiseKernel``, one kernel of your own).
 """
 
 from __future__ import annotations
@@ -20,11 +21,16 @@ from graphdoctor.diagnose import measure
 from graphdoctor.diagnose.model import INFO, WASTEFUL, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace import anatomy
+from graphdoctor.trace.names import CUPTI_APIS
 
 ID, NAME = "GD211", "serial-tiny-kernels"
 MIN_KERNELS = 50
 SERIAL = 0.9  # the longest chain's share of the nodes from which a graph is one chain
 TINY_US = 5.0  # average GPU time per kernel in a replay
+TORCH_FIX = ("Compile the captured function with torch.compile (mode=\"reduce-overhead\" keeps "
+             "the graph), or use fused kernels for its elementwise steps.")
+OUTSIDE_TORCH_FIX = ("Fuse the chain's elementwise steps into fewer kernels (in CuPy: cupy.fuse "
+                     "or an ElementwiseKernel), then capture those.")
 
 
 def check(view: TraceView) -> Iterator[Finding]:
@@ -46,8 +52,7 @@ def check(view: TraceView) -> Iterator[Finding]:
                          f"{'; '.join(anatomy.top_kernels(held))}. Kernels this short in "
                          "a chain spend their time starting and moving data, which a graph "
                          "does not remove."),
-            fix="Compile the captured function with torch.compile (mode=\"reduce-overhead\" "
-                "keeps the graph), or use fused kernels for its elementwise steps.",
+            fix=OUTSIDE_TORCH_FIX if graph.api.startswith(CUPTI_APIS) else TORCH_FIX,
             location=view.location(graph.stack), graph=graph.id,
             measurements={"kernels": held.kernel_count, "longest_chain": held.longest_chain,
                           "replay_us": round(replay.median_us, 1),
