@@ -9,7 +9,7 @@ activity gives each launch's GPU time. The records are the ones PyTorch's hooks 
 same diagnosis reads them.
 
 - A stream capture is ``cuStreamBeginCapture`` to ``cuStreamEndCapture``; a graph built
-  node by node is ``cuGraphCreate`` to its instantiation, with its kernel nodes counted.
+  node by node is ``cuGraphCreate`` to its instantiation.
 - A launch is a graph-trace activity record of an instance of such a graph, named by the
   instance's CUPTI id (read once, at instantiation): when it ran on the GPU and for how
   long. Launches take no callback, so a launch costs what CUPTI's record costs; their host
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import FrameType
@@ -76,7 +75,6 @@ class _Graph:
     start: int
     stack: int
     api: str
-    nodes: int = 0
 
 
 @dataclass
@@ -88,7 +86,6 @@ class _State:
     streams: dict[int, int] = field(default_factory=dict)  # CUPTI's stream id -> handle
     runtime_calls: set[int] = field(default_factory=set)  # correlation ids the runtime made
     torch: TorchView = field(default_factory=lambda: TorchView())
-    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class CuptiGraphs:
@@ -222,12 +219,6 @@ class CuptiGraphs:
                 NO_ID, 0, self.recorder.now(), self.recorder.stacks.from_frame(self._caller()),
                 CUPTI_EXPLICIT_API)
 
-    def _add_kernel_node(self, cbdata: Any, site: int) -> None:
-        if site == EXIT and result(cbdata) == 0:
-            graph = self.state.building.get(word(params(cbdata), 1))
-            if graph is not None:
-                graph.nodes += 1
-
     def _instantiate(self, cbdata: Any, site: int) -> None:
         if site != EXIT or result(cbdata) != 0:
             return
@@ -301,19 +292,18 @@ class CuptiGraphs:
     def _buffer_completed(self, activities: Any) -> None:
         """Graph-trace records, as CUPTI hands them over: a replay each, for the script's
         graphs; counted and timed beside, for PyTorch's."""
-        with self.state.lock:
-            for activity in activities:
-                graph = self.state.instances.get(getattr(activity, "graph_id", NO_ID))
-                if graph is None:
-                    continue
-                gpu = activity.end - activity.start
-                if graph == TORCH_GRAPH:
-                    self.state.torch.launches += 1
-                    self.state.torch.add(gpu)
-                    continue
-                self.recorder.emit(sr.ReplayRecord(
-                    activity.start - self.offset, 0, gpu, graph,
-                    self.state.streams.get(activity.stream_id, 0), 0))
+        for activity in activities:
+            graph = self.state.instances.get(getattr(activity, "graph_id", NO_ID))
+            if graph is None:
+                continue
+            gpu = activity.end - activity.start
+            if graph == TORCH_GRAPH:
+                self.state.torch.launches += 1
+                self.state.torch.add(gpu)
+                continue
+            self.recorder.emit(sr.ReplayRecord(
+                activity.start - self.offset, 0, gpu, graph,
+                self.state.streams.get(activity.stream_id, 0), 0))
 
 
 NO_ID = -1
@@ -324,7 +314,6 @@ _HANDLERS: tuple[tuple[tuple[str, ...], Callable[..., None]], ...] = (
       "cuStreamBeginCapture_v2_ptsz"), CuptiGraphs._begin_capture),
     (("cuStreamEndCapture", "cuStreamEndCapture_ptsz"), CuptiGraphs._end_capture),
     (("cuGraphCreate",), CuptiGraphs._create_graph),
-    (("cuGraphAddKernelNode", "cuGraphAddKernelNode_v2"), CuptiGraphs._add_kernel_node),
     (("cuGraphInstantiate", "cuGraphInstantiate_v2", "cuGraphInstantiateWithFlags",
       "cuGraphInstantiateWithParams", "cuGraphInstantiateWithParams_ptsz"),
      CuptiGraphs._instantiate),

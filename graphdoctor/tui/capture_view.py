@@ -38,10 +38,12 @@ def capture_lanes(view: ReportView, rank: int, graph: Graph) -> list[Lane]:
     return lanes or view.lanes[:1]
 
 
-def capture_overlays(view: ReportView, rank: int, graph: Graph) -> tuple[Overlay, ...]:
+def capture_overlays(view: ReportView, rank: int, graph: Graph,
+                     lanes: list[Lane]) -> tuple[Overlay, ...]:
+    """The capture's forks and joins, drawn between ``lanes`` (its :func:`capture_lanes`)."""
     links = capture_links(view.trace_of(rank), graph)
     key = view.rank_key(rank)
-    return (links_overlay(capture_lanes(view, rank, graph), [(key, link) for link in links]),)
+    return (links_overlay(lanes, [(key, link) for link in links]),)
 
 
 def run_overlays(view: ReportView) -> tuple[Overlay, ...]:

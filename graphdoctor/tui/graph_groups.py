@@ -14,10 +14,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from graphdoctor.diagnose.view import TraceView
 from graphdoctor.report.verdict_groups import GROUP_FROM
 from graphdoctor.tui.aggregate import GraphRow
 from graphdoctor.tui.report_view import ReportView
+from graphdoctor.tui.timeline_graph_groups import sites
 from graphdoctor.tui.units import counted
 
 GroupKey = tuple[int, str, str]  # rank, API, the line
@@ -60,8 +60,8 @@ Entry = GraphRow | GraphGroup
 
 def group_rows(view: ReportView, rows: Sequence[GraphRow]) -> list[Entry]:
     """The rows with each group in the place of its first member."""
-    sites: dict[int, TraceView] = {}
-    keys = [_key(sites, view, row) for row in rows]
+    site_of = {rank: sites(rank_view.trace) for rank, rank_view in view.rank_views.items()}
+    keys = [(row.rank, *site_of[view.rank_key(row.rank)][row.graph.id]) for row in rows]
     members: dict[GroupKey, list[GraphRow]] = {}
     for key, row in zip(keys, rows, strict=True):
         members.setdefault(key, []).append(row)
@@ -74,13 +74,6 @@ def group_rows(view: ReportView, rows: Sequence[GraphRow]) -> list[Entry]:
             placed.add(key)
             entries.append(GraphGroup(key, tuple(members[key])))
     return entries
-
-
-def _key(sites: dict[int, TraceView], view: ReportView, row: GraphRow) -> GroupKey:
-    """Where a graph groups: its rank, its API and its line."""
-    if row.rank not in sites:
-        sites[row.rank] = TraceView(view.trace_of(row.rank))
-    return row.rank, row.graph.api, sites[row.rank].where(row.graph.stack)
 
 
 def shown_rows(entries: Sequence[Entry], open_groups: frozenset[GroupKey]) -> list[Entry]:

@@ -54,12 +54,21 @@ def graph_group_lanes(trace: Trace, replays: TimeOrder, run_end: int) -> list[La
     return lanes
 
 
-def _groups(trace: Trace) -> dict[str, list[Graph]]:
-    """Graphs by API and line, where GROUP_FROM or more share them (the key is the line)."""
+Site = tuple[str, str]  # a graph's API and the line that captured it
+
+
+def sites(trace: Trace) -> dict[int, Site]:
+    """Where each graph of ``trace`` comes from, by graph id: its API and its line."""
     view = TraceView(trace)
-    found: dict[tuple[str, str], list[Graph]] = {}
+    return {graph.id: (graph.api, view.where(graph.stack)) for graph in trace.graphs}
+
+
+def _groups(trace: Trace) -> dict[str, list[Graph]]:
+    """Graphs by API and line, where GROUP_FROM or more share them (keyed by the line)."""
+    found: dict[Site, list[Graph]] = {}
+    site_of = sites(trace)
     for graph in trace.graphs:
-        found.setdefault((graph.api, view.where(graph.stack)), []).append(graph)
+        found.setdefault(site_of[graph.id], []).append(graph)
     return {where: graphs for (_, where), graphs in found.items() if len(graphs) >= GROUP_FROM}
 
 

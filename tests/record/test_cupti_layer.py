@@ -70,8 +70,8 @@ class FakeCupti:
 
     CallbackDomain = SimpleNamespace(DRIVER_API=DRIVER, RUNTIME_API=RUNTIME)
     ActivityKind = SimpleNamespace(GRAPH_TRACE=7)
-    driver_api_trace_cbid = Names([*DRIVER_CALLS, "cuGraphLaunch", "cuLaunchKernel",
-                                   "cuMemcpyAsync"], 1)
+    driver_api_trace_cbid = Names([*DRIVER_CALLS, "cuGraphLaunch", "cuGraphAddKernelNode_v2",
+                                   "cuLaunchKernel", "cuMemcpyAsync"], 1)
     runtime_api_trace_cbid = Names(["cudaStreamBeginCapture_v10000",
                                     "cudaStreamBeginCapture_ptsz_v10000"], 500)
 

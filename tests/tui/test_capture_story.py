@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from graphdoctor.trace.stream_links import FORK, JOIN, WAIT, stream_links, unjoined_forks
 from graphdoctor.tui.capture_story import BEGIN, END, OWN_TIME, capture_links, own_time, story
 from graphdoctor.tui.capture_view import capture_lanes, capture_limits, capture_overlays
@@ -13,7 +15,7 @@ from graphdoctor.tui.graph_groups import GraphGroup, group_of, group_rows, shown
 from graphdoctor.tui.palette import LINK_ENDS, UNJOINED_LINK
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.timeline_view import TimelineState, screen_rows
-from tests.reports import report_for
+from tests.reports import report_for, scenario_names, scenario_params
 
 
 def test_a_sync_in_the_capture_is_the_culprit_at_the_users_line() -> None:
@@ -93,7 +95,7 @@ def test_the_capture_view_fits_the_capture_and_draws_the_unjoined_fork() -> None
     assert not any(key.startswith(("memory", "gpu:")) for key in keys)
     width = 100
     rows = screen_rows(lanes, TimelineState(limits, limits.start), width)
-    for overlay in capture_overlays(view, -1, graph):
+    for overlay in capture_overlays(view, -1, graph, lanes):
         edges = [limits.start + limits.span * c // width for c in range(width + 1)]
         rows = overlay(rows, edges)
     drawn = {glyph for row in rows for glyph, style in row.cells if style.startswith(
@@ -118,3 +120,23 @@ def test_two_graphs_from_two_lines_stay_apart() -> None:
     view = ReportView(report_for("healthy_make_graphed_callables"))
     entries = group_rows(view, view.graph_rows)
     assert not any(isinstance(entry, GraphGroup) for entry in entries)
+
+
+@pytest.mark.parametrize("name", scenario_params(scenario_names()))
+def test_every_recorded_capture_tells_its_story(name: str) -> None:
+    """Real libraries' captures (torchvision, timm, transformers) and every scenario's, on
+    every rank: the story runs begin to end in time order and its timeline draws."""
+    view = ReportView(report_for(name))
+    for rank, rank_view in view.rank_views.items():
+        for graph in rank_view.trace.graphs:
+            lines = story(view, rank, graph)
+            assert lines[0].kind == BEGIN and lines[-1].kind == END
+            steps = [line.offset for line in lines if line.kind != OWN_TIME]
+            assert steps == sorted(steps)
+            limits = capture_limits(view, rank, graph)
+            lanes = capture_lanes(view, rank, graph)
+            rows = screen_rows(lanes, TimelineState(limits, limits.start), 80)
+            edges = [limits.start + limits.span * c // 80 for c in range(81)]
+            for overlay in capture_overlays(view, rank, graph, lanes):
+                rows = overlay(rows, edges)
+            assert rows and all(len(row.cells) == 80 for row in rows)

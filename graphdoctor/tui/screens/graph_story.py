@@ -60,10 +60,10 @@ class GraphStoryScreen(Screen[None]):
         yield Static(self.heading(), id="story-head")
         with TabbedContent(id="story-tabs"):
             with TabPane("Capture", id="capture"):
-                yield Timeline(capture_lanes(self.view, self.rank, self.graph),
-                               capture_limits(self.view, self.rank, self.graph),
+                lanes = capture_lanes(self.view, self.rank, self.graph)
+                yield Timeline(lanes, capture_limits(self.view, self.rank, self.graph),
                                id="capture-timeline",
-                               overlays=capture_overlays(self.view, self.rank, self.graph))
+                               overlays=capture_overlays(self.view, self.rank, self.graph, lanes))
                 yield OptionList(*(story_option(line) for line in self.lines), id="story")
             with TabPane("Eager beside replay", id="steps"), VerticalScroll(id="steps-scroll"):
                 yield StepCompare(self.view, self.rank, self.index)
