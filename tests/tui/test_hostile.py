@@ -17,11 +17,13 @@ from textual.widgets import Static
 
 from graphdoctor.trace.event_kinds import KINDS, rows_of
 from graphdoctor.tui.app import GraphDoctorApp
+from graphdoctor.tui.capture_story import story
 from graphdoctor.tui.events import STRUCTURE, EventRef
 from graphdoctor.tui.rendering import details_view, evidence_label, finding_view
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import ShowControls, report_text
 from graphdoctor.tui.screens.allocations import cell
+from graphdoctor.tui.screens.graph_story import story_option
 from graphdoctor.tui.screens.graphs import graph_cells
 from graphdoctor.tui.screens.summary import (
     environment_text,
@@ -66,6 +68,9 @@ def views(view: ReportView) -> Iterator[RenderableType]:
         yield from (details_view(view, view.describe(EventRef(k, 0, rank))) for k in kinds)
     for row in view.graph_rows:
         yield from _cells(graph_cells(row, view.multi_rank))
+    for rank, rank_view in view.rank_views.items():  # each graph's own screen: its steps
+        for graph in rank_view.trace.graphs:
+            yield from (story_option(line).prompt for line in story(view, rank, graph))
     for grouping in ("phase", "pool", "site"):
         yield from (cell(group, "key") for group in view.alloc_groups(grouping))
     yield from (Text(item.text) for item in search_items(view))
