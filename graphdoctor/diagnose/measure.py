@@ -44,6 +44,7 @@ from typing import Any
 
 from graphdoctor.diagnose import baseline
 from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace.event_kinds import HOST_NOT_TIMED
 from graphdoctor.trace.model import Call, Graph, Trace
 from graphdoctor.trace.names import COVERING_BASIS, EAGER_CALL, REPLAYING_CALL, STEP_BASIS
 
@@ -267,10 +268,15 @@ def _against_callees(view: TraceView, graph: Graph, borrow: bool) -> Measurement
             eager, eager_host, source = gpu, host, BASELINE_RUN
     covering = view.function(graph.callees[0]) \
         if graph.basis == COVERING_BASIS and graph.callees else None
-    return Measurement(stat([r.gpu for r in replays]), stat([r.dur for r in replays]),
+    return Measurement(stat([r.gpu for r in replays]), _host_times(replays),
                        eager, eager_host, _replay_count(view, graph), eager_source=source,
                        not_covered=graph.uncovered if eager else (), basis=graph.basis,
                        eager_of=covering.name if covering else "")
+
+
+def _host_times(replays: list[Any]) -> Stat | None:
+    """The replay calls' host time; None where it was not taken (launches CUPTI saw)."""
+    return stat([r.dur for r in replays if r.dur != HOST_NOT_TIMED])
 
 
 def _too_few(eager: Stat | None) -> bool:

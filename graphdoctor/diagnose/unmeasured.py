@@ -21,14 +21,15 @@ import re
 from graphdoctor.diagnose.measure import MIN_SAMPLES, Measurement
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Function, Graph
-from graphdoctor.trace.names import CUPTI_APIS, MANUAL_APIS
+from graphdoctor.trace.names import CUPTI_EXPLICIT_API, CUPTI_STREAM_API, MANUAL_APIS
 
 BLOCK_LINES = 12  # lines after a capture's first line searched for the captured call
 EAGER_TIMING_PYTHON = (3, 12)  # sys.monitoring: graphdoctor times eager calls from here
 TIMED = "graphdoctor times each eager call"
 TO_MEASURE = "to measure one, "
-OUTSIDE_TORCH = ("graphdoctor times eager work only through PyTorch, and this graph was made "
-                 "outside it (seen through CUPTI): compare with the script's own timing")
+BUILT_NODE_BY_NODE = ("a graph built node by node (seen through CUPTI) ran no Python code of "
+                      "the script's that graphdoctor could time eagerly: compare with the "
+                      "script's own timing of the same work without the graph")
 BASELINE_ADVICE = (TO_MEASURE + "use `graphdoctor run --baseline`: it runs the script again "
                    "with CUDA graphs off ({how}) and compares per call")
 
@@ -37,9 +38,9 @@ def for_graph(view: TraceView, graph: Graph, m: Measurement) -> str:
     """What to add for a replayed graph (a raw capture, or one of make_graphed_callables)
     that no eager call measured, or why the --baseline run did not measure it."""
     names = _callee_names(view, graph)
-    if graph.api.startswith(CUPTI_APIS):
-        return OUTSIDE_TORCH
-    if graph.api in MANUAL_APIS:
+    if graph.api.startswith(CUPTI_EXPLICIT_API):
+        return BUILT_NODE_BY_NODE
+    if graph.api in MANUAL_APIS or graph.api.startswith(CUPTI_STREAM_API):  # a raw capture
         return TO_MEASURE + _for_raw_capture(view, graph, names, m) + _python_note(view)
     if view.baseline is not None:
         return ("the --baseline run timed no eager call of the code this graph ran"

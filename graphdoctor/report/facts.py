@@ -32,7 +32,7 @@ from graphdoctor.diagnose.model import (
 )
 from graphdoctor.trace import anatomy
 from graphdoctor.trace.endings import INTERRUPTED, SIGNALLED, TIMED_OUT, UNKNOWN, signal_name
-from graphdoctor.trace.event_kinds import KINDS, rows_of
+from graphdoctor.trace.event_kinds import HOST_NOT_TIMED, KINDS, rows_of
 from graphdoctor.trace.model import PHASES, USER, ExceptionRecord, Frame, Graph, Trace
 from graphdoctor.trace.names import CAPTURE_FAILED, IN_PROCESS_TARGET
 
@@ -179,17 +179,21 @@ def function_name(trace: Trace, function_id: int) -> str:
 
 
 def replay_stats(trace: Trace) -> dict[int, ReplayStats]:
-    """Replays of each graph, with median host and GPU time (GPU time -1 = not measured)."""
+    """Replays of each graph, with median host and GPU time, of those that were measured
+    (GPU time -1, host time HOST_NOT_TIMED: not)."""
     table = trace.tables["replays"]
+    count: Counter[int] = Counter()
     host: dict[int, list[int]] = {}
     gpu: dict[int, list[int]] = {}
     columns = (table.column("graph"), table.column("dur"), table.column("gpu"))
     for graph, dur, gpu_ns in zip(*columns, strict=True):
-        host.setdefault(graph, []).append(dur)
+        count[graph] += 1
+        if dur != HOST_NOT_TIMED:
+            host.setdefault(graph, []).append(dur)
         if gpu_ns >= 0:
             gpu.setdefault(graph, []).append(gpu_ns)
-    return {g: ReplayStats(g, len(host[g]), _median(host[g]), _median(gpu.get(g, [])))
-            for g in host}
+    return {g: ReplayStats(g, n, _median(host.get(g, [])), _median(gpu.get(g, [])))
+            for g, n in count.items()}
 
 
 def _median(values: Sequence[int]) -> int | None:

@@ -225,9 +225,11 @@ def _meta(b: Builder) -> Meta:
     if unread is not None:
         notes.append(unread)
     if b.untimed:
+        were = "was" if b.untimed == 1 else "were"
         notes.append(Note("GPU time of some replays and calls",
-                          f"{b.untimed} were not timed (inside a capture, or the GPU was too far "
-                          "behind to hold more CUDA events)"))
+                          f"{b.untimed} {were} not timed (inside a capture, with the GPU too far "
+                          "behind to hold more CUDA events, or, seen through CUPTI, with no "
+                          "stream known to time them on)"))
     if b.bad_records:
         notes.append(Note("some records", f"{b.bad_records} spool records could not be read"))
     if b.unknown_tags:

@@ -23,6 +23,9 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 from graphdoctor.trace import spool_records as sr
 
 NONE = -1  # "none" in integer columns: no graph, no stack, GPU time not measured
+# A replay's host time (dur) where none was taken: a launch CUPTI saw (--cupti) is known on
+# the GPU only. A moment on the timeline, and no host figure anywhere (no call takes 0 ns).
+HOST_NOT_TIMED = 0
 
 class Replay(NamedTuple):
     """One ``CUDAGraph.replay()`` call: host time, and GPU time from CUDA events."""
@@ -124,6 +127,17 @@ class GpuSample(NamedTuple):
     mem_util: int
     mem_used: int
     sm_clock: int
+
+
+class Instantiation(NamedTuple):
+    """A captured graph made executable (``cuGraphInstantiate*``) before its first launch:
+    the host time it took, at the line that asked (seen through CUPTI, ``--cupti``)."""
+
+    t: int
+    dur: int
+    graph: int
+    stack: int
+    phase: str
 
 
 class GcPause(NamedTuple):
@@ -324,6 +338,8 @@ KINDS: tuple[EventKind, ...] = (
               glyph="▁", colour="blue"),
     EventKind("gpu_samples", "GPU sample", GpuSample, True, sr.GpuSampleRecord, glyph="▁",
               colour="green"),
+    EventKind("instantiations", "graph instantiation", Instantiation, True,
+              sr.InstantiateRecord, phased=True, glyph="I", colour="magenta"),
     EventKind("gc_pauses", "garbage collection", GcPause, True, sr.GcRecord, phased=True,
               sort="generation", glyph="g", colour="bright_blue"),
     EventKind("exceptions", "exception", ExceptionRecord, False, glyph="✗",

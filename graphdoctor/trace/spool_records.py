@@ -241,6 +241,16 @@ class ExceptionInfo(NamedTuple):
     info: JsonObject
 
 
+class InstantiateRecord(NamedTuple):
+    """A captured graph made executable (``cuGraphInstantiate*``), seen through CUPTI: the
+    host time the call took, at the line that made it."""
+
+    t: int
+    dur: int
+    graph: int
+    stack: int
+
+
 class GcRecord(NamedTuple):
     """A Python garbage collection that held the host (a long one, or any full one)."""
 
@@ -369,7 +379,7 @@ SpoolRecord = (Hello | MetaInfo | Devices | NoteRecord | CudaState | End | RunEn
                | AllocRecord | MemoryRecord | SyncRecord | StreamOpRecord | GpuSampleRecord
                | GcRecord | ExceptionInfo | WarnRecord | LogRecord | GuardFailures
                | GuardedTensor | CompileCallback | Counters | TreeInputs | CollectiveRecord
-               | CollectiveEnd | DistInfo | TeardownRecord)
+               | CollectiveEnd | DistInfo | TeardownRecord | InstantiateRecord)
 # A record whose GPU time is filled in once its CUDA events have completed.
 TimedRecord = ReplayRecord | CallRecord
 
@@ -387,7 +397,7 @@ TAGS: dict[type[tuple[Any, ...]], str] = {
     GuardedTensor: "guarded",
     CompileCallback: "compile_cb", Counters: "counters", TreeInputs: "tree_inputs",
     CollectiveRecord: "coll", CollectiveEnd: "coll_end", DistInfo: "dist",
-    TeardownRecord: "teardown",
+    TeardownRecord: "teardown", InstantiateRecord: "inst",
 }
 RECORDS: dict[str, type[tuple[Any, ...]]] = {tag: cls for cls, tag in TAGS.items()}
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from itertools import compress
 
+from graphdoctor.trace.event_kinds import HOST_NOT_TIMED
 from graphdoctor.trace.model import NONE, Graph, Trace
 from graphdoctor.trace.names import ALLOC_ACTION
 from graphdoctor.tui.events import frame_text, user_frame
@@ -190,8 +191,9 @@ def _function_name(trace: Trace, graph: Graph) -> str:
 
 
 def _timing(times: list[tuple[int, int]]) -> Timing:
+    host = [h for h, _ in times if h != HOST_NOT_TIMED]
     gpu = [g for _, g in times if g >= 0]
-    return Timing(len(times), statistics.median(h for h, _ in times) if times else None,
+    return Timing(len(times), statistics.median(host) if host else None,
                   statistics.median(gpu) if gpu else None)
 
 

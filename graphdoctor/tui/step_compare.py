@@ -34,6 +34,7 @@ from graphdoctor.diagnose.measure import (
 from graphdoctor.diagnose.model import Verdict
 from graphdoctor.diagnose.verdicts import FASTER_FROM, SLOWER_BELOW
 from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace.event_kinds import HOST_NOT_TIMED
 from graphdoctor.trace.model import NONE, REPLAY, Graph, Trace
 from graphdoctor.trace.names import (
     CAPTURE_FAILED,
@@ -54,6 +55,9 @@ GAP_STYLE = "white"
 EAGER_SIDE, REPLAY_SIDE = "median eager step", "median replay"
 GPU_NOTE = ("each bar starts at its call's start; a GPU bar is the GPU time between CUDA "
             "events at the call's start and end: how long, not when the GPU ran it")
+CUPTI_GPU_NOTE = ("each bar starts at its call's start; an eager GPU bar is the GPU time "
+                  "between CUDA events at the call's start and end, a replay's is how long "
+                  "CUPTI saw the graph run on the GPU: how long, not when")
 NO_EAGER = "no eager step of this work was timed: the verdict is unmeasured"
 TOP_SOURCES = 3  # lines named as where the syncs between replays come from
 STALL_FACTOR, STALL_MIN_SAMPLES = 2, 20  # see drawn_to()
@@ -149,7 +153,8 @@ def _samples(trace: Trace, graph: Graph, m: Measurement,
     step = graph.function if compiled else graph.step if m.basis == STEP_BASIS else NONE
     if step != NONE:
         return _calls_of(calls, step, EAGER_CALL), _calls_of(calls, step, REPLAYING_CALL)
-    replays = [(r.dur, r.gpu) for r in _replay_rows(trace, graph)]
+    replays = [(NONE if r.dur == HOST_NOT_TIMED else r.dur, r.gpu)
+               for r in _replay_rows(trace, graph)]
     return _eager_steps(calls, graph.callees), replays
 
 
@@ -173,7 +178,10 @@ def _replay_rows(trace: Trace, graph: Graph) -> list[Any]:
 
 
 def _gaps(replays: list[Any]) -> tuple[int, ...]:
-    """Host time from each replay's end to the next one's start."""
+    """Host time from each replay's end to the next one's start; none where the replays'
+    host times were not taken (launches CUPTI saw are placed where the GPU ran them)."""
+    if any(r.dur == HOST_NOT_TIMED for r in replays):
+        return ()
     return tuple(max(0, b.t - (a.t + a.dur)) for a, b in pairwise(replays))
 
 
@@ -242,9 +250,11 @@ def reading(story: StepStory) -> str:
     if compared is None:
         return ""
     if m.host_bound and compared.speedup >= FASTER_FROM:
+        launch = f"in {_d(m.replay_host)}" if m.replay_host else \
+            "at once (its host time was not taken)"
         return (f"eager was host-bound: launching took {_d(m.eager_host)} for {_d(m.eager)} "
-                f"of GPU work; a replay launches it all in {_d(m.replay_host)} and the GPU "
-                f"then takes {_d(m.replay)}: {outcome(compared.speedup)}")
+                f"of GPU work; a replay launches it all {launch} and the GPU then takes "
+                f"{_d(m.replay)}: {outcome(compared.speedup)}")
     if compared.replay_side.waits_on == HOST:
         return (f"replays are host-bound: {_d(m.replay_host)} on the host for "
                 f"{_d(m.replay)} of GPU work; {outcome(compared.speedup)}")

@@ -14,8 +14,10 @@ from graphdoctor.diagnose.measure import (
     GPU,
     HOST,
 )
+from graphdoctor.trace.names import CUPTI_APIS
 from graphdoctor.tui.palette import REPLAY_GPU, REPLAY_HOST
 from graphdoctor.tui.step_compare import (
+    CUPTI_GPU_NOTE,
     EAGER_SIDE,
     EAGER_STYLE,
     GAP_STYLE,
@@ -70,7 +72,8 @@ def bar_lines(story: StepStory, width: int) -> list[Text]:
         return []
     bar_width = max(MIN_BAR, width - LABEL_WIDTH - KIND_WIDTH - VALUE_WIDTH)
     lines = [_bar_line(row, scale, bar_width) for row in rows]
-    return [*lines, _axis(scale, bar_width), Text(GPU_NOTE, style="dim")]
+    note = CUPTI_GPU_NOTE if story.graph.api.startswith(CUPTI_APIS) else GPU_NOTE
+    return [*lines, _axis(scale, bar_width), Text(note, style="dim")]
 
 
 def bar_cells(ns: float, scale: float, width: int) -> str:
