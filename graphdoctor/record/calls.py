@@ -19,13 +19,16 @@ from collections.abc import Callable
 from types import BuiltinFunctionType, CodeType, FrameType, FunctionType, MethodType, ModuleType
 from typing import Any
 
-from graphdoctor.record.recorder import CaptureState, Recorder, TimerToken
+from graphdoctor.record.recorder import CaptureState, Recorder, TimerSource, TimerToken
 from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.names import EAGER_CALL, WARMUP_CALL
 
 # Calls of torch that launch no work of their own inside a capture: streams, graphs, and
 # graphdoctor's sight of the capture machinery itself.
 _NOT_WORK = ("torch.cuda", "torch._C._cuda", "torch.utils")
+EAGER_TIMES_LOST = "eager time of captured functions"  # the part a note is about
+SCRIPT_TOOK_THE_ID = ("the script asked for graphdoctor's sys.monitoring tool id and no other "
+                      "was free, so calls from then on were not timed")
 _TOOL_NAME = "graphdoctor"
 _TOOL_IDS = (5, 4, 3)  # the ids sys.monitoring leaves to tools other than debuggers/profilers
 # sys.monitoring (3.12+), or None. Typed Any so that mypy run by Python 3.10 or 3.11, whose
@@ -150,15 +153,15 @@ def innermost_user_frame(recorder: Recorder, frame: FrameType | None) -> FrameTy
 
 def callee_code(target: Any) -> CodeType | None:
     """The code object a call of ``target`` runs first in the user's program: a function's
-    own, a bound method's function's, or a module's ``forward`` behind ``module(x)``."""
+    own, a bound method's function's, or a module's ``forward`` behind ``module(x)``. None
+    for compiled code: a Cython function (CuPy's ``Stream.end_capture``) has a code object
+    too, but it never runs as Python (no frame, no PY_START), so nothing of it is timed."""
     if isinstance(target, MethodType):
         target = target.__func__
-    code = getattr(target, "__code__", None)
-    if isinstance(code, CodeType):
-        return code
+    if isinstance(target, FunctionType):
+        return target.__code__
     forward = getattr(type(target), "forward", None)  # torch.nn.Module.__call__ runs forward
-    code = getattr(forward, "__code__", None)
-    return code if isinstance(code, CodeType) and callable(target) else None
+    return forward.__code__ if isinstance(forward, FunctionType) and callable(target) else None
 
 
 class CallSiteWatcher:
@@ -266,11 +269,17 @@ def note_callee(state: CaptureState, code: CodeType) -> None:
 
 
 class EagerCallTimer:
-    """Times every call of chosen code objects through ``sys.monitoring`` (3.12+)."""
+    """Times every call of chosen code objects through ``sys.monitoring`` (3.12+), or with
+    ``limit``, each one's first ``limit`` calls: then its events are switched off where
+    they fire (``DISABLE``), and a long eager loop pays for no more than those."""
 
-    def __init__(self, recorder: Recorder, monitor: Monitor):
+    def __init__(self, recorder: Recorder, monitor: Monitor, timer: TimerSource | None = None,
+                 limit: int | None = None):
         self._recorder = recorder
         self._monitor = monitor
+        self._timer = timer or (lambda: recorder.timer)  # as EagerHistory's
+        self._limit = limit
+        self._timed: dict[int, int] = {}  # function id -> its calls timed so far
         self._watched: dict[CodeType, tuple[int, int]] = {}  # code -> (function id, graph)
         # function id -> its calls in progress: (start, mode, GPU timer token)
         self._open: dict[int, list[tuple[int, str, TimerToken | None]]] = {}
@@ -298,35 +307,43 @@ class EagerCallTimer:
             self._recorder.history.claim(code, fn)
         return True
 
-    def _on_start(self, code: CodeType, offset: int) -> None:
+    def _on_start(self, code: CodeType, offset: int) -> Any:
         watched = self._watched.get(code)
         if watched is None or not self._recorder.enabled:
-            return
+            return None
+        if self._done(watched[0]):
+            return SYS_MONITORING.DISABLE
         if self._recorder.capturing_anywhere:
             state = self._recorder.capture_on_this_thread()
             if state is not None:
                 note_callee(state, code)
-            return
-        timer = self._recorder.timer
+            return None
+        timer = self._timer()
         token = timer.start() if timer is not None else None
         mode = WARMUP_CALL if self._recorder.in_warmup else EAGER_CALL
         self._open.setdefault(watched[0], []).append((self._recorder.now(), mode, token))
+        return None
 
-    def _on_return(self, code: CodeType, offset: int, retval: Any) -> None:
+    def _done(self, fn: int) -> bool:
+        return self._limit is not None and self._timed.get(fn, 0) >= self._limit
+
+    def _on_return(self, code: CodeType, offset: int, retval: Any) -> Any:
         watched = self._watched.get(code)
         if watched is None:
-            return
+            return None
         fn = watched[0]
         calls = self._open.get(fn)
         if not calls:
-            return
+            return SYS_MONITORING.DISABLE if self._done(fn) else None
+        self._timed[fn] = self._timed.get(fn, 0) + 1
         t0, mode, token = calls.pop()
         row = sr.CallRecord(t0, self._recorder.now() - t0, -1, fn, mode, -1)
-        timer = self._recorder.timer
+        timer = self._timer()
         if token is None or timer is None:
             self._recorder.emit(row)
         else:
             timer.stop(token, row)
+        return None
 
     def close(self) -> None:
         for code in self._watched:

@@ -51,10 +51,12 @@ from graphdoctor.record.cupti_calls import (
     result,
     word,
 )
+from graphdoctor.record.cupti_eager import CuptiEager
 from graphdoctor.record.cupti_torch_view import TorchView
 from graphdoctor.record.on_torch_import import call_when_imported
 from graphdoctor.record.recorder import Recorder, Uninstall, patch
 from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.event_kinds import HOST_NOT_TIMED
 from graphdoctor.trace.names import (
     ANATOMY_PART,
     CAPTURE_FAILED,
@@ -84,16 +86,19 @@ class _State:
     graphs: dict[int, int] = field(default_factory=dict)  # CUgraph handle -> our graph id
     instances: dict[int, int] = field(default_factory=dict)  # CUPTI's exec id -> graph id
     streams: dict[int, int] = field(default_factory=dict)  # CUPTI's stream id -> handle
+    latest_stream: int = 0  # of the latest capture outside PyTorch: where eager work may go
     runtime_calls: set[int] = field(default_factory=set)  # correlation ids the runtime made
+    instantiating: dict[int, int] = field(default_factory=dict)  # correlation id -> its start
     torch: TorchView = field(default_factory=lambda: TorchView())
 
 
 class CuptiGraphs:
     """The subscriber: one handler per driver call, and the activity buffers' consumer."""
 
-    def __init__(self, recorder: Recorder, cupti: Any) -> None:
+    def __init__(self, recorder: Recorder, cupti: Any, eager: CuptiEager | None = None) -> None:
         self.recorder, self.cupti = recorder, cupti
         self.state = _State()
+        self.eager = eager  # the eager calls of what captures ran (cupti_eager.py)
         drv = cupti.driver_api_trace_cbid
         self.handlers: dict[int, Callable[[Any, int], None]] = {}
         for names, handler in _HANDLERS:
@@ -126,6 +131,8 @@ class CuptiGraphs:
     def stop(self) -> None:
         if self.subscribed:
             self._release()
+        if self.eager is not None:  # after unsubscribing: its last synchronize is not a sync
+            self.eager.stop()
         if self.anatomy is not None:
             self.anatomy.drain()
         if self.state.torch.captures:
@@ -135,6 +142,8 @@ class CuptiGraphs:
         """Hand CUPTI over to a profiler about to take it: what was recorded stays, nothing
         more is. Its activity buffers are process-wide, so sharing them would put our
         graph records into the script's profile."""
+        if self.eager is not None and self.eager.timer is not None:
+            self.eager.timer.stepped_aside = True  # no CUDA event of graphdoctor's in its trace
         if self.subscribed:
             self._release()
             self.recorder.note(CUPTI_PART, f"stepped aside for {why}: graphs made outside "
@@ -166,8 +175,10 @@ class CuptiGraphs:
         except Exception as error:  # noqa: BLE001 - never raise into the driver
             self.recorder.note(CUPTI_PART, f"a callback failed: {error!r}")
 
-    def _caller(self) -> FrameType:
-        return sys._getframe(3)  # the callback's caller: the script's (or a library's) frame
+    def _caller(self, deeper: int = 0) -> FrameType:
+        """The callback's caller: the script's (or a library's) frame. ``deeper``: asked from
+        that many calls below a handler."""
+        return sys._getframe(3 + deeper)
 
     # -- capture ---------------------------------------------------------------------------------
     def _begin_capture(self, cbdata: Any, site: int) -> None:
@@ -186,8 +197,11 @@ class CuptiGraphs:
                        self.recorder.stacks.from_frame(frame),
                        f"{CUPTI_STREAM_API} ({'runtime' if runtime else 'driver'})")
         self.state.capturing[stream] = graph
+        self.state.latest_stream = stream
         mode = word(params(cbdata), 1) & 0xFFFFFFFF  # an enum, in the low half of its word
         self._emit_begin(graph, CAPTURE_MODES.get(mode, str(mode)))
+        if self.eager is not None:
+            self.eager.begin(graph.id, stream, graph.stack, graph.api, frame)
 
     def _end_capture(self, cbdata: Any, site: int) -> None:
         address = params(cbdata)
@@ -207,7 +221,9 @@ class CuptiGraphs:
         handle = pointee(word(address, 1))
         if handle:
             self.state.graphs[handle] = graph.id
-        self._emit_end(graph, CAPTURED if code == 0 else CAPTURE_FAILED, error)
+        callees, basis = self.eager.end(graph.id) if self.eager is not None else ([], "")
+        self._emit_end(graph, CAPTURED if code == 0 else CAPTURE_FAILED, error, callees,
+                       basis if code == 0 else "")
 
     # -- explicit graphs ---------------------------------------------------------------------
     def _create_graph(self, cbdata: Any, site: int) -> None:
@@ -220,7 +236,11 @@ class CuptiGraphs:
                 CUPTI_EXPLICIT_API)
 
     def _instantiate(self, cbdata: Any, site: int) -> None:
-        if site != EXIT or result(cbdata) != 0:
+        if site == ENTER:
+            self.state.instantiating[cbdata.correlation_id] = self.recorder.now()
+            return
+        began = self.state.instantiating.pop(cbdata.correlation_id, self.recorder.now())
+        if result(cbdata) != 0:
             return
         address = params(cbdata)
         handle = word(address, 1)
@@ -233,8 +253,19 @@ class CuptiGraphs:
             self._emit_end(built, CAPTURED, -1)
             self.state.graphs[handle] = built.id
         graph = self.state.graphs.get(handle)
-        if graph is not None:  # its launches' records name the instance by CUPTI's id for it
-            self.state.instances[self.cupti.get_graph_exec_id(pointee(word(address, 0)))] = graph
+        if graph is None:
+            return
+        # its launches' records name the instance by CUPTI's id for it
+        self.state.instances[self.cupti.get_graph_exec_id(pointee(word(address, 0)))] = graph
+        self._instantiated(graph, began)
+
+    def _instantiated(self, graph: int, began: int) -> None:
+        took = self.recorder.now() - began
+        if graph == TORCH_GRAPH:
+            self.state.torch.instantiations.append(took)
+            return
+        stack = self.recorder.stacks.from_frame(self._caller(1))
+        self.recorder.emit(sr.InstantiateRecord(began, took, graph, stack))
 
     def _inside_capture(self) -> bool:
         return bool(self.state.capturing)
@@ -270,10 +301,12 @@ class CuptiGraphs:
             "capture_error_mode": mode, "stack": graph.stack, "function": -1, "key": "",
             "device": 0}))
 
-    def _emit_end(self, graph: _Graph, status: str, error: int) -> None:
+    def _emit_end(self, graph: _Graph, status: str, error: int, callees: list[int] | None = None,
+                  basis: str = "") -> None:
         self.recorder.emit(sr.GraphEnd({"id": graph.id, "t": self.recorder.now(),
                                         "status": status, "pool": "", "pool_bytes": 0,
-                                        "error": error, "callees": [], "own": []}))
+                                        "error": error, "callees": callees or [],
+                                        "basis": basis, "own": []}))
 
     def _error(self, code: int, where: str, graph: int, frame: FrameType) -> int:
         """Record a CUDA error the driver returned, at the line that made the call."""
@@ -302,7 +335,7 @@ class CuptiGraphs:
                 self.state.torch.add(gpu)
                 continue
             self.recorder.emit(sr.ReplayRecord(
-                activity.start - self.offset, 0, gpu, graph,
+                activity.start - self.offset, HOST_NOT_TIMED, gpu, graph,
                 self.state.streams.get(activity.stream_id, 0), 0))
 
 
@@ -329,7 +362,7 @@ def install(recorder: Recorder) -> Uninstall | None:
     except ImportError:
         recorder.note(CUPTI_PART, "needs cupti-python: pip install 'graphdoctor[cupti]'")
         return None
-    layer = CuptiGraphs(recorder, cupti)
+    layer = CuptiGraphs(recorder, cupti, CuptiEager(recorder, lambda: layer.state.latest_stream))
     try:
         layer.start()
     except Exception as error:  # noqa: BLE001 - CUPTI taken (a profiler) or unavailable
@@ -337,6 +370,8 @@ def install(recorder: Recorder) -> Uninstall | None:
                                   "the script's may hold it")
         return None
     recorder.heartbeats.append(layer.heartbeat)
+    if layer.eager is not None:
+        layer.eager.install_history()
     call_when_imported(lambda: watch_profilers(recorder, layer))
     return layer.stop
 

@@ -17,6 +17,7 @@ class TorchView:
     launches: int = 0
     streams: set[int] = field(default_factory=set)  # capturing for PyTorch now
     gpu: list[int] = field(default_factory=list)  # GPU ns per launch, the first TORCH_SAMPLES
+    instantiations: list[int] = field(default_factory=list)  # host ns each took
 
     def add(self, gpu_ns: int) -> None:
         if len(self.gpu) < TORCH_SAMPLES:
@@ -27,6 +28,13 @@ class TorchView:
         per_launch = (f", {timed[len(timed) // 2] / 1000:,.1f} µs of GPU time per launch "
                       f"(median of {len(timed):,})") if timed else ""
         graphs = f"{self.captures} graph{'' if self.captures == 1 else 's'}"
-        return (f"CUPTI saw PyTorch capture {graphs} and launch "
-                f"{'it' if self.captures == 1 else 'them'} "
-                f"{self.launches:,} times{per_launch}; PyTorch's own hooks recorded them")
+        them = "it" if self.captures == 1 else "them"
+        return (f"CUPTI saw PyTorch capture {graphs} and launch {them} "
+                f"{self.launches:,} times{per_launch}{self._instantiating(them)}; PyTorch's "
+                "own hooks recorded them")
+
+    def _instantiating(self, them: str) -> str:
+        if not self.instantiations:
+            return ""
+        took = sum(self.instantiations) / 1000
+        return f"; instantiating {them} took {took:,.1f} µs{' in all' if them == 'them' else ''}"

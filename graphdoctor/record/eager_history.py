@@ -47,7 +47,7 @@ from graphdoctor.record.calls import (
     callee_code,
     monitoring_available,
 )
-from graphdoctor.record.recorder import Recorder, TimerToken, Uninstall
+from graphdoctor.record.recorder import Recorder, TimerSource, TimerToken, Uninstall
 from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.model import LIBRARY, PYTHON, TORCH, USER
 from graphdoctor.trace.names import EAGER_CALL, REPLAYING_CALL, STEP_FUNCTION, WARMUP_CALL
@@ -82,8 +82,11 @@ class _Function:
 class EagerHistory:
     """Keeps the first calls of each user function until something claims them."""
 
-    def __init__(self, recorder: Recorder):
+    def __init__(self, recorder: Recorder, timer: TimerSource | None = None):
         self._rec = recorder
+        # the GPU timer its calls' tokens come from: the recorder's, unless the source that
+        # installs it keeps one of its own (the CUPTI layer's, for scripts without torch)
+        self._timer = timer or (lambda: recorder.timer)
         self._monitor = Monitor(on_lost=self._lost)
         self._functions: dict[CodeType, _Function] = {}
         self._places: dict[tuple[str, int, str], CodeType] = {}  # where each is defined
@@ -168,7 +171,7 @@ class EagerHistory:
 
     def _emit(self, call: _Call, fn: int, mode: str) -> None:
         row = sr.CallRecord(call.t0, call.dur, -1, fn, mode, -1)
-        timer = self._rec.timer
+        timer = self._timer()
         if call.token is None or timer is None:
             self._rec.emit(row)
             return
@@ -176,7 +179,7 @@ class EagerHistory:
         timer.settle(call.token, row)
 
     def _let_go(self, call: _Call) -> None:
-        timer = self._rec.timer
+        timer = self._timer()
         if call.token is not None and timer is not None:
             self._held -= 1
             timer.release(call.token)
@@ -219,7 +222,7 @@ class EagerHistory:
         return False
 
     def _start_timer(self) -> TimerToken | None:
-        timer = self._rec.timer
+        timer = self._timer()
         if timer is None or self._held >= MAX_TIMED:
             return None
         token = timer.start()
@@ -234,7 +237,7 @@ class EagerHistory:
         if not opened:
             return _monitoring.DISABLE if function.timed >= TIMED_CALLS else None
         t0, mode, token = opened.pop()
-        timer = self._rec.timer
+        timer = self._timer()
         if token is not None and timer is not None:
             timer.end(token)
         call = _Call(t0, self._rec.now() - t0, mode, token)
@@ -281,6 +284,8 @@ def _place(code: CodeType) -> tuple[str, int, str]:
 def install(recorder: Recorder) -> Uninstall | None:
     """The source: keep the first calls of the user's functions, claimable through
     ``recorder.history``."""
+    if recorder.history is not None:
+        return None  # installed already, from the start (the CUPTI layer's, for --cupti)
     history = EagerHistory(recorder)
     recorder.history = history
     return history.install()

@@ -30,6 +30,8 @@ import torch
 
 from graphdoctor.record import anatomy, compat, graphs_off, inputs
 from graphdoctor.record.calls import (
+    EAGER_TIMES_LOST,
+    SCRIPT_TOOK_THE_ID,
     CallSiteWatcher,
     EagerCallTimer,
     Monitor,
@@ -66,9 +68,6 @@ _ID = "_graphdoctor_id"
 _thread_ident = threading.get_ident
 MEMORY_SAMPLE_NS = 100_000_000
 STEP_LOOKUPS = 3  # replays of each graph after which its step function is no longer looked for
-EAGER_TIMES_LOST = "eager time of captured functions"
-SCRIPT_TOOK_THE_ID = ("the script asked for graphdoctor's sys.monitoring tool id and no other "
-                      "was free, so calls from then on were not timed")
 
 
 @dataclass
@@ -98,7 +97,7 @@ def install(recorder: Recorder) -> Uninstall:
         recorder.heartbeats.append(state.anatomy.drain)
     recorder.follow = state.follow
     if not state.eager_timer.available:
-        recorder.note("eager time of captured functions",
+        recorder.note(EAGER_TIMES_LOST,
                       "needs Python 3.12 or newer (sys.monitoring)")
 
     def uninstall() -> None:

@@ -51,6 +51,9 @@ class GpuTimer(Protocol):
     def resolve(self, wait: bool = False) -> None: ...
 
 
+TimerSource = Callable[[], GpuTimer | None]  # where a source finds the timer it uses
+
+
 class CaptureMemory(Protocol):
     """What the capture source asks of the allocator
     (``graphdoctor.record.memory.AllocatorWatch``, on ``recorder.memory``)."""

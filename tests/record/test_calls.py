@@ -43,6 +43,20 @@ def test_a_builtin_or_a_plain_value_reaches_no_python_code() -> None:
     assert callee_code(len) is None and callee_code(3) is None
 
 
+class CompiledFunction:
+    """As a Cython function is (CuPy's ``Stream.end_capture``): callable, with a code object
+    of its file and name, that never runs as Python."""
+
+    __code__ = step.__code__
+
+    def __call__(self) -> None:
+        pass
+
+
+def test_compiled_code_is_no_callee_however_it_looks() -> None:
+    assert callee_code(CompiledFunction()) is None
+
+
 WATCH = '''
 import sys, threading, tempfile, os
 from graphdoctor.record.calls import CallSiteWatcher, Monitor

@@ -199,11 +199,24 @@ def test_launches_of_the_scripts_graph_carry_their_gpu_time(tmp_path: Any) -> No
     assert len(device_sync) == 1 and device_sync[0].graph == -1  # after the capture
 
 
+def test_each_instantiation_is_an_event_at_the_line_that_asked(tmp_path: Any) -> None:
+    """Making a graph executable is host time of its own (milliseconds for a big graph),
+    paid before the first launch: an event of the graph, where the script asked for it."""
+    trace, _ = recorded(tmp_path, "capture_and_launch")
+    works = trace.graphs[1]
+    [made] = list(trace.tables["instantiations"])  # the failed capture has none
+    assert made.graph == works.id and made.dur >= 0
+    assert trace.stack(made.stack)[-1].line == 9
+    assert works.capture_end <= made.t  # after its capture
+
+
 def test_a_graph_built_node_by_node_is_one_when_instantiated(tmp_path: Any) -> None:
     trace, _ = recorded(tmp_path, "build_by_nodes")
     [graph] = trace.graphs
     assert graph.api == "graph built node by node" and graph.status == "captured"
     assert trace.stack(graph.stack)[-1].line == 17
+    [made] = list(trace.tables["instantiations"])
+    assert made.graph == graph.id and trace.stack(made.stack)[-1].line == 20
     assert len([r for r in trace.tables["replays"] if r.graph == graph.id]) == 1
 
 
@@ -232,8 +245,10 @@ def test_pytorchs_own_graphs_are_left_to_its_hooks_and_counted_beside(tmp_path: 
     trace = assemble_file(tmp_path / "torch.spool.jsonl")
     assert trace.graphs == [] and not len(trace.tables["replays"])  # PyTorch's hooks' job
     notes = [note.why for note in trace.meta.not_recorded]
-    assert ("CUPTI saw PyTorch capture 1 graph and launch it 2 times, 25.0 µs of GPU time "
-            "per launch (median of 2); PyTorch's own hooks recorded them") in notes, notes
+    [seen] = [why for why in notes if why.startswith("CUPTI saw")]
+    assert seen.startswith("CUPTI saw PyTorch capture 1 graph and launch it 2 times, 25.0 µs "
+                           "of GPU time per launch (median of 2); instantiating it took ")
+    assert seen.endswith(" µs; PyTorch's own hooks recorded them"), seen
 
 
 def test_without_cupti_python_the_report_says_how_to_get_it(tmp_path: Any,
