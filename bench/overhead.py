@@ -38,17 +38,18 @@ def command(variant: str, script: Path, report: Path) -> list[str]:
     pin = ["taskset", "-c", ",".join(CPUS)] if CPUS else []
     if variant == "plain":
         return [*pin, sys.executable, str(script)]
-    extra = {"full": ["--full"], "cupti": ["--cupti"]}.get(variant, [])
+    extra = {"full": ["--full"], "cupti": ["--cupti"]}.get(variant.split("-off:")[0], [])
     return [*pin, sys.executable, "-m", "graphdoctor", "run", "-q", *extra, "-o", str(report),
             str(script)]
 
 
 def environment(variant: str) -> dict[str, str]:
     """``off:a+b`` runs the default mode with parts a and b switched off (GRAPHDOCTOR_OFF),
-    to find what each part costs."""
+    to find what each part costs; ``cupti-off:a+b`` the same with --cupti."""
     env = _env()
-    if variant.startswith("off:"):
-        env["GRAPHDOCTOR_OFF"] = variant[4:].replace("+", ",")
+    _, off, parts = variant.partition("off:")
+    if off:
+        env["GRAPHDOCTOR_OFF"] = parts.replace("+", ",")
     return env
 
 

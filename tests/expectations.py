@@ -11,8 +11,9 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
-from graphdoctor.diagnose import diagnose
+from graphdoctor.diagnose import diagnose, measure
 from graphdoctor.diagnose.model import Verdict
+from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace import anatomy, rerecords
 from graphdoctor.trace.anatomy import Anatomy
 from graphdoctor.trace.model import Frame, Trace
@@ -155,6 +156,16 @@ def launches(trace: Trace, graph: Any) -> list[Any]:
     return [r for r in trace.tables["replays"] if r.graph == graph.id]
 
 
+def instantiated_at(trace: Trace, graph: Any, script: str, line: int) -> None:
+    """The graph was made executable once, after its capture and before its first launch,
+    at the script's ``line``."""
+    [made] = [i for i in trace.tables["instantiations"] if i.graph == graph.id]
+    assert made.dur > 0 and graph.capture_start <= made.t
+    assert made.t < min((r.t for r in launches(trace, graph)), default=made.t + 1)
+    assert (script, line) in [(f.file.rsplit("/", 1)[-1], f.line)
+                              for f in trace.stack(made.stack)]
+
+
 @expect("cupy_capture")
 def _cupy_capture(trace: Trace, note: dict[str, Any]) -> None:
     graph = cupti_graph(trace, "stream capture (runtime)")
@@ -170,6 +181,41 @@ def _cupy_capture(trace: Trace, note: dict[str, Any]) -> None:
     assert content.nodes == 200 and content.longest_chain == 200
     assert sorted(kernel_names(graph)) == ["cupy_add__float32_float_float32",
                                            "cupy_multiply__float32_float_float32"]
+    # the eager calls of step after the capture, timed on CuPy's current stream by driver
+    # events, agree with the script's own timing of them; the verdict rests on them
+    eager = own_against_measured(trace, graph, note)
+    assert eager.n == 5 * 50
+    assert diagnosed_kind(trace) == "faster"
+    instantiated_at(trace, graph, "cupy_capture.py", 41)  # CuPy's end_capture instantiates
+
+
+def own_against_measured(trace: Trace, graph: Any, note: dict[str, Any]) -> Any:
+    """The graph's eager figure, checked against the script's own (CUDA events around each
+    loop of calls), as is its replay figure."""
+    assert [trace.functions[fn].name for fn in graph.callees] == ["step"]
+    m = measure.of_graph(TraceView(trace), graph)
+    own = note["self_timing"]
+    assert m.eager is not None and m.replay is not None
+    assert 0.8 < m.eager.median_us / own["eager"]["median_us"] < 1.25, (m.eager, own)
+    assert 0.8 < m.replay.median_us / own["replay"]["median_us"] < 1.25, (m.replay, own)
+    return m.eager
+
+
+def diagnosed_kind(trace: Trace) -> str:
+    [verdict] = diagnose(trace).verdicts
+    return str(verdict.kind)
+
+
+@expect("cupy_neutral_capture")
+def _cupy_neutral(trace: Trace, note: dict[str, Any]) -> None:
+    graph = cupti_graph(trace, "stream capture (runtime)")
+    assert graph.status == "captured" and len(launches(trace, graph)) == 5 * 20
+    # all its eager calls ran before the capture: the eager history kept the latest of them
+    eager = own_against_measured(trace, graph, note)
+    calls = [c for c in trace.tables["calls"] if c.fn in graph.callees]
+    assert eager.n == len(calls) > 3 and all(c.t < graph.capture_start for c in calls)
+    assert diagnosed_kind(trace) == "neutral"
+    instantiated_at(trace, graph, "cupy_neutral_capture.py", 43)
 
 
 @expect("cupy_sync_in_capture")
@@ -193,14 +239,14 @@ def _cuda_core(trace: Trace, note: dict[str, Any]) -> None:
     replays = launches(trace, graph)
     assert len(replays) == 100 and gpu_median([r.gpu for r in replays]) > 0
     assert anatomy_of(graph).nodes == 100  # 50 layers of CuPy's multiply and add
+    instantiated_at(trace, graph, "cuda_core_capture.py", 30)  # complete() instantiates
 
 
 @expect("quadrants_graph_kernel")
 def _quadrants(trace: Trace, note: dict[str, Any]) -> None:
     graph = cupti_graph(trace, "graph built node by node")
     assert graph.status == "captured"
-    # built inside Quadrants' launch of the kernel's first call, at the script's line 26 (the
-    # wheels sat outside site-packages on the GPU image, so Quadrants' frames count as user)
+    # built inside Quadrants' launch of the kernel's first call, at the script's line 26
     assert ("quadrants_graph_kernel.py", 26) in [
         (f.file.rsplit("/", 1)[-1], f.line) for f in trace.stack(graph.stack)]
     # built on the first of 61 calls, replayed on every one of them, over three array pairs
@@ -209,6 +255,7 @@ def _quadrants(trace: Trace, note: dict[str, Any]) -> None:
     content = anatomy_of(graph)
     assert content.nodes == 4 and sum(1 for n in kernel_names(graph) if "range_for" in n) == 2
     assert note["self_timing"]["arrays_updated"] is True  # each pair got its own updates
+    instantiated_at(trace, graph, "quadrants_graph_kernel.py", 26)  # on the first call too
 
 
 @expect("cupy_sync_between_replays")
@@ -232,6 +279,7 @@ def _cross_check(trace: Trace, note: dict[str, Any]) -> None:
     [seen] = [n.why for n in trace.meta.not_recorded if n.why.startswith("CUPTI saw PyTorch")]
     # CUPTI, from below, saw the same capture and launches, and timed them alike
     assert f"capture 1 graph and launch it {len(replays)} times" in seen, seen
+    assert "; instantiating it took " in seen, seen
     cupti_us = float(seen.split(" times, ")[1].split(" µs")[0].replace(",", ""))
     assert 0.9 < cupti_us * 1000 / gpu_median([r.gpu for r in replays]) < 1.1, seen
 

@@ -33,3 +33,24 @@ def emit_launch_loop(graph, stream, steps: int) -> None:
                                                    / steps,
                                  "host_us_per_step": host * 1e6 / steps, "steps": steps}),
           flush=True)
+
+
+def emit_eager_loop(step, x, stream, steps: int) -> None:
+    """Per-call time of ``steps`` eager calls of ``step`` on ``stream`` (after 20 to warm
+    up), printed as a BENCH line: under --cupti, each is a call graphdoctor times."""
+    with stream:
+        for _ in range(20):
+            step(x)
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        stream.synchronize()
+        host = time.perf_counter()
+        start.record(stream)
+        for _ in range(steps):
+            step(x)
+        end.record(stream)
+        end.synchronize()
+        host = time.perf_counter() - host
+    print("BENCH " + json.dumps({"gpu_us_per_step": cp.cuda.get_elapsed_time(start, end) * 1000
+                                                   / steps,
+                                 "host_us_per_step": host * 1e6 / steps, "steps": steps}),
+          flush=True)

@@ -93,9 +93,13 @@ EXPECTED: dict[str, tuple[set[str], tuple[str, int] | None, list[str]]] = {
     # transformers' Llama under reduce-overhead, weights loaded with assign=True each round
     "real_hf_weights_swap_compiled": ({"static-input-moved"},
                                       ("real_hf_weights_swap_compiled.py", 27), ["rerecorded"]),
-    # graphs made outside PyTorch, seen through CUPTI (--cupti): no eager timing yet, so
-    # unmeasured; CuPy's chains of tiny elementwise kernels are worth fusing
-    "cupy_capture": ({"serial-tiny-kernels"}, ("cupy_capture.py", 39), ["unmeasured"]),
+    # graphs made outside PyTorch, seen through CUPTI (--cupti): measured against the eager
+    # calls of the function the capture ran (after it, or before it through the eager
+    # history); unmeasured where the script ran it eagerly only to warm up. CuPy's chains of
+    # tiny elementwise kernels are worth fusing
+    "cupy_capture": ({"serial-tiny-kernels"}, ("cupy_capture.py", 39), ["faster"]),
+    # a step of big elementwise kernels: the GPU is busy through the eager step
+    "cupy_neutral_capture": ({"gpu-bound"}, ("cupy_neutral_capture.py", 41), ["neutral"]),
     "cuda_core_capture": ({"serial-tiny-kernels"}, ("cuda_core_capture.py", 27),
                           ["unmeasured"]),
     "cupy_sync_in_capture": ({"sync-in-capture"}, ("cupy_sync_in_capture.py", 13), ["failed"]),
