@@ -17,16 +17,20 @@ same diagnosis reads them.
   time per launch through cupti-python 13.0.1, measured in bench/results; asking CUPTI for
   driver-API activity of ``cuGraphLaunch`` alone made that version segfault at the next
   launch, on an H100.)
+- An instantiation (``cuGraphInstantiate*``) is an event of its graph, with the host time
+  it took, at the line that asked.
+- A stream capture's eager work (the user functions its frame called while it was open)
+  is timed as PyTorch's is, for the verdict (:mod:`graphdoctor.record.cupti_eager`).
 - A synchronising call made outside PyTorch is a sync; one that CUDA refuses inside a
   capture is recorded as the capture's first error, at the user's line.
 - A call made from inside ``torch`` is PyTorch's: its own hooks record it. CUPTI's view
-  of those graphs (how many, how many launches, GPU time per launch) goes in the report's
-  notes, so the two views can be checked against each other.
+  of those graphs (how many, how many launches, GPU time per launch, instantiation time)
+  goes in the report's notes, so the two views can be checked against each other.
 
 Each callback runs Python on the calling thread, so only the calls that make or break a
 graph are subscribed (never a launch), and the layer is off unless asked for. It steps
 aside, and says so, where CUPTI is taken: a profiler of the script's (``torch.profiler``,
-Nsight) or another subscriber.
+Nsight; :mod:`graphdoctor.record.cupti_profilers`) or another subscriber.
 """
 
 from __future__ import annotations
@@ -52,9 +56,10 @@ from graphdoctor.record.cupti_calls import (
     word,
 )
 from graphdoctor.record.cupti_eager import CuptiEager
+from graphdoctor.record.cupti_profilers import watch_profilers
 from graphdoctor.record.cupti_torch_view import TorchView
 from graphdoctor.record.on_torch_import import call_when_imported
-from graphdoctor.record.recorder import Recorder, Uninstall, patch
+from graphdoctor.record.recorder import Recorder, Uninstall
 from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.event_kinds import HOST_NOT_TIMED
 from graphdoctor.trace.names import (
@@ -374,37 +379,3 @@ def install(recorder: Recorder) -> Uninstall | None:
         layer.eager.install_history()
     call_when_imported(lambda: watch_profilers(recorder, layer))
     return layer.stop
-
-
-def watch_profilers(recorder: Recorder, layer: CuptiGraphs) -> None:
-    """Once torch is imported: step aside when one of its profilers starts (the script's,
-    or --full's own), before kineto takes CUPTI."""
-    from graphdoctor.record import compat  # imports torch: only once the script has
-
-    found = compat.profiler_starts()
-    if found is None:
-        recorder.note(CUPTI_PART, "torch's profiler cannot be watched in this torch: a "
-                                  "profiler started by the script would find CUPTI taken")
-        return
-    owner, names = found
-    for name in names:
-        recorder.add_uninstall(patch(owner, name, lambda original: _stepping_aside(
-            original, recorder, layer)))
-
-
-def _stepping_aside(original: Callable[..., Any], recorder: Recorder,
-                    layer: CuptiGraphs) -> Callable[..., Any]:
-    def start(profile: Any, *args: Any, **kwargs: Any) -> Any:
-        whose = "graphdoctor's own profiler (--full)" if recorder.profiling_itself else \
-            "a profiler the script started"
-        layer.step_aside(f"{whose}{_at(sys._getframe(1))}")
-        return original(profile, *args, **kwargs)
-
-    return start
-
-
-def _at(frame: FrameType | None) -> str:
-    """`` at file.py:12``: the first frame outside torch, where the profiler was started."""
-    while frame is not None and from_torch(frame):
-        frame = frame.f_back
-    return f" at {frame.f_code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno}" if frame else ""

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from graphdoctor.diagnose import diagnose
-from graphdoctor.record import cupti_calls, cupti_graphs
+from graphdoctor.record import cupti_calls, cupti_graphs, cupti_profilers
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace.assemble import assemble_file
 from graphdoctor.trace.model import Trace
@@ -272,7 +272,7 @@ def test_a_profiler_of_the_scripts_gets_cupti_to_itself(tmp_path: Any) -> None:
     layer = cupti_graphs.CuptiGraphs(recorder, cupti)
     layer.start()
     script()["build_by_nodes"](cupti)
-    cupti_graphs.watch_profilers(recorder, layer)
+    cupti_profilers.watch_profilers(recorder, layer)
     try:
         with torch.profiler.profile():  # the script's profiler
             pass
