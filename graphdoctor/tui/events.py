@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from graphdoctor.diagnose.model import Evidence
 from graphdoctor.report.document import Report
 from graphdoctor.report.facts import teardown_calls
-from graphdoctor.trace.event_kinds import BY_NAME, EventKind, rows_of
+from graphdoctor.trace.event_kinds import BY_NAME, HOST_NOT_TIMED, EventKind, rows_of
 from graphdoctor.trace.model import NONE, USER, Frame, Trace
 from graphdoctor.trace.stream_names import stream_label, stream_names
 from graphdoctor.tui.units import format_bytes, format_duration, format_moment
@@ -173,8 +173,10 @@ def _stream_name(context: _Context, stream: int) -> str:
 def _replay(context: _Context, index: int) -> Described:
     row = _row(context, "replays", index)
     gpu = format_duration(row.gpu) if row.gpu >= 0 else "not measured"
+    host = "not taken (a launch CUPTI saw: on the GPU only)" if row.dur == HOST_NOT_TIMED \
+        else format_duration(row.dur)
     return (f"replay of graph {row.graph}",
-            [("host", format_duration(row.dur)), ("GPU", gpu),
+            [("host", host), ("GPU", gpu),
              ("stream", _stream_name(context, row.stream)), ("thread", str(row.thread))], NONE)
 
 

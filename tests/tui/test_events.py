@@ -96,3 +96,19 @@ def test_a_stream_has_one_name_in_its_finding_its_lane_and_its_events() -> None:
     ops = report.trace.tables["stream_ops"]
     fork = next(i for i, op in enumerate(ops) if op.stream == stream)
     assert describe(report.trace, EventRef("stream_ops", fork)).title.endswith(f"on {label}")
+
+
+def test_a_launch_cupti_saw_says_its_host_time_was_not_taken() -> None:
+    """CUPTI times a launch on the GPU only: the pane says so rather than "0 ns"."""
+    trace = report_for("cupy_capture").trace
+    details = dict(describe(trace, EventRef("replays", 0)).fields)
+    assert details["host"].startswith("not taken") and details["GPU"].endswith("µs")
+
+
+def test_an_instantiation_shows_how_long_it_took_and_the_line_that_asked() -> None:
+    trace = report_for("cupy_capture").trace
+    details = describe(trace, EventRef("instantiations", 0))
+    assert details.title == "graph instantiation" and ("graph", "0") in details.fields
+    assert details.end is not None and details.start is not None and details.end > details.start
+    frame = user_frame(details.stack)
+    assert frame is not None and frame.file.endswith("cupy_capture.py") and frame.line == 41
