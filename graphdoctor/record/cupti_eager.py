@@ -66,12 +66,8 @@ class CuptiEager:
 
     def install_history(self) -> None:
         """The eager history, from the start, unless switched off."""
-        config = self.recorder.config
-        if "eager_history" in config.off or not config.eager_calls:
-            return
-        history = eager_history.EagerHistory(self.recorder, timer=self._timer)
-        self.recorder.history = history
-        self._undo_history = history.install()
+        if "eager_history" not in self.recorder.config.off:
+            self._undo_history = eager_history.install(self.recorder, self._timer)
 
     def begin(self, graph: int, stream: int, stack: int, api: str, frame: FrameType) -> None:
         """A capture opens on this thread, begun by ``frame``'s code."""

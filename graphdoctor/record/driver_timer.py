@@ -121,14 +121,20 @@ class DriverEventTimer:
         if pair is None:  # no context: the script has not used the GPU yet, nothing to time
             return None
         stream = current_stream(self._fallback)
-        refused = self._driver.record(pair[0], stream) if stream is not None else -1
-        if refused or stream is None:
-            self._free.append(pair)
+        if stream is None:
+            self._untimed(pair, counted=True)
+            return None
+        refused = self._driver.record(pair[0], stream)
+        if refused:
             # a thread with no context current (CUPTI's, graphdoctor's own) launches no GPU
             # work of its own: nothing to time; any other refusal leaves a call untimed
-            self.untimed += refused != INVALID_CONTEXT
+            self._untimed(pair, counted=refused != INVALID_CONTEXT)
             return None
         return (pair[0], pair[1], None, stream)
+
+    def _untimed(self, pair: tuple[int, int], counted: bool) -> None:
+        self._free.append(pair)
+        self.untimed += counted
 
     def stop(self, token: TimerToken, row: TimedRecord) -> None:
         self.end(token)

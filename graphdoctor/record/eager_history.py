@@ -281,11 +281,12 @@ def _place(code: CodeType) -> tuple[str, int, str]:
     return (code.co_filename, code.co_firstlineno, code.co_name)
 
 
-def install(recorder: Recorder) -> Uninstall | None:
+def install(recorder: Recorder, timer: TimerSource | None = None) -> Uninstall | None:
     """The source: keep the first calls of the user's functions, claimable through
-    ``recorder.history``."""
+    ``recorder.history``; ``timer``: the GPU timer of the source that installs it, if not
+    the recorder's."""
     if recorder.history is not None:
         return None  # installed already, from the start (the CUPTI layer's, for --cupti)
-    history = EagerHistory(recorder)
+    history = EagerHistory(recorder, timer)
     recorder.history = history
     return history.install()
