@@ -17,6 +17,7 @@ from rich.text import Text
 from graphdoctor.diagnose.model import Verdict
 from graphdoctor.report import facts, markdown
 from graphdoctor.report.diff import Figure, FindingChange, ReportDiff, VerdictChange
+from graphdoctor.report.markdown_escape import escape
 from graphdoctor.report.text import Printable
 
 MAX_ROWS = 50
@@ -125,38 +126,49 @@ def _figure_table(figures: list[Figure]) -> Table:
 
 
 def render_diff_markdown(diff: ReportDiff) -> str:
-    esc = markdown.escape
+    """The diff as markdown: each string of either report through :func:`escape`, cells and
+    lines bounded as in the report's own markdown."""
     lines = [f"### graphdoctor diff: {markdown.code(diff.before_name)} → "
              f"{markdown.code(diff.after_name)}", ""]
     if diff.regressions:
         lines += [f"**{len(diff.regressions)} regression"
                   f"{'s' if len(diff.regressions) > 1 else ''}:**", ""]
-        lines += [f"- **{esc(r.condition)}**: {esc(r.reason)}" for r in diff.regressions]
+        lines += [f"- **{_escaped(r.condition)}**: {_escaped(r.reason)}" for r in diff.regressions]
     else:
         lines.append("**No regressions.**")
     if diff.verdicts:
-        rows = [[esc(c.subject), esc(_verdict_cell(c.before)), esc(_verdict_cell(c.after)),
-                 esc(_change_note(c))] for c in diff.verdicts[:MAX_ROWS]]
+        rows = [[_escaped(c.subject), _escaped(_verdict_cell(c.before)),
+                 _escaped(_verdict_cell(c.after)), _escaped(_change_note(c))]
+                for c in diff.verdicts[:MAX_ROWS]]
         lines += ["", markdown.table(["Subject", "Before", "After", "Change"], rows)]
     lines += ["", "#### Findings", ""]
-    lines += [f"- 🆕 {esc(_finding_line(c))}" for c in diff.appeared[:MAX_ROWS]]
-    lines += [f"- ✅ gone: {esc(_finding_line(c))}" for c in diff.gone[:MAX_ROWS]]
+    lines += [f"- 🆕 {_markdown_finding_line(c)}" for c in diff.appeared[:MAX_ROWS]]
+    lines += [f"- ✅ gone: {_markdown_finding_line(c)}" for c in diff.gone[:MAX_ROWS]]
     unchanged = len(diff.findings) - len(diff.appeared) - len(diff.gone)
     lines.append(f"- {unchanged} unchanged")
     lines += _markdown_details(diff)
     return "\n".join(lines) + "\n"
 
 
+def _escaped(text: str) -> str:
+    """Text from a report for a markdown cell or list item, bounded like a verdict's cell."""
+    return escape(text, most=markdown.MAX_VERDICT_CELL)
+
+
+def _markdown_finding_line(change: FindingChange) -> str:
+    return escape(_finding_line(change), most=markdown.MAX_TITLE)
+
+
 def _markdown_details(diff: ReportDiff) -> list[str]:
-    esc = markdown.escape
     out = []
-    changes = [[esc(name), esc(a), esc(b)] for name, a, b in (*diff.run, *diff.environment)]
+    changes = [[_escaped(name), _escaped(a), _escaped(b)]
+               for name, a, b in (*diff.run, *diff.environment)]
     if changes:
         out += ["", markdown.details("Run and environment",
                                      markdown.table(["", "Before", "After"], changes))]
     figures = _changed_figures(diff)
     if figures:
-        rows = [[esc(f.name), format_figure(f, f.before), format_figure(f, f.after),
+        rows = [[_escaped(f.name), format_figure(f, f.before), format_figure(f, f.after),
                  _figure_change(f)] for f in figures[:MAX_ROWS]]
         out += ["", markdown.details("Figures that changed",
                                      markdown.table(["Figure", "Before", "After", "Change"], rows))]
