@@ -209,8 +209,9 @@ class _Attack:
                     if key in node.get("required", []) or self.holds_text(child)}
         if kind == "array":
             return [self.example(item) for item in node.get("prefixItems", [])]
-        return {"string": "", "integer": node.get("minimum", 0), "number": 0,
-                "boolean": False}.get(kind)
+        if kind == "string":  # a patterned one gives its example
+            return node.get("examples", [""])[0]
+        return {"integer": node.get("minimum", 0), "number": 0, "boolean": False}.get(kind)
 
     def holds_text(self, node: dict[str, Any]) -> bool:
         found: set[str] = set()
@@ -242,3 +243,41 @@ class _Attack:
 
 def _free(node: dict[str, Any]) -> bool:
     return not any(key in node for key in ("const", "enum", "pattern"))
+
+
+# Markdown and HTML that text from a report could use against the markdown pasted into a
+# GitHub issue (tests/report/test_markdown_safety.py): tags, a fold closed early, a comment
+# that hides the rest, code spans that end early, mentions, links and bare URLs, entities.
+# Each holds MARKDOWN_MARKER, so that what came from the report can be told from the folds,
+# tables and code graphdoctor writes itself.
+MARKDOWN_MARKER = "zqxmarker"
+MARKDOWN_PAYLOADS = {
+    "html tags": (f" <img src=x onerror=alert('{MARKDOWN_MARKER}')><script>{MARKDOWN_MARKER}"
+                  f"</script><b title={MARKDOWN_MARKER}>"),
+    "folds": f" </summary></details><details open><summary>{MARKDOWN_MARKER}</summary>",
+    "comment": f" <!-- {MARKDOWN_MARKER} <?{MARKDOWN_MARKER}?> <![CDATA[{MARKDOWN_MARKER}",
+    "backtick runs": (f" `<img src={MARKDOWN_MARKER}>` ``<b>{MARKDOWN_MARKER}`` ` ``` "
+                      f"````<i>{MARKDOWN_MARKER}</i> `"),
+    "mentions": f" @{MARKDOWN_MARKER} @{MARKDOWN_MARKER}/team mail@{MARKDOWN_MARKER}.example",
+    "urls": (f" https://evil.example/{MARKDOWN_MARKER} HTTP://{MARKDOWN_MARKER}.example/x "
+             f"www.{MARKDOWN_MARKER}.example ftp://{MARKDOWN_MARKER}.example"),
+    "links": (f" [link](javascript:{MARKDOWN_MARKER}) ![img](http://{MARKDOWN_MARKER}/i.png) "
+              f"<http://{MARKDOWN_MARKER}> <{MARKDOWN_MARKER}@evil.example> [ref]: /x"),
+    "entities": f" &lt;img src={MARKDOWN_MARKER}&gt; &#60;b&#62;{MARKDOWN_MARKER}&#x3c;/b&#x3e;",
+    "markdown markup": (f" **{MARKDOWN_MARKER}** _{MARKDOWN_MARKER}_ # {MARKDOWN_MARKER} "
+                        f"a|{MARKDOWN_MARKER}\\|b\\\\|c `x\\|{MARKDOWN_MARKER}` \\` "
+                        f"~~{MARKDOWN_MARKER}~~"),
+    # Where a text keeps its lines: what starts a block there (a list, a heading's underline,
+    # a fence that would hold the rest of the markdown, a quote, indented code, a reference).
+    "line starts": (f"\n- {MARKDOWN_MARKER}\n+ {MARKDOWN_MARKER}\n1. {MARKDOWN_MARKER}\n"
+                    f"2) {MARKDOWN_MARKER}\n---\n===\n~~~\n```\n> {MARKDOWN_MARKER}\n"
+                    f"    {MARKDOWN_MARKER}\n[ref]: /{MARKDOWN_MARKER}\n<div>{MARKDOWN_MARKER}\n"),
+}
+
+
+# Values JSON can carry that no graphdoctor writes (tests/report/test_hostile_values.py):
+# half of a UTF-16 pair, which a file holds as the escape "\ud800" and no UTF-8 output can
+# hold, put in every string and key; and numbers beyond any graphdoctor's range, written in
+# place of one of the report's numbers.
+LONE_SURROGATE = "\ud800"
+OUT_OF_RANGE_NUMBERS = ("1e400", "-1e400", "1" + "0" * 400, "-" + "9" * 30)

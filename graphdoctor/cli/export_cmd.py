@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from graphdoctor.cli.common import handle_errors, say
-from graphdoctor.cli.reporting import write
+from graphdoctor.cli.reporting import redacted, write
 from graphdoctor.report import facts
 from graphdoctor.report import redact as redaction
 from graphdoctor.report.chrome_trace import to_chrome_trace
@@ -62,7 +62,7 @@ def export(report_file: Path, output_format: str, output: Path | None, phases: t
            graph_id: int | None, rank: int | None, redact: bool) -> None:
     document = load(report_file)
     if redact:
-        document = redaction.redact(document)
+        document = redacted(document)
     if output_format == DOT:
         _export_dot(document, report_file, output, graph_id, rank)
         return

@@ -8,9 +8,15 @@ from pathlib import Path
 import click
 
 from graphdoctor.cli.common import handle_errors
-from graphdoctor.cli.reporting import fail_on_option, gate_exit, use_color, width, write
+from graphdoctor.cli.reporting import (
+    fail_on_option,
+    gate_exit,
+    redacted,
+    use_color,
+    width,
+    write,
+)
 from graphdoctor.report import facts, gates
-from graphdoctor.report import redact as redaction
 from graphdoctor.report.document import Report
 from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, describe_conditions
 from graphdoctor.report.io import dumps, load
@@ -58,7 +64,7 @@ Exit codes:
 def report(report_file: Path, output_format: str, output: Path | None, redact: bool,
            columns: int | None, fail_on: tuple[str, ...]) -> None:
     document = load(report_file)
-    shown = redaction.redact(document) if redact else document
+    shown = redacted(document) if redact else document
     write(_render(shown, output_format, output, columns), output)
     sys.exit(gate_exit(gates.check(document, fail_on)))
 

@@ -2,21 +2,26 @@
 
 Short parts are shown (the verdict table, each finding with its code lines); long parts
 are folded in ``<details>`` (evidence, exception chains, phases, environment, the command).
-Text from the report is escaped, so a message cannot close a fold or inject HTML, and code
-goes in fences longer than any run of backticks inside it. GitHub refuses issue bodies
-over 65,536 characters: optional sections are dropped from the end, with a note, until the
-result fits in :data:`MAX_CHARS`. A distributed run's markdown covers every rank: findings,
-their evidence, graphs, exceptions, phases and crash stacks each say which rank.
+Every string from the report goes through :func:`markdown_escape.escape`, told whether it
+lands in markdown text, in code or in a fold's HTML summary, so that it cannot close a fold,
+inject HTML, mention anyone or make a link. GitHub refuses issue bodies over 65,536
+characters: optional sections are dropped from the end, with a note, until the result fits
+in :data:`MAX_CHARS`; if the required ones alone do not fit, whole lines are cut from the
+end and the fold and code block left open are closed. A distributed run's markdown covers
+every rank: findings, their evidence, graphs, exceptions, phases and crash stacks each say
+which rank.
 """
 
 from __future__ import annotations
 
-import html
 import re
 
 from graphdoctor.diagnose.model import Evidence, Finding
 from graphdoctor.report import facts, verdict_groups
 from graphdoctor.report.document import Report
+from graphdoctor.report.markdown_escape import Where
+from graphdoctor.report.markdown_escape import escape as escape  # as markdown.escape too
+from graphdoctor.report.redact import KEPT_NOTICE, REDACTED_NOTICE
 from graphdoctor.report.text import summary_without_speedup
 from graphdoctor.trace.model import ExceptionRecord, Graph, Trace
 
@@ -26,71 +31,85 @@ FINDINGS_BUDGET = 25_000  # findings shown in full
 REST_BUDGET = 8_000  # the table of the findings left over
 MAX_ROWS = 30
 MAX_CELL = 200
+MAX_TITLE = 1_000  # a finding's title, which is one line
 MAX_VERDICT_CELL = 500  # a verdict says how it measured: both figures, samples, spread
 MAX_EVIDENCE = 20
 MAX_EXCEPTIONS = 10
 CONTEXT = 2  # lines of code shown around a finding's line
-_MARKUP = re.compile(r"([\\`*_\[\]|#])")
-_CODE_SPAN = re.compile(r"`([^`|\n]+)`")
+TRUNCATED = "\n\n_(truncated)_\n"
+_FENCE_OPENING = re.compile(r"(`{3,})[^`]*")  # as CommonMark reads one: no ` after the run
 SEVERITY_MARK = {"error": "🔴 error", "warning": "🟠 warning", "info": "🔵 info"}
 
 
 def render_markdown(report: Report) -> str:
     """The report as markdown (see the module docstring)."""
-    required = [_header(report), _verdicts(report), _baseline(report), _findings(report)]
-    optional = [_graphs(report), _contents(report), _exceptions(report), _crash(report),
-                _compile(report), _phases(report), _environment(report), _command(report),
-                _notes(report)]
+    required = [s for s in (_header(report), _verdicts(report), _baseline(report),
+                            _findings(report)) if s]
+    optional = [s for s in (_graphs(report), _contents(report), _exceptions(report),
+                            _crash(report), _compile(report), _phases(report),
+                            _environment(report), _command(report), _notes(report)) if s]
     footer = _footer(report)
-    sections = [s for s in required + optional if s]
+    sections = required + optional
     while len(_join(sections + [footer])) > MAX_CHARS and len(sections) > len(required):
         sections.pop()
         footer = ("_Some sections were left out to fit GitHub's size limit: attach the "
                   "report file for everything._\n\n" + _footer(report))
     text = facts.clean(_join(sections + [footer]))  # text a part did not escape, cleaned too
-    return text if len(text) <= MAX_CHARS else text[:MAX_CHARS - 80] + "\n\n_(truncated)_\n"
+    return text if len(text) <= MAX_CHARS else _truncated(text)
 
 
 def _join(sections: list[str]) -> str:
     return "\n\n".join(s.strip("\n") for s in sections) + "\n"
 
 
-def escape(text: str) -> str:
-    """Text for a markdown paragraph or table cell: no HTML, no stray markup. Spans the
-    rules wrote in backticks (like `.item()`) stay code, unless they hold a pipe."""
-    parts = _CODE_SPAN.split(facts.clean(text).replace("\n", " "))
-    return "".join(code(part) if index % 2 else _escape_plain(part)
-                   for index, part in enumerate(parts))
+def _truncated(text: str) -> str:
+    """The first whole lines of ``text`` that fit in MAX_CHARS with the fold and the code
+    block they leave open closed, and a note. Whole lines, because only folds and code
+    blocks span lines here: a cut inside a line could split an escape or an entity, or
+    leave a code span without its end, so that the HTML in it is read as HTML."""
+    kept = text[:MAX_CHARS - len(TRUNCATED)]
+    while kept:
+        kept = kept.rsplit("\n", 1)[0] if "\n" in kept else ""
+        shortened = kept + _closing(kept) + TRUNCATED
+        if len(shortened) <= MAX_CHARS:
+            return shortened
+    return TRUNCATED.lstrip()
 
 
-def _escape_plain(text: str) -> str:
-    """A backslash before markdown's markup characters, and HTML's < > & as entities."""
-    return html.escape(_MARKUP.sub(r"\\\1", text), quote=False)
+def _closing(text: str) -> str:
+    """What closes the code block and the folds open at the end of ``text``."""
+    fence, folds = "", 0
+    for line in text.splitlines():
+        if fence:
+            fence = "" if line == fence else fence
+        elif opening := _FENCE_OPENING.fullmatch(line):
+            fence = opening[1]
+        elif line.startswith("<details>"):
+            folds += 1
+        elif line == "</details>":
+            folds -= 1
+    return (f"\n{fence}" if fence else "") + "\n\n</details>" * folds
 
 
 def paragraphs(text: str) -> str:
     """Escaped text that keeps its line breaks."""
-    return "  \n".join(escape(line) for line in text.strip().splitlines())
+    return "  \n".join(escape(line, Where.LINE) for line in text.strip().splitlines())
 
 
 def code(text: str, in_table: bool = False) -> str:
-    """Inline code, with a fence longer than any backtick run inside (in a table cell, a
-    pipe is escaped even inside code, or GitHub splits the cell)."""
-    text = facts.clean(text).replace("\n", " ")
-    if in_table:
-        text = text.replace("|", "\\|")
-    ticks = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
-    padding = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{padding}{text}{padding}{ticks}"
+    """Inline code (see :attr:`Where.CODE`)."""
+    return escape(text, Where.TABLE_CODE if in_table else Where.CODE)
 
 
 def block(text: str, language: str = "") -> str:
-    fence = "`" * max(3, max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
-    return f"{fence}{language}\n{facts.clean(text).rstrip()}\n{fence}"
+    """A fenced code block (see :attr:`Where.BLOCK`)."""
+    return escape(text, Where.BLOCK, language=language)
 
 
 def details(summary: str, body: str) -> str:
-    return f"<details><summary>{escape(summary)}</summary>\n\n{body.strip()}\n\n</details>"
+    """A fold. Its summary is inside an HTML block, where markdown is not read."""
+    return (f"<details><summary>{escape(summary, Where.HTML)}</summary>\n\n{body.strip()}"
+            "\n\n</details>")
 
 
 def table(header: list[str], rows: list[list[str]]) -> str:
@@ -111,14 +130,14 @@ def _header(report: Report) -> str:
     lines = [f"### graphdoctor: {target}: {escape(headline)}",
              "", f"The run {escape(facts.run_outcome(report))} on {escape(devices)}"
              + (f" ({escape(versions)})" if versions else "") + "."]
-    if report.redacted:
-        lines.append("_Redacted: private paths, environment values and arguments removed._")
+    notice = REDACTED_NOTICE if report.redacted else KEPT_NOTICE
+    lines.append(f"_{escape(notice[0].upper() + notice[1:])}._")
     return "\n".join(lines)
 
 
 def cell(text: str, most: int = MAX_CELL) -> str:
     """A table cell: escaped, on one line, and at most ``most`` characters of the text."""
-    return escape(text if len(text) <= most else text[:most - 3] + "...")
+    return escape(text, most=most)
 
 
 def _verdicts(report: Report) -> str:
@@ -159,7 +178,7 @@ def _findings(report: Report) -> str:
     findings = report.diagnosis.findings
     if not findings:
         return "#### Findings\n\nNone."
-    counts = ", ".join(f"{n} {s}" for s, n in facts.severity_counts(findings).items())
+    counts = ", ".join(f"{n} {escape(s)}" for s, n in facts.severity_counts(findings).items())
     parts, used = [f"#### Findings ({counts})"], 0
     for index, f in enumerate(findings):
         shown = _finding(report, f)
@@ -190,7 +209,7 @@ def _finding(report: Report, finding: Finding) -> str:
     mark = SEVERITY_MARK.get(finding.severity, escape(finding.severity))
     rank = f" · rank {finding.rank}" if report.ranks and finding.rank >= 0 else ""
     lines = [f"**{mark} · {code(finding.id)} {escape(finding.name)}{rank}:** "
-             f"{escape(finding.title + facts.folded(finding))}"]
+             f"{escape(finding.title, most=MAX_TITLE)}{escape(facts.folded(finding))}"]
     location = finding.location
     if location is not None:
         path = facts.display_path(location.file, report.trace.meta.cwd)
@@ -258,7 +277,7 @@ def _contents(report: Report) -> str:
     """What each graph holds: its nodes and shape, and its largest kernel groups."""
     contents = facts.graph_contents(report)
     items = [f"- **{escape(name)}**: {cell(line)}" + "".join(
-        f"\n  - {code(kernel, True)}" for kernel in kernels) for name, line, kernels in contents]
+        f"\n  - {code(kernel)}" for kernel in kernels) for name, line, kernels in contents]
     return details(f"Graph content ({len(items)})", "\n".join(items)) if items else ""
 
 
@@ -346,7 +365,8 @@ def _notes(report: Report) -> str:
     notes = report.trace.meta.not_recorded
     if not notes:
         return ""
-    return details("Not recorded", "\n".join(f"- {escape(n.what)}: {escape(n.why)}" for n in notes))
+    return details("Not recorded", "\n".join(f"- {escape(n.what, Where.LINE)}: {escape(n.why)}"
+                                             for n in notes))
 
 
 def _footer(report: Report) -> str:

@@ -15,10 +15,15 @@ What goes:
   ``/home/NAME`` and ``/Users/NAME``, and ``torchinductor_NAME`` folders anywhere in the
   report), and the values of the script's arguments and of the environment variables that
   are MIN_VALUE_LENGTH characters or longer (a shorter one, like ``1`` or ``cuda``, is too
-  common a word to tell from ordinary text; it still goes from the command line).
+  common a word to tell from ordinary text; it still goes from the command line);
+- secrets, from every text and code line: the values of the environment's secret variables,
+  which the report does not record (``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``...; given by the
+  caller, read where the redaction runs), and well-known token shapes (``hf_…``, ``sk-…``,
+  ``AKIA…``, JSON Web Tokens...): :mod:`graphdoctor.report.secrets`.
 
-What stays: the project's own code lines that the findings cite, as written, versions,
-devices, and every event and figure, so the redacted report diagnoses the same way.
+What stays: the project's own code lines that the findings cite, as written but for
+secrets, versions, devices, and every event and figure, so the redacted report diagnoses
+the same way.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from typing import Any, Protocol
 
 from graphdoctor.diagnose.model import Diagnosis, Finding, Verdict
 from graphdoctor.report.document import BaselineRun, Report
+from graphdoctor.report.secrets import Secrets
+from graphdoctor.report.source_lines import is_project_folder
 from graphdoctor.trace.model import ErrorLink, ExceptionRecord, Frame, Meta, Note, Trace
 from graphdoctor.trace.names import GRAPHS_ENV
 
@@ -44,13 +51,20 @@ MIN_VALUE_LENGTH = 6  # arguments and environment values shorter than this stay 
 OWN_SWITCHES = frozenset({GRAPHS_ENV})  # graphdoctor's own variables: their values say nothing
 # private, and readers need them (a run with CUDA graphs off)
 MIN_NAME_LENGTH = 2  # host and user names: one letter names nothing
+# What a report's header says of its redaction, either way: one that is not redacted holds
+# what the script said, which its reader may be about to paste into a public ticket.
+REDACTED_NOTICE = "redacted: private paths, environment values, arguments and secrets removed"
+KEPT_NOTICE = ("not redacted: the script's arguments, messages and paths are as recorded; "
+               "`graphdoctor report --redact` makes a copy to share")
 # What --redact takes out, for the commands' help.
 WHAT_GOES = ("paths outside the project (the folder the run started in), environment "
              "values, the script's arguments and the host name; from messages, warnings, logs "
              "and stacks also the host and user names, the home folder (shown as ~) and the "
              "values of arguments and environment variables that are "
              f"{MIN_VALUE_LENGTH} characters or more, as whole words (shorter ones, like 1 or "
-             "cuda, are ordinary words and stay there)")
+             "cuda, are ordinary words and stay there); and from every text and code line, "
+             "secrets: the values of the environment's *TOKEN*, *SECRET*, *KEY*, *PASSWORD* "
+             "and AWS_* variables, and token shapes (hf_..., sk-..., AKIA..., JWTs)")
 _PACKAGES = re.compile(r"/(?:site|dist)-packages/(.+)$")
 _STDLIB = re.compile(r"/lib(?:64)?/python3\.\d+/(.+)$")
 _HOME_FOLDER = re.compile(r"^(?:/home/[^/]+|/Users/[^/]+|/root)/?$")
@@ -66,7 +80,9 @@ class PathRedactor:
     """Maps a path from the recording machine to what a redacted report shows."""
 
     def __init__(self, project: str):
-        self.project = project.rstrip("/")
+        # "/" or a home folder would make every path the project's: a recording that says
+        # it ran there (a stranger's, perhaps) has no project folder
+        self.project = project.rstrip("/") if is_project_folder(project.rstrip("/")) else ""
 
     def path(self, path: str) -> str:
         if not path or path.startswith("<"):
@@ -108,23 +124,30 @@ class Words:
 
 
 class Redactor(PathRedactor):
-    """Paths, then the host, user and run's words (see the module doc), in every string."""
+    """Secrets, paths, then the host, user and run's words (see the module doc), in every
+    string."""
 
-    def __init__(self, project: str, words: Words):
+    def __init__(self, project: str, words: Words, secrets: Secrets):
         super().__init__(project)
         self.words = words
+        self.secrets = secrets
 
     def path(self, path: str) -> str:
-        return self.words.sub(super().path(path))
+        return self.words.sub(super().path(self.secrets.sub(path)))
 
     def text(self, text: str) -> str:
-        return self.words.sub(super().text(text))
+        return self.words.sub(super().text(self.secrets.sub(text)))
+
+    def code(self, line: str) -> str:
+        return self.secrets.sub(line)
 
 
 class _Rewriter(Protocol):
     def path(self, path: str) -> str: ...
 
     def text(self, text: str) -> str: ...
+
+    def code(self, line: str) -> str: ...
 
 
 class _Reader:
@@ -138,16 +161,18 @@ class _Reader:
         return path
 
     text = path
+    code = path
 
 
-def redact(report: Report) -> Report:
-    """The report without private paths, names, environment values or arguments (see the
-    module doc)."""
+def redact(report: Report, secrets: Iterable[str] = ()) -> Report:
+    """The report without private paths, names, environment values, arguments or secrets
+    (see the module doc); ``secrets``: the values of the environment's secret variables
+    (:func:`graphdoctor.report.secrets.secret_values`)."""
     reader = _Reader()
     _rewrite(report, reader)
     words = Words(secret_words(_metas(report), reader.seen))
-    return dataclasses.replace(_rewrite(report, Redactor(report.trace.meta.cwd, words)),
-                               redacted=True)
+    redactor = Redactor(report.trace.meta.cwd, words, Secrets(secrets))
+    return dataclasses.replace(_rewrite(report, redactor), redacted=True)
 
 
 def secret_words(metas: Iterable[Meta], texts: Iterable[str]) -> dict[str, str]:
@@ -193,8 +218,8 @@ def _long(values: Iterable[str]) -> list[str]:
 def _rewrite(report: Report, rewriter: _Rewriter) -> Report:
     """The report with every path and free text passed through ``rewriter``."""
     paths = PathRedactor(report.trace.meta.cwd)
-    sources = {rewriter.path(file): dict(lines) for file, lines in report.sources.items()
-               if _inside_project(paths, file)}
+    sources = {rewriter.path(file): {n: rewriter.code(line) for n, line in lines.items()}
+               for file, lines in report.sources.items() if _inside_project(paths, file)}
     return dataclasses.replace(
         report, trace=_trace(report.trace, rewriter),
         diagnosis=_diagnosis(report.diagnosis, rewriter, paths), sources=sources,
@@ -242,7 +267,9 @@ def _meta(meta: Meta, rewriter: _Rewriter) -> Meta:
         env=tuple((name, value if name in OWN_SWITCHES else REDACTED)
                   for name, value in meta.env),
         not_recorded=tuple(Note(rewriter.text(n.what), rewriter.text(n.why))
-                           for n in meta.not_recorded))
+                           for n in meta.not_recorded),
+        sources=tuple(dataclasses.replace(s, file=rewriter.path(s.file)) for s in meta.sources
+                      if _inside_project(PathRedactor(meta.cwd), s.file)))
 
 
 def redact_argv(argv: tuple[str, ...], target: str, paths: _Rewriter) -> tuple[str, ...]:
@@ -280,7 +307,7 @@ def _finding(finding: Finding, rewriter: _Rewriter, paths: PathRedactor) -> Find
     if location is not None:
         inside = _inside_project(paths, location.file)
         location = dataclasses.replace(location, file=rewriter.path(location.file),
-                                       code=location.code if inside else "")
+                                       code=rewriter.code(location.code) if inside else "")
     return dataclasses.replace(
         finding, title=rewriter.text(finding.title),
         explanation=rewriter.text(finding.explanation), fix=rewriter.text(finding.fix),

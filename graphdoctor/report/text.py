@@ -31,6 +31,7 @@ from graphdoctor.diagnose.model import (
 )
 from graphdoctor.report import facts, verdict_groups
 from graphdoctor.report.document import Report
+from graphdoctor.report.redact import KEPT_NOTICE, REDACTED_NOTICE
 from graphdoctor.trace.model import ExceptionRecord, Graph, Trace
 from graphdoctor.trace.names import CAPTURE_FAILED
 
@@ -94,9 +95,8 @@ def _header(report: Report) -> RenderableType:
     lines.append_text(_t(f"\nThe run {facts.run_outcome(report)}. " + " · ".join(
         [", ".join(where)] + [v for v in versions if v])))
     lines.append_text(_t(f"\n{facts.command_line(trace)}", "dim"))
-    if report.redacted:
-        lines.append_text(_t("\n(redacted: private paths, environment values and arguments "
-                             "removed)", "dim"))
+    notice = REDACTED_NOTICE if report.redacted else KEPT_NOTICE
+    lines.append_text(_t(f"\n({notice})", "dim"))
     return lines
 
 
