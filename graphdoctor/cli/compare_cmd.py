@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import linecache
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -148,9 +147,13 @@ def _run_of(one: _Recorded, recorded: list[_Recorded], keep: Path | None) -> Com
 def _report(trace: Trace, baseline: Trace | None) -> Report:
     from graphdoctor.diagnose import diagnose
     from graphdoctor.report.document import build
+    from graphdoctor.report.source_lines import OwnRecording
 
-    diagnosis = diagnose(trace, read_line=linecache.getline, baseline=baseline)
-    return build(trace, diagnosis, baseline=baseline)
+    lines = OwnRecording(trace.meta)
+    report = build(trace, diagnose(trace, read_line=lines, baseline=baseline), lines,
+                   baseline=baseline)
+    report.trace = lines.finished(report.trace)
+    return report
 
 
 def _save(report: Report, path: Path) -> str:

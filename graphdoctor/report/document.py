@@ -11,7 +11,6 @@ scripts that read the JSON without graphdoctor; readers rebuild everything from 
 from __future__ import annotations
 
 import dataclasses
-import linecache
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from graphdoctor.diagnose.model import (
     LineReader,
     Location,
     Verdict,
+    no_source,
 )
 from graphdoctor.report import facts, verdict_groups
 from graphdoctor.trace import codec
@@ -32,13 +32,14 @@ from graphdoctor.trace.model import Trace
 from graphdoctor.trace.names import EAGER_CALL, KEPT_AS_WRITTEN, SWITCHED_OFF
 
 FORMAT = "graphdoctor-report"
-# 1.8: graph instantiations (seen through CUPTI, --cupti); 1.7: a graph's anatomy (its
-# nodes, kernels and shape, read from the driver); 1.6: the trace's guarded tensors (what a
+# 1.9: the digests of the recording's source files (meta.sources); 1.8: graph
+# instantiations (seen through CUPTI, --cupti); 1.7: a graph's anatomy (its nodes, kernels
+# and shape, read from the driver); 1.6: the trace's guarded tensors (what a
 # recompile's failed guard or a re-recording named, as the recorder found it); 1.5: the
 # summary's verdict groups (many graphs of one line read as one); 1.4: a finding's count,
 # first_t and last_t (identical findings folded into one); 1.3: a graph's eager basis and
 # step; 1.2: the baseline run
-SCHEMA_VERSION = "1.8"
+SCHEMA_VERSION = "1.9"
 CONTEXT_LINES = 4
 
 
@@ -94,12 +95,13 @@ class Report:
         return self.other_ranks.get(rank, self.trace)
 
 
-def build(trace: Trace, diagnosis: Diagnosis, read_line: LineReader = linecache.getline,
+def build(trace: Trace, diagnosis: Diagnosis, read_line: LineReader = no_source,
           baseline: Trace | None = None) -> Report:
     """A report whose source lines are read now, while the files are at hand.
 
     ``read_line(file, number)`` returns a line with its newline, or "" (linecache's
-    contract); tests pass one that finds a recording's scripts in this checkout.
+    contract): :mod:`graphdoctor.report.source_lines` decides what may be read; tests pass
+    one that finds a recording's scripts in this checkout. By default nothing is read.
     ``baseline`` is the run with CUDA graphs off that the diagnosis measured eager from."""
     report = build_ranks({max(trace.meta.rank, 0): trace}, diagnosis, read_line)
     report.baseline = BaselineRun.of(baseline) if baseline is not None else None
@@ -107,7 +109,7 @@ def build(trace: Trace, diagnosis: Diagnosis, read_line: LineReader = linecache.
 
 
 def build_ranks(traces: dict[int, Trace], diagnosis: Diagnosis,
-                read_line: LineReader = linecache.getline) -> Report:
+                read_line: LineReader = no_source) -> Report:
     """A report of one or more ranks' traces; the lowest rank's is the main trace."""
     main, *others = sorted(traces)
     report = Report(traces[main], diagnosis, created_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),

@@ -6,15 +6,15 @@ checked against the shipped schema (:mod:`graphdoctor.report.schema`) before any
 built from it. Reports travel between people, so reading also refuses what could hurt the
 reader: a file or a decompressed stream larger than :data:`MAX_REPORT_BYTES`, JSON's
 non-standard NaN and Infinity, nesting too deep to parse, and a file that would take more
-memory to read than a file of its size may (:func:`memory_budget`).
+memory to read than a file of its size may.
 
-JSON can ask for far more memory than it takes on disk: ``{},`` is 3 bytes of text and
-72 bytes as Python objects, and gzip multiplies that by a thousand, so a 100 KB file could
-take gigabytes. Decompression stops at a share of the file's budget, and before any object
-is built the memory the text's objects will take is estimated from its punctuation
-(:func:`estimated_memory`); a file asking for more than its budget is refused. The estimate
-for a real report is 11 to 16 bytes per byte of JSON, well within a plain file's budget; a
-compressed report refused for its size opens once decompressed with gunzip.
+JSON can ask for far more memory than it takes on disk, and gzip multiplies that: the budget
+a file of its size may take is :mod:`graphdoctor.trace.untrusted`' (which spools share).
+Decompression stops at a share of it, and before any object is built the memory the text's
+objects will take is estimated from its punctuation; a file asking for more than its budget
+is refused. The estimate for a real report is 11 to 16 bytes per byte of JSON, well within a
+plain file's budget; a compressed report refused for its size opens once decompressed with
+gunzip.
 """
 
 from __future__ import annotations
@@ -23,100 +23,132 @@ import gzip
 import json
 import os
 import re
-import secrets
+import stat
 import sys
-import zlib
 from pathlib import Path
 from typing import Any
 
 from graphdoctor.errors import ReportError
 from graphdoctor.report import facts, schema
 from graphdoctor.report.document import FORMAT, SCHEMA_VERSION, Report, from_json, to_json
+from graphdoctor.report.writing import write_file
 from graphdoctor.trace import spool_records
 from graphdoctor.trace.codec import TRACE_VERSION, TraceFormatError
+from graphdoctor.trace.untrusted import (
+    GZIP_MAGIC,
+    MAX_FILE_BYTES,
+    GzipDamaged,
+    OutOfRange,
+    TooLarge,
+    estimated_memory,
+    gunzip,
+    memory_budget,
+    sane,
+    text_limit,
+)
 
 SUPPORTED_MAJOR = int(SCHEMA_VERSION.split(".")[0])
-MAX_REPORT_BYTES = 2 * 2**30
-MIN_MEMORY_BUDGET = 640 * 2**20  # what any file may take to read, however small
-MEMORY_PER_FILE_BYTE = 80  # and what a bigger file may take for each byte of it
-TEXT_SHARE = 8  # decompressed text may fill an eighth of the budget: it is held as bytes,
-# as text and as parsed strings, and a string can take four bytes a character
-# Upper bounds of what the JSON parser builds, in bytes: an object or array (a dict with up
-# to five keys is 184, a one-item list 88), a value after a comma (its slot and an int or
-# float), and a string's header (76 at most; its characters are counted with the text).
-CONTAINER_BYTES = 240
-VALUE_BYTES = 40
-STRING_BYTES_PER_QUOTE = 40
-_GZIP_MAGIC = b"\x1f\x8b"
+MAX_REPORT_BYTES = MAX_FILE_BYTES
 SPOOL_START = f'["{spool_records.TAGS[spool_records.Hello]}",'.encode()  # its first record
+SNIFF_BYTES = 1 << 16
 _GUNZIP_HINT = " (if it is one, decompress it with gunzip and open that)"
 
 
 def save(report: Report, path: str | os.PathLike[str]) -> Path:
-    """Write the report atomically: a reader never sees half a file."""
+    """Write the report where ``path`` points, as :mod:`graphdoctor.report.writing` writes:
+    atomically to a file (a link's target, for a link), streamed to a device or a FIFO."""
     path = Path(path)
     data = dumps(report)
     if path.suffix == ".gz":
         data = gzip.compress(data, compresslevel=6, mtime=0)
-    write_atomically(path, data)
+    write_file(path, data)
     return path
 
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file of this writer's own, then rename
-    it: a reader never sees half a file, and two writers of one name never interleave."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
-        with open(temporary, "xb") as out:  # the mode the umask gives, as the file's own
-            out.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-
-
 def dumps(report: Report) -> bytes:
-    """The report as compact UTF-8 JSON."""
-    return json.dumps(to_json(report), separators=(",", ":"), ensure_ascii=False).encode()
+    """The report as compact UTF-8 JSON (a lone surrogate, which UTF-8 cannot hold and
+    reading never gives, written as U+FFFD)."""
+    text = json.dumps(to_json(report), separators=(",", ":"), ensure_ascii=False)
+    return text.encode("utf-8", "replace")
 
 
 def load(path: str | os.PathLike[str]) -> Report:
     """A report file; or a raw recording (``--keep-spool``'s spool, gzip or not), which is
-    assembled and diagnosed here, as ``graphdoctor run`` does with it."""
+    assembled and diagnosed here, as ``graphdoctor run`` does with it, reading only the
+    source lines the recording vouches for (it may be a stranger's)."""
+    size = _regular_size(Path(path))
     if is_spool(path):
-        from graphdoctor.report.recorded import report_from_spools  # diagnoses: loaded late
-
-        return report_from_spools([path])
+        return _load_spool(path, size)
     return parse(read_json(path), str(path))
 
 
+def _load_spool(path: str | os.PathLike[str], size: int) -> Report:
+    from graphdoctor.report.recorded import report_from_spools  # diagnoses: loaded late
+
+    try:
+        return report_from_spools([path], own=False)
+    except TooLarge as error:
+        raise ReportError(f"{path}: {error}, too much for a recording in a "
+                          f"{facts.format_bytes(size)} file{_GUNZIP_HINT}") from None
+    except (TraceFormatError, KeyError, TypeError, ValueError, AttributeError, IndexError,
+            OverflowError, RecursionError) as error:
+        raise ReportError(f"{path}: the recording is damaged ({_short(error)})") from None
+
+
 def is_spool(path: str | os.PathLike[str]) -> bool:
-    """Whether the file starts as a spool does: its ``hello`` record."""
+    """Whether the file starts as a spool does: its ``hello`` record (looked for in the
+    first SNIFF_BYTES only, however the file goes on)."""
     try:
         with open(path, "rb") as raw:
-            head = raw.read(2)
-            raw.seek(0)
-            stream = gzip.GzipFile(fileobj=raw) if head == _GZIP_MAGIC else raw
-            start = stream.read(len(SPOOL_START))
-    except (OSError, EOFError, zlib.error):  # not readable as a spool: load says why
+            head = raw.read(SNIFF_BYTES)
+    except OSError:  # not readable as a spool: load says why
         return False
-    return start == SPOOL_START
+    if head[:2] == GZIP_MAGIC:
+        head = _first_bytes(head, len(SPOOL_START))
+    return head.startswith(SPOOL_START)
+
+
+def _first_bytes(compressed: bytes, count: int) -> bytes:
+    """The first ``count`` bytes of gzip data, or as many as ``compressed`` holds."""
+    found = b""
+    try:
+        for out in gunzip([compressed], limit=SNIFF_BYTES):
+            found += out
+            if len(found) >= count:
+                break
+    except (GzipDamaged, TooLarge):  # cut short: what came out before still counts
+        pass
+    return found
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
     path = Path(path)
-    if not path.exists():
-        raise ReportError(f"{path}: no such file")
-    if path.is_dir():
-        raise ReportError(f"{path}: is a folder, not a report file")
-    if path.stat().st_size > MAX_REPORT_BYTES:
-        raise ReportError(f"{path}: larger than {MAX_REPORT_BYTES >> 30} GiB, too big to be a "
-                          "report")
+    _regular_size(path)
     try:
         raw = path.read_bytes()
     except OSError as error:
         raise ReportError(f"{path}: cannot be read ({error.strerror or error})") from None
     return parse_bytes(raw, str(path))
+
+
+def _regular_size(path: Path) -> int:
+    """The size of a regular file small enough to be a report; ReportError for anything
+    else (a device such as /dev/zero would be read for ever, a FIFO would wait)."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise ReportError(f"{path}: no such file") from None
+    except (OSError, ValueError) as error:
+        raise ReportError(f"{path}: cannot be read ({_short(error)})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise ReportError(f"{path}: is a folder, not a report file")
+    if not stat.S_ISREG(info.st_mode):
+        raise ReportError(f"{path}: not a regular file (a device, a FIFO or a socket); save "
+                          "the report to a file and open that")
+    if info.st_size > MAX_REPORT_BYTES:
+        raise ReportError(f"{path}: larger than {MAX_REPORT_BYTES >> 30} GiB, too big to be a "
+                          "report")
+    return info.st_size
 
 
 def loads(raw: bytes, name: str = "report") -> Report:
@@ -128,7 +160,9 @@ def parse_bytes(raw: bytes, name: str = "report") -> Any:
     """The JSON value in ``raw``, decompressed first if it is gzip data."""
     text = _text(raw, name)
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        return sane(json.loads(text, parse_constant=_refuse_constant), text)
+    except OutOfRange as error:
+        raise ReportError(f"{name}: the report is damaged ({error})") from None
     except RecursionError:
         raise ReportError(f"{name}: not a report (JSON nested too deeply)") from None
     except ValueError as error:
@@ -139,32 +173,15 @@ def _text(raw: bytes, name: str) -> str:
     """The JSON text of a file, once it is known that reading it stays within its budget."""
     if not raw or raw.isspace():
         raise ReportError(f"{name}: the file is empty")
-    budget = memory_budget(len(raw))
-    compressed = raw[:2] == _GZIP_MAGIC
-    data = _gunzip(raw, name, budget // TEXT_SHARE) if compressed else raw
+    compressed = raw[:2] == GZIP_MAGIC
+    data = _gunzip(raw, name) if compressed else raw
     text = _decode(data, name)
-    needed = estimated_memory(data, text)
-    if needed > budget:
+    needed = estimated_memory(data, sys.getsizeof(text))
+    if needed > memory_budget(len(raw)):
         raise ReportError(f"{name}: would take about {facts.format_bytes(needed)} of memory to "
                           f"read, too much for a {facts.format_bytes(len(raw))} file"
                           + (_GUNZIP_HINT if compressed else ""))
     return text
-
-
-def memory_budget(file_size: int) -> int:
-    """The most memory reading a file of ``file_size`` bytes may take."""
-    return max(MIN_MEMORY_BUDGET, MEMORY_PER_FILE_BYTE * file_size)
-
-
-def estimated_memory(data: bytes | bytearray, text: str) -> int:
-    """An upper bound of the memory reading ``data`` (decoded as ``text``) takes: the bytes,
-    the text, its characters again in the parsed strings, and what each object, array, value
-    and string costs. Brackets, commas and quotes inside strings are counted too: an
-    overestimate, cheap to make."""
-    containers = data.count(b"{") + data.count(b"[")
-    text_bytes = len(data) + 2 * sys.getsizeof(text)
-    return (text_bytes + CONTAINER_BYTES * containers + VALUE_BYTES * data.count(b",")
-            + STRING_BYTES_PER_QUOTE * data.count(b'"'))
 
 
 def _decode(data: bytes | bytearray, name: str) -> str:
@@ -176,25 +193,18 @@ def _decode(data: bytes | bytearray, name: str) -> str:
         raise ReportError(f"{name}: not valid JSON, perhaps truncated ({_short(error)})") from None
 
 
-def _gunzip(raw: bytes, name: str, limit: int) -> bytearray:
-    """Decompress every gzip member, stopping past ``limit`` bytes (a "zip bomb" stays
-    small)."""
-    limit, size = min(limit, MAX_REPORT_BYTES), len(raw)
-    out = bytearray()
-    while raw:
-        stream = zlib.decompressobj(wbits=31)
-        try:
-            out += stream.decompress(raw, limit + 1 - len(out))
-        except zlib.error as error:
-            raise ReportError(f"{name}: the gzip data is damaged ({error})") from None
-        if len(out) > limit:
-            raise ReportError(f"{name}: larger than {facts.format_bytes(limit)} once "
-                              f"decompressed, too big to be a report from a "
-                              f"{facts.format_bytes(size)} file{_GUNZIP_HINT}")
-        if not stream.eof:
-            raise ReportError(f"{name}: the gzip data is truncated")
-        raw = stream.unused_data.lstrip(b"\0")
-    return out
+def _gunzip(raw: bytes, name: str) -> bytearray:
+    """Every gzip member decompressed, stopping past the file's share of text (a "zip bomb"
+    stays small)."""
+    limit = min(text_limit(len(raw)), MAX_REPORT_BYTES)
+    try:
+        return bytearray().join(gunzip([raw], limit))
+    except TooLarge:
+        raise ReportError(f"{name}: larger than {facts.format_bytes(limit)} once "
+                          f"decompressed, too big to be a report from a "
+                          f"{facts.format_bytes(len(raw))} file{_GUNZIP_HINT}") from None
+    except GzipDamaged as error:
+        raise ReportError(f"{name}: {error}") from None
 
 
 def _refuse_constant(text: str) -> Any:

@@ -1,26 +1,57 @@
-"""The report of a recording: its spools assembled, diagnosed and built into one report, here,
-where the recorded code's files can still be read. What ``graphdoctor run`` and
-``graphdoctor.check`` write."""
+"""The report of a recording: its spools assembled, diagnosed and built into one report.
+
+What ``graphdoctor run`` and ``graphdoctor.check`` write, from the recording they just made
+(``own=True``: the files its stacks name are read here, and their digests appended to the
+spools), and what ``report``, ``view`` and ``export`` show of a spool given to them
+(``own=False``: a line is read only where the recording vouches for it). See
+:mod:`graphdoctor.report.source_lines`.
+"""
 
 from __future__ import annotations
 
-import linecache
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from graphdoctor.diagnose import diagnose, diagnose_ranks
 from graphdoctor.report.document import Report, build, build_ranks
+from graphdoctor.report.source_lines import OwnRecording, RecordedElsewhere
+from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.assemble import assemble_file
 from graphdoctor.trace.model import Trace
+from graphdoctor.trace.spool import append_records
 
 
 def report_from_spools(spools: Sequence[str | os.PathLike[str]],
-                       baseline: Trace | None = None) -> Report:
+                       baseline: Trace | None = None, *, own: bool = True,
+                       unwritten: Mapping[Path, bytes] | None = None) -> Report:
     """The report of one spool, or of one spool per rank (rank order); eager calls a
-    single-process run lacks come from ``baseline``, the run with CUDA graphs off."""
+    single-process run lacks come from ``baseline``, the run with CUDA graphs off;
+    ``unwritten``: the last lines of a spool that could not be appended to it."""
+    kept = unwritten or {}
+    traces = {rank: assemble_file(spool, limited=not own, unwritten=kept.get(Path(spool), b""))
+              for rank, spool in enumerate(spools)}
+    lines = OwnRecording(traces[0].meta) if own else \
+        RecordedElsewhere(t.meta for t in traces.values())
     if len(spools) == 1:
-        trace = assemble_file(spools[0])
-        return build(trace, diagnose(trace, read_line=linecache.getline, baseline=baseline),
-                     baseline=baseline)
-    traces = {rank: assemble_file(spool) for rank, spool in enumerate(spools)}
-    return build_ranks(traces, diagnose_ranks(traces, read_line=linecache.getline))
+        trace = traces[0]
+        report = build(trace, diagnose(trace, read_line=lines, baseline=baseline), lines,
+                       baseline=baseline)
+    else:
+        report = build_ranks(traces, diagnose_ranks(traces, read_line=lines), lines)
+    report.trace = lines.finished(report.trace)
+    report.other_ranks = {rank: lines.finished(trace, main=False)
+                          for rank, trace in report.other_ranks.items()}
+    if own:
+        _append_digests(spools, report.trace)
+    return report
+
+
+def _append_digests(spools: Sequence[str | os.PathLike[str]], trace: Trace) -> None:
+    """Keep the digests with each spool, for a reader who opens it later."""
+    records = [sr.SourceDigest(s.file, s.size, s.sha256) for s in trace.meta.sources]
+    for spool in spools:
+        try:
+            append_records(spool, records)
+        except OSError:  # a full disk: the report still holds them
+            pass

@@ -32,7 +32,8 @@ VALIDATION_KEYWORDS = frozenset({
     "additionalProperties", "propertyNames", "items", "prefixItems", "minItems", "maxItems",
     "anyOf",
 })
-ANNOTATION_KEYWORDS = frozenset({"$schema", "$id", "$comment", "$defs", "title", "description"})
+ANNOTATION_KEYWORDS = frozenset({"$schema", "$id", "$comment", "$defs", "title", "description",
+                                 "examples"})
 SUPPORTED_KEYWORDS = VALIDATION_KEYWORDS | ANNOTATION_KEYWORDS
 
 _PYTHON_TYPES: dict[str, tuple[type, ...]] = {

@@ -10,6 +10,7 @@ re-assembled anywhere, by any later graphdoctor. The handler of each record live
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -53,12 +54,15 @@ from graphdoctor.trace.names import (
     WARMUP_CALL,
 )
 from graphdoctor.trace.records import HANDLERS
-from graphdoctor.trace.spool import read_records
+from graphdoctor.trace.spool import read_records, records_in
 from graphdoctor.trace.spool_records import SpoolDrift, decode
 
 
-def assemble_file(path: str | os.PathLike[str]) -> Trace:
-    return assemble(read_records(path))
+def assemble_file(path: str | os.PathLike[str], *, limited: bool = False,
+                  unwritten: bytes = b"") -> Trace:
+    """The trace of a spool file; ``limited`` keeps a stranger's to a report's budget;
+    ``unwritten``: its last lines, which could not be appended to it."""
+    return assemble(itertools.chain(read_records(path, limited=limited), records_in(unwritten)))
 
 
 def assemble(records: Iterable[list[Any]]) -> Trace:
@@ -244,7 +248,7 @@ def _meta(b: Builder) -> Meta:
         cuda_available=cuda_state.cuda_available(b), devices=devices,
         not_recorded=tuple(notes), env=tuple(tuple(kv) for kv in m.get("env", ())),
         rank=int(m.get("rank", NONE)), world_size=int(m.get("world_size", NONE)),
-        backend=str(m.get("backend", "")),
+        backend=str(m.get("backend", "")), sources=tuple(b.sources.values()),
     )
 
 
@@ -274,6 +278,9 @@ def _status_message(reason: str, run_end: dict[str, Any], finished: bool) -> str
                 "to the script")
     if reason == UNKNOWN:
         return "the recording has no end record: graphdoctor itself was interrupted"
+    if not finished and run_end.get("spool_error"):
+        return (f"the recording stops early: its spool could not be written to the end "
+                f"({run_end['spool_error']}); the script ran on without it")
     if not finished:
         return "the script ended without letting graphdoctor finish (os._exit or a fatal error)"
     return ""

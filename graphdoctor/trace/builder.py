@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphdoctor.trace.frames import classify_path, trim_runner_frames
-from graphdoctor.trace.model import Frame, Note, Trace
+from graphdoctor.trace.model import Frame, Note, SourceFile, Trace
 
 
 class Builder:
@@ -14,6 +14,7 @@ class Builder:
         self.meta: dict[str, Any] = {}
         self.notes: list[Note] = []
         self.frames: dict[int, Frame] = {}
+        self.sources: dict[str, SourceFile] = {}  # the latest digest of each file
         self.stacks: dict[int, tuple[int, ...]] = {}
         self.graphs: dict[int, dict[str, Any]] = {}
         self.compile_spans: dict[str, tuple[int, str, int]] = {}

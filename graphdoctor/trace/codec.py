@@ -28,6 +28,7 @@ from graphdoctor.trace.model import (
     Note,
     PhaseSpan,
     RunStatus,
+    SourceFile,
     Table,
     Trace,
 )
@@ -135,7 +136,8 @@ def _build(cls: type[_T], data: Any, **convert: Any) -> _T:
 def _meta(data: dict[str, Any]) -> Meta:
     return _build(Meta, data, argv=tuple, env=lambda e: tuple(tuple(p) for p in e),
                   devices=lambda ds: tuple(_build(Device, d) for d in ds),
-                  not_recorded=lambda ns: tuple(_build(Note, n) for n in ns))
+                  not_recorded=lambda ns: tuple(_build(Note, n) for n in ns),
+                  sources=lambda ss: tuple(_build(SourceFile, s) for s in ss))
 
 
 def _exception(data: dict[str, Any]) -> ExceptionRecord:

@@ -146,6 +146,16 @@ class Note:
 
 
 @dataclass(frozen=True)
+class SourceFile:
+    """A source file the recording's stacks name, as it was when the run ended: what a reader
+    checks a file against before showing a line of it (:mod:`graphdoctor.report.source_lines`)."""
+
+    file: str
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
 class Meta:
     tool_version: str = ""
     argv: tuple[str, ...] = ()
@@ -166,6 +176,7 @@ class Meta:
     rank: int = NONE
     world_size: int = NONE
     backend: str = ""
+    sources: tuple[SourceFile, ...] = ()  # the digests of the files its stacks name
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from graphdoctor.trace.model import (
     GuardedTensor,
     InputEvent,
     Note,
+    SourceFile,
     TeardownEvent,
     WarningRecord,
 )
@@ -48,6 +49,10 @@ def _note(b: Builder, r: sr.NoteRecord) -> None:
 
 def _frame(b: Builder, r: sr.FrameRecord) -> None:
     b.frames[r.id] = Frame(r.file, int(r.line), r.name, r.kind)
+
+
+def _source(b: Builder, r: sr.SourceDigest) -> None:
+    b.sources[str(r.file)] = SourceFile(str(r.file), int(r.size), str(r.sha256))
 
 
 def _stack(b: Builder, r: sr.StackRecord) -> None:
@@ -231,7 +236,8 @@ def _run_end(b: Builder, r: sr.RunEnd) -> None:
 
 HANDLERS: dict[type[tuple[Any, ...]], Handler] = {
     sr.Hello: _meta, sr.MetaInfo: _meta, sr.Devices: _devices, sr.NoteRecord: _note,
-    sr.FrameRecord: _frame, sr.StackRecord: _stack, sr.FunctionRecord: _fn,
+    sr.FrameRecord: _frame, sr.SourceDigest: _source, sr.StackRecord: _stack,
+    sr.FunctionRecord: _fn,
     sr.GraphBegin: _graph_begin, sr.GraphEnd: _graph_end, sr.GraphDeleted: _graph_del,
     sr.GraphStep: _graph_step, sr.GraphAnatomy: _graph_anatomy, sr.KernelTimes: _kernel_times,
     sr.ExceptionInfo: _exc, sr.LogRecord: _log, sr.GuardFailures: _guard_failures,

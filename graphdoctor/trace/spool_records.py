@@ -63,7 +63,8 @@ class End(NamedTuple):
 
 class RunEnd(NamedTuple):
     """Appended by the parent once the child is gone: exit_code, signal, reason, wall_ns,
-    stacks_at_end, message."""
+    stacks_at_end, message; passed_on, the signal a script killed after it went on; and
+    spool_error, why the spool could not be written to its end, where it could not."""
 
     info: JsonObject
 
@@ -75,6 +76,16 @@ class FrameRecord(NamedTuple):
     line: int
     name: str
     kind: str
+
+
+class SourceDigest(NamedTuple):
+    """A source file the recording's stacks name, as it was when the run ended: its size and
+    SHA-256. Appended by whoever finishes the spool (the parent, or the in-process API); a
+    reader shows a line of it only from a file that still has this digest."""
+
+    file: str
+    size: int
+    sha256: str
 
 
 class StackRecord(NamedTuple):
@@ -373,7 +384,8 @@ class TeardownRecord(NamedTuple):
 
 
 SpoolRecord = (Hello | MetaInfo | Devices | NoteRecord | CudaState | End | RunEnd | FrameRecord
-               | StackRecord | FunctionRecord | GraphBegin | GraphEnd | GraphDeleted | GraphStep
+               | SourceDigest | StackRecord | FunctionRecord | GraphBegin | GraphEnd
+               | GraphDeleted | GraphStep
                | GraphAnatomy | KernelTimes
                | ReplayRecord | CallRecord | Progress | Region | Untimed | InputRecord
                | AllocRecord | MemoryRecord | SyncRecord | StreamOpRecord | GpuSampleRecord
@@ -386,7 +398,8 @@ TimedRecord = ReplayRecord | CallRecord
 TAGS: dict[type[tuple[Any, ...]], str] = {
     Hello: "hello", MetaInfo: "meta", Devices: "devices", NoteRecord: "note",
     CudaState: "cuda_state", End: "end", RunEnd: "run_end",
-    FrameRecord: "frame", StackRecord: "stack", FunctionRecord: "fn",
+    FrameRecord: "frame", SourceDigest: "source", StackRecord: "stack",
+    FunctionRecord: "fn",
     GraphBegin: "graph", GraphEnd: "graph_end", GraphDeleted: "graph_del",
     GraphStep: "graph_step", GraphAnatomy: "anatomy", KernelTimes: "kernel_times",
     ReplayRecord: "replay", CallRecord: "call", Progress: "progress", Region: "region",
