@@ -15,8 +15,11 @@ import click
 
 from graphdoctor.cli.common import say
 from graphdoctor.errors import GraphDoctorError
+from graphdoctor.report.document import Report
 from graphdoctor.report.gates import GATE_EXIT, Trip, parse_conditions
-from graphdoctor.report.io import write_atomically
+from graphdoctor.report.redact import redact
+from graphdoctor.report.secrets import secret_values
+from graphdoctor.report.writing import write_file
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_WIDTH = 100
@@ -44,6 +47,11 @@ def gate_exit(trips: list[Trip], otherwise: int = 0) -> int:
     return GATE_EXIT if trips else otherwise
 
 
+def redacted(report: Report) -> Report:
+    """``--redact``'s copy of the report, without this environment's secrets either."""
+    return redact(report, secret_values(os.environ))
+
+
 def use_color(output: Path | None) -> bool:
     """Colour only for a person at a terminal: stdout is a TTY and NO_COLOR is unset."""
     return output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
@@ -57,15 +65,18 @@ def width(requested: int | None) -> int:
 
 
 def write(content: str | bytes, output: Path | None) -> None:
-    """Write to OUTPUT (gzip-compressed if it ends in .gz), or to stdout if it is None or -."""
+    """Write to OUTPUT (gzip-compressed if it ends in .gz) as
+    :mod:`graphdoctor.report.writing` writes, or to stdout if it is None or -."""
     data = content.encode() if isinstance(content, str) else content
     if output is None or str(output) == "-":
         _to_stdout(data)
         return
+    if str(output) in ("", "."):  # `-o ""` reaches here as Path(""), which is "."
+        raise GraphDoctorError("-o needs a file name")
     if output.suffix == ".gz":
         data = gzip.compress(data, compresslevel=6, mtime=0)
     try:
-        write_atomically(output, data)
+        write_file(output, data)
     except OSError as error:
         raise GraphDoctorError(f"{output}: cannot write ({error.strerror or error})") from None
 

@@ -3,6 +3,8 @@ together, and a folder that cannot take the report is said before the script sta
 
 from __future__ import annotations
 
+import os
+import stat
 import subprocess
 import sys
 import time
@@ -16,14 +18,16 @@ from graphdoctor.report.io import load
 pytestmark = pytest.mark.slow
 
 
-def start_runs(tmp_path: Path, *options: str) -> list[subprocess.CompletedProcess[str]]:
-    """Two runs of train.py, started together; each exits with the code it is given."""
+def start_runs(tmp_path: Path, *options: str, codes: tuple[int, ...] = (3, 4)
+               ) -> list[subprocess.CompletedProcess[str]]:
+    """Runs of train.py started together, one per code; each exits with the code it is
+    given."""
     (tmp_path / "train.py").write_text("import sys, time\ntime.sleep(1)\n"
                                        "sys.exit(int(sys.argv[1]))\n")
     time.sleep(1 - time.time() % 1)  # at the start of a second: both name it alike
     runs = [subprocess.Popen([sys.executable, "-m", "graphdoctor", "run", "-q", *options,
                               "train.py", str(code)], cwd=tmp_path, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE) for code in (3, 4)]
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE) for code in codes]
     outputs = [run.communicate(timeout=120) for run in runs]
     return [subprocess.CompletedProcess(run.args, run.returncode, *output)
             for run, output in zip(runs, outputs)]
@@ -45,10 +49,21 @@ def test_runs_started_together_each_get_a_report_of_their_own(tmp_path: Path) ->
     assert not list(tmp_path.glob("*.spool")) and not list(tmp_path.glob("*.fault"))
 
 
-def test_runs_given_the_same_report_name_do_not_mix_their_recordings(tmp_path: Path) -> None:
-    done = start_runs(tmp_path, "-o", "same.json")
-    assert [run.returncode for run in done] == [3, 4], [run.stderr for run in done]
-    assert_one_run(tmp_path / "same.json")
+def test_runs_given_the_same_report_name_each_keep_their_report(tmp_path: Path) -> None:
+    """The audit's 8 runs with one -o all said "report written" while one file remained:
+    each run that finds -o written by another meanwhile writes beside it, and says so."""
+    codes = (3, 4, 5, 6)
+    done = start_runs(tmp_path, "-o", "same.json", codes=codes)
+    assert [run.returncode for run in done] == list(codes), [run.stderr for run in done]
+    reports = sorted(tmp_path.glob("same*.json"))
+    assert [r.name for r in reports] == ["same-2.json", "same-3.json", "same-4.json",
+                                         "same.json"]
+    assert sorted(load(r).trace.status.exit_code for r in reports) == list(codes)
+    for report in reports:
+        assert_one_run(report)
+    moved = [run.stderr for run in done if "another run wrote same.json" in run.stderr]
+    assert len(moved) == 3, [run.stderr for run in done]
+    assert not list(tmp_path.glob("*.spool"))
 
 
 def run_script(folder: Path, *options: str, source: str = "open('ran', 'w').close()\n",
@@ -127,3 +142,24 @@ def test_a_report_that_cannot_be_written_keeps_the_exit_code_and_the_recording(
     [spool] = out.glob("report.json.*.spool")
     assert f"the raw recording is kept at {spool}" in done.stderr
     assert "Traceback" not in done.stderr and not (out / "report.json").exists()
+
+
+@pytest.mark.skipif(not Path("/dev/null").exists(), reason="needs /dev/null")
+def test_a_report_sent_to_dev_null_leaves_dev_as_it_was(tmp_path: Path) -> None:
+    """As root, `-o /dev/null` replaced the machine's /dev/null, and its spool was made
+    beside it, in /dev."""
+    before, listing = os.stat("/dev/null"), sorted(os.listdir("/dev"))
+    done = run_script(tmp_path, "-q", "-o", "/dev/null")
+    assert done.returncode == 0 and (tmp_path / "ran").exists(), done.stderr
+    after = os.stat("/dev/null")
+    assert stat.S_ISCHR(after.st_mode) and after.st_ino == before.st_ino
+    assert sorted(os.listdir("/dev")) == listing
+
+
+def test_a_report_sent_to_a_link_writes_its_target(tmp_path: Path) -> None:
+    (tmp_path / "results").mkdir()
+    (tmp_path / "latest.json").symlink_to(tmp_path / "results" / "run-7.json")
+    done = run_script(tmp_path, "-q", "-o", str(tmp_path / "latest.json"))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "latest.json").is_symlink()
+    assert load(tmp_path / "results" / "run-7.json").trace.status.complete
