@@ -28,7 +28,14 @@ from graphdoctor.record.errors import record_exception
 from graphdoctor.record.on_torch_import import call_when_imported
 from graphdoctor.record.recorder import Recorder, new_recorder, register_fork_guard
 from graphdoctor.trace import spool_records as sr
-from graphdoctor.trace.names import CUPTI_ENV, CUPTI_PART, MODULE_TARGET, PATH_TARGET, UNCAUGHT
+from graphdoctor.trace.names import (
+    CUPTI_ENV,
+    CUPTI_PART,
+    MODULE_TARGET,
+    PATH_TARGET,
+    RECORDING_NOTE,
+    UNCAUGHT,
+)
 from graphdoctor.trace.spool import SpoolWriter
 
 
@@ -43,13 +50,7 @@ def main() -> int:
                            "target_kind": MODULE_TARGET if target.module else PATH_TARGET,
                            "cwd": os.getcwd(), "mode": config["mode"],
                            "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}))
-    # the file must outlive every frame, even a crash's
-    fault = open(config["fault"].replace("{rank}", rank), "w")  # noqa: SIM115
-    faulthandler.enable(fault, all_threads=True)
-    if hasattr(faulthandler, "register"):
-        faulthandler.register(DUMP_STACKS_SIGNAL, fault, all_threads=True, chain=False)
-        # a launcher ending this rank because another failed: show where this one waited
-        faulthandler.register(signal.SIGTERM, fault, all_threads=True, chain=True)
+    _arm_faulthandler(config["fault"].replace("{rank}", rank), spool)
     recorder = new_recorder(spool, config["mode"])
     register_fork_guard(recorder)  # a forked worker must not write into this spool
     sources = _Sources(recorder)
@@ -64,7 +65,7 @@ def main() -> int:
     if sources.installed:
         _stop_recorder(recorder)
     else:
-        recorder.note("recording", NEVER_IMPORTED_TORCH_CUPTI if stop_cupti else
+        recorder.note(RECORDING_NOTE, NEVER_IMPORTED_TORCH_CUPTI if stop_cupti else
                       NEVER_IMPORTED_TORCH)
     flusher.stop()
     spool.write(sr.End({"exit_code": outcome.exit_code, "interrupted": outcome.interrupted}))
@@ -72,6 +73,21 @@ def main() -> int:
     if outcome.interrupted:
         _die_by_sigint()
     return outcome.exit_code
+
+
+def _arm_faulthandler(path: str, spool: SpoolWriter) -> None:
+    """A crash's or a time-out's stacks go to the fault file, if it can be made (a folder
+    out of inodes: the script runs without, and the report says so)."""
+    try:
+        fault = open(path, "w")  # noqa: SIM115 - it must outlive every frame, even a crash's
+    except OSError as error:
+        spool.write(sr.NoteRecord("stacks at a crash", f"{path} could not be made ({error})"))
+        return
+    faulthandler.enable(fault, all_threads=True)
+    if hasattr(faulthandler, "register"):
+        faulthandler.register(DUMP_STACKS_SIGNAL, fault, all_threads=True, chain=False)
+        # a launcher ending this rank because another failed: show where this one waited
+        faulthandler.register(signal.SIGTERM, fault, all_threads=True, chain=True)
 
 
 NEVER_IMPORTED_TORCH = "the script never imported torch, so nothing but its exceptions was recorded"
@@ -111,14 +127,14 @@ class _Sources:
         try:
             from graphdoctor.record.session import start
         except ImportError as error:
-            self.recorder.note("recording", f"graphdoctor's hooks could not be imported ({error});"
-                               " the script ran without instrumentation")
+            self.recorder.note(RECORDING_NOTE, f"graphdoctor's hooks could not be imported "
+                               f"({error}); the script ran without instrumentation")
             return
         try:
             start(self.recorder)
         except Exception as error:  # noqa: BLE001 - the script still runs, uninstrumented
-            self.recorder.note("recording", f"graphdoctor could not start recording ({error!r});"
-                               " the script ran without instrumentation")
+            self.recorder.note(RECORDING_NOTE, f"graphdoctor could not start recording "
+                               f"({error!r}); the script ran without instrumentation")
 
 
 def _record_uncaught(recorder: Recorder, error: BaseException) -> None:

@@ -72,9 +72,14 @@ class Pending:
 
 
 def _mapped(path: str | os.PathLike[str], size: int) -> mmap.mmap:
+    """The tail file, its blocks allocated first: a sparse file's page written on a full
+    disk would end the script with SIGBUS. OSError where they cannot be (pending bytes then
+    wait in memory)."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         os.ftruncate(fd, size)
+        if hasattr(os, "posix_fallocate"):
+            os.posix_fallocate(fd, 0, size)
         return mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
     finally:
         os.close(fd)
@@ -83,18 +88,24 @@ def _mapped(path: str | os.PathLike[str], size: int) -> mmap.mmap:
 def recover(spool: str | os.PathLike[str], tail: str | os.PathLike[str]) -> int:
     """Append to ``spool`` the pending bytes of ``tail`` it lacks (the child is gone);
     return how many bytes were appended."""
+    missing = unappended(spool, tail)
+    if missing:
+        with open(spool, "ab") as handle:
+            handle.write(missing)
+    return len(missing)
+
+
+def unappended(spool: str | os.PathLike[str], tail: str | os.PathLike[str]) -> bytes:
+    """The pending bytes of ``tail`` that ``spool`` lacks, once the child is gone."""
     try:
         data = Path(tail).read_bytes()
         size = os.path.getsize(spool)
     except OSError:
-        return 0
+        return b""
     if len(data) < _HEADER.size:
-        return 0  # the child never mapped it
+        return b""  # the child never mapped it
     base, used = _HEADER.unpack_from(data)
     already = size - base  # of the pending bytes, those the child appended before it died
     if not 0 <= already < used <= len(data) - _HEADER.size:
-        return 0
-    missing = data[_HEADER.size + already:_HEADER.size + used]
-    with open(spool, "ab") as handle:
-        handle.write(missing)
-    return len(missing)
+        return b""
+    return data[_HEADER.size + already:_HEADER.size + used]
