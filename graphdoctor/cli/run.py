@@ -13,13 +13,20 @@ from typing import TYPE_CHECKING
 
 import click
 
-from graphdoctor.cli.baseline_run import kept_name, record_baseline
+from graphdoctor.cli.baseline_run import graphs_off, kept_name, record_baseline
 from graphdoctor.cli.common import handle_errors, say
 from graphdoctor.cli.reporting import fail_on_option, gate_exit
-from graphdoctor.cli.run_output import report_path
+from graphdoctor.cli.run_output import (
+    Identity,
+    identity,
+    report_path,
+    spool_path,
+    unless_replaced,
+)
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, check, describe_conditions
 from graphdoctor.report.redact import WHAT_GOES
+from graphdoctor.report.secrets import secret_values
 from graphdoctor.trace.names import CUPTI_ENV, FULL_MODE
 
 if TYPE_CHECKING:
@@ -93,12 +100,13 @@ def run(module: bool, output: Path | None, full: bool, cupti: bool, timeout: flo
         os.environ[CUPTI_ENV] = "1"
     if baseline and nproc > 1:
         raise GraphDoctorError("--baseline runs one process; leave out --nproc-per-node")
-    options = RunOptions(target, args, module, report_path(output, target, nproc),
-                         FULL_MODE if full else "default", timeout, nproc, keep_spool, quiet,
-                         redact, baseline)
-    exit_code, report = _record_and_report(options)
-    if tui and report is not None:
-        _open_tui(report, options.output)
+    path = report_path(output, target, nproc)
+    options = RunOptions(target, args, module, path, FULL_MODE if full else "default",
+                         timeout, nproc, keep_spool, quiet, redact, baseline, identity(path),
+                         tuple(secret_values(os.environ)) if redact else ())
+    exit_code, report, written = _record_and_report(options)
+    if tui and report is not None and written is not None:
+        _open_tui(report, written)
     sys.exit(_gated(exit_code, report, fail_on))
 
 
@@ -127,6 +135,8 @@ class RunOptions:
     quiet: bool
     redact: bool
     baseline: bool = False
+    seen: Identity | None = None  # what the report's path held when the run began
+    secrets: tuple[str, ...] = ()  # the environment's secrets as the run began (--redact)
 
 
 def _gated(exit_code: int, report: Report | None, fail_on: tuple[str, ...]) -> int:
@@ -166,63 +176,91 @@ def _check_module(name: str) -> None:
         raise GraphDoctorError(f"no module named {top or name}")
 
 
-def _record_and_report(options: RunOptions) -> tuple[int, Report | None]:
-    from graphdoctor.launch.supervisor import record
+def _record_and_report(options: RunOptions) -> tuple[int, Report | None, Path | None]:
+    """The exit code, the report and where it was written (None where it was not). Once the
+    script is gone, a first Ctrl-C is answered and a second stops the report, keeping the
+    raw recording (:mod:`graphdoctor.launch.finishing`)."""
+    from graphdoctor.launch.finishing import FinishingReport, ReportStopped
 
     request = _request(options)
+    with FinishingReport():
+        try:
+            return _record_and_report_as_asked(options, request)
+        except ReportStopped as stopped:
+            left = [s for s in (*request.spools(), graphs_off(request).spool) if s.exists()]
+            say(f"graphdoctor: interrupted while writing the report; {_kept(left)}" if left
+                else "graphdoctor: interrupted once the report was written")
+            return stopped.exit_code, None, None
+
+
+def _record_and_report_as_asked(options: RunOptions, request: RunRequest
+                                ) -> tuple[int, Report | None, Path | None]:
+    from graphdoctor.launch.supervisor import record
+
     end = record(request)
     spools = list(end.spools)
     second = record_baseline(request, end, options.quiet) if options.baseline else None
     recordings = [*spools, second.spool] if second else spools  # kept if no report is made
-    report = _built(spools, second.trace if second else None, recordings)
-    if report is None or not _saved(report, options, recordings):
-        return end.exit_code, None
+    report = _built(spools, second.trace if second else None, recordings, end.unwritten)
+    written = _saved(report, options, recordings) if report is not None else None
+    if report is None or written is None:
+        for empty in (s for s in recordings if s.exists() and not s.stat().st_size):
+            empty.unlink()  # a spool that could not be written: nothing to keep
+        return end.exit_code, None, None
     for rank, kept in enumerate(end.spools):
         _finish_spool(kept, _kept_name(options.keep_spool, rank, options.nproc))
     if second is not None:
         _finish_spool(second.spool, kept_name(options.keep_spool))
     if not options.quiet:
-        _print_outcome(report, options.output)
-    return end.exit_code, report
+        _print_outcome(report, written)
+    return end.exit_code, report, written
 
 
 def _request(options: RunOptions) -> RunRequest:
     from graphdoctor.launch.supervisor import RANK, RunRequest
 
-    # graphdoctor's pid: runs told to write the same report still record apart
-    template = ".rank" + RANK if options.nproc > 1 else ""
-    spool = options.output.with_name(f"{options.output.name}.{os.getpid()}{template}.spool")
+    spool = spool_path(options.output, ".rank" + RANK if options.nproc > 1 else "")
     return RunRequest(options.target, options.args, options.module, spool, options.mode,
                       options.timeout, argv=tuple(sys.argv[1:]), nproc=options.nproc)
 
 
-def _built(spools: list[Path], baseline: Trace | None,
-           recordings: list[Path]) -> Report | None:
+def _built(spools: list[Path], baseline: Trace | None, recordings: list[Path],
+           unwritten: dict[Path, bytes]) -> Report | None:
     from graphdoctor.report.recorded import report_from_spools
 
     try:
-        return report_from_spools(spools, baseline)
+        return report_from_spools(spools, baseline, unwritten=unwritten)
     except Exception as error:  # noqa: BLE001 - keep the user's exit code and the raw data
         say(f"graphdoctor: internal error while building the report: {error!r}; "
             f"{_kept(recordings)}")
         return None
 
 
-def _saved(report: Report, options: RunOptions, spools: list[Path]) -> bool:
+def _saved(report: Report, options: RunOptions, spools: list[Path]) -> Path | None:
+    """Where the report was written: ``-o``, or a name beside it if another run wrote
+    ``-o`` while this one ran (said in one line); None if it could not be written."""
     from graphdoctor.report.io import save
-    from graphdoctor.report.redact import redact as redacted
+    from graphdoctor.report.redact import redact
 
     try:
-        save(redacted(report) if options.redact else report, options.output)
-    except OSError as error:
-        say(f"graphdoctor: the report cannot be written to {options.output} "
-            f"({error.strerror or error}); {_kept(spools)}")
-        return False
-    return True
+        path = unless_replaced(options.output, options.seen)
+        save(redact(report, options.secrets) if options.redact else report, path)
+    except (OSError, GraphDoctorError) as error:
+        why = error.strerror if isinstance(error, OSError) and error.strerror else error
+        say(f"graphdoctor: the report cannot be written to {options.output} ({why}); "
+            f"{_kept(spools)}")
+        return None
+    if path != options.output:
+        say(f"graphdoctor: another run wrote {options.output} while this one ran; this "
+            f"run's report is {path}")
+    return path
 
 
 def _kept(spools: list[Path]) -> str:
-    return f"the raw recording is kept at {', '.join(map(str, spools))}"
+    held = [spool for spool in spools if spool.exists() and spool.stat().st_size]
+    if not held:
+        return "nothing was recorded"
+    return f"the raw recording is kept at {', '.join(map(str, held))}"
 
 
 def _kept_name(keep: Path | None, rank: int, nproc: int) -> Path | None:
@@ -232,10 +270,17 @@ def _kept_name(keep: Path | None, rank: int, nproc: int) -> Path | None:
 
 
 def _finish_spool(spool: Path, keep: Path | None) -> None:
+    """Keep the spool where --keep-spool asks (said in one line where it cannot be: the
+    report is written), then remove it."""
     if keep is not None:
         from graphdoctor.trace.spool import compress
 
-        compress(spool, keep) if keep.suffix == ".gz" else os.replace(spool, keep)
+        try:
+            compress(spool, keep) if keep.suffix == ".gz" else os.replace(spool, keep)
+        except OSError as error:
+            say(f"graphdoctor: the raw recording could not be kept at {keep} "
+                f"({error.strerror or error})")
+            keep.unlink(missing_ok=True)
     spool.unlink(missing_ok=True)
 
 

@@ -16,7 +16,7 @@ LAUNCHER = "torch.distributed.run"
 
 
 def main() -> None:
-    end_with_parent()
+    end_with_parent(records=False)  # each rank looks after its own recording
     runpy.run_module(LAUNCHER, run_name="__main__", alter_sys=True)
 
 

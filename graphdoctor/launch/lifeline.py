@@ -4,6 +4,12 @@
 each process below it watches its own parent: the recording child and a distributed run's
 launcher watch graphdoctor, each rank watches the launcher. Once the parent is gone, the
 process writes out what it holds and ends its process group, which holds whatever it started.
+A process that records (the child, each rank) ends every process below it as well, those in
+sessions of their own included; a distributed run's launcher leaves its ranks to do so.
+
+Nobody will read the recording's scratch files then (:data:`RECORDING_ENV`): the recording
+process removes its tail once its records are out, and its fault file unless faulthandler
+wrote stacks there, and says in one line where the recording is kept.
 
 A thread polls ``os.getppid()``, which changes as soon as the parent dies (init or a
 subreaper adopts the orphan) on every POSIX system. A process stopped by Ctrl-Z runs no
@@ -15,35 +21,55 @@ process before it could write its last records.)
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+
+from graphdoctor.launch.notice import tell
+from graphdoctor.launch.process_tree import kill_below
 
 # graphdoctor's pid, for the process it starts: a parent that dies before the watch begins
 # is still noticed. That process removes it, so that its own children watch their parent.
 PARENT_ENV = "GRAPHDOCTOR_PARENT"
+# The recording's files, a JSON object ({"spool", "tail", "fault"}, with "{rank}" for each
+# rank's): the tail and the fault file are the parent's to read, and to remove.
+RECORDING_ENV = "GRAPHDOCTOR_RECORDING"
 POLL_S = 0.1
+SAY_WITHIN_S = 0.5
 _PR_SET_PDEATHSIG = 1
 
 
-def end_with_parent(before_ending: Callable[[], object] = lambda: None) -> None:
-    """Watch this process's parent from a daemon thread; when it dies, call
-    ``before_ending`` and end this process and its group."""
+def end_with_parent(before_ending: Callable[[], object] = lambda: None, *,
+                    records: bool = True) -> None:
+    """Watch this process's parent from a daemon thread; when it dies, end every process
+    below this one (where it ``records``), call ``before_ending``, and end this process and
+    its group. A launcher (``records=False``) leaves its ranks, and the recording's files,
+    to the ranks' own lifelines."""
     expected = int(os.environ.pop(PARENT_ENV, "0")) or os.getppid()
+    files = _recording_files() if records else None
     _wake_when_orphaned()
-    threading.Thread(target=_watch, args=(expected, before_ending), daemon=True,
+    threading.Thread(target=_watch, args=(expected, before_ending, files), daemon=True,
                      name="graphdoctor-lifeline").start()
 
 
-def _watch(parent: int, before_ending: Callable[[], object]) -> None:
+def _watch(parent: int, before_ending: Callable[[], object],
+           files: RecordingFiles | None) -> None:
     while os.getppid() == parent:
         time.sleep(POLL_S)
+    if files is not None:  # first, so that nothing runs on below while this one writes out
+        kill_below(os.getpid())
+    written = False
     try:
         before_ending()
+        written = True
     finally:
+        if files is not None:
+            files.left_behind(written)
         end_own_group()
 
 
@@ -53,6 +79,60 @@ def end_own_group() -> None:
     if os.getpgrp() == os.getpid():
         os.killpg(os.getpid(), signal.SIGKILL)
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+@dataclass(frozen=True)
+class RecordingFiles:
+    spool: str
+    tail: str
+    fault: str
+
+    def left_behind(self, written: bool) -> None:
+        """Remove the tail once its records are in the spool (``written``), and the fault
+        file unless it holds stacks; say, in one line, what stays and where."""
+        kept = [] if written and _removed(self.tail) else [f"its last records at {self.tail}"]
+        if not _removed_if_empty(self.fault):
+            kept.append(f"its stacks at {self.fault}")
+        _say_briefly(f"graphdoctor: graphdoctor itself was killed, so the script is stopped; "
+                     f"its recording is kept at {', '.join([self.spool, *kept])}")
+
+
+def _say_briefly(line: str) -> None:
+    """Say it from a thread of its own, waiting ``SAY_WITHIN_S`` at most: a stderr nobody
+    reads any more (a full pipe) must not keep the process from ending."""
+    saying = threading.Thread(target=tell, args=(line,), daemon=True)
+    saying.start()
+    saying.join(SAY_WITHIN_S)
+
+
+def _recording_files() -> RecordingFiles | None:
+    """This process's recording files, from the variable the parent set (taken out of the
+    environment: the script's own processes record nothing)."""
+    try:
+        named = json.loads(os.environ.pop(RECORDING_ENV))
+        rank = os.environ.get("RANK", "0")  # set by torch.distributed's launcher
+        return RecordingFiles(*(str(named[key]).replace("{rank}", rank)
+                                for key in ("spool", "tail", "fault")))
+    except (KeyError, ValueError, TypeError):  # started by something other than graphdoctor
+        return None
+
+
+def _removed(path: str) -> bool:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _removed_if_empty(path: str) -> bool:
+    try:
+        empty = os.path.getsize(path) == 0
+    except OSError:
+        return True  # gone already
+    return empty and _removed(path)
 
 
 def _wake_when_orphaned() -> None:

@@ -7,16 +7,27 @@ process group (a distributed run's launcher passes them to the ranks, as torchru
 first one is kept as the reason the run ended. Ctrl-Z stops every group of the run before
 graphdoctor stops itself, and ``fg`` resumes them with it: SIGSTOP, since a group in another
 session ignores SIGTSTP.
+
+The relay also notes when graphdoctor was first asked to stop the run, so that a script that
+goes on regardless can be killed (the supervisor decides when). Once the run is over, the
+signals that still come are kept, and raised again when the relay steps down: they are for
+whoever handles them next (finishing the report), not for a run that is gone: the script's
+process is looked at, so a Ctrl-C just after the script exited is not taken for the reason
+the run ended.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Callable, Iterable
 from types import FrameType, TracebackType
 
 ENDING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+# Those after which a script that goes on is killed. Not SIGQUIT: it asks for a core dump,
+# which a large process can take long to write.
+STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 Handler = Callable[[int, FrameType | None], object] | int | None
 
@@ -26,9 +37,12 @@ class SignalRelay:
 
     def __init__(self, script_group: int, every_group: Callable[[], set[int]]):
         self.received: int | None = None  # the first ending signal graphdoctor was sent
+        self._stop_asked: tuple[int, float] | None = None  # the first stopping one, and when
         self._script_group = script_group
         self._every_group = every_group
         self._previous: dict[int, Handler] = {}
+        self._over = False
+        self._late: list[int] = []  # sent once the run was over
 
     def __enter__(self) -> SignalRelay:
         handlers: dict[int, Handler] = dict.fromkeys(ENDING_SIGNALS, self._pass_on)
@@ -40,10 +54,28 @@ class SignalRelay:
                  trace: TracebackType | None) -> None:
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)
+        for signum in self._late:
+            signal.raise_signal(signum)
+
+    def run_over(self) -> None:
+        """The script has ended: the signals that come from now on are not passed on."""
+        self._over = True
+
+    def unheeded(self, grace_s: float) -> int | None:
+        """The stopping signal passed on to the script more than ``grace_s`` ago, if any."""
+        if self._stop_asked is None:
+            return None
+        signum, when = self._stop_asked
+        return signum if time.monotonic() - when > grace_s else None
 
     def _pass_on(self, signum: int, frame: FrameType | None) -> None:
+        if self._over or _ended(self._script_group):
+            self._late.append(signum)
+            return
         if self.received is None:
             self.received = signum
+        if signum in STOPPING_SIGNALS and self._stop_asked is None:
+            self._stop_asked = (signum, time.monotonic())
         send(signum, [self._script_group])
 
     def _suspend(self, signum: int, frame: FrameType | None) -> None:
@@ -53,6 +85,17 @@ class SignalRelay:
         os.kill(os.getpid(), signal.SIGTSTP)  # graphdoctor stops here until SIGCONT (fg)
         signal.signal(signal.SIGTSTP, self._suspend)
         send(signal.SIGCONT, groups)
+
+
+def _ended(child: int) -> bool:
+    """Whether this process's child has ended (the supervisor may not have noticed yet),
+    without reaping it; False where that cannot be told."""
+    try:
+        return os.waitid(os.P_PID, child, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # reaped already
+        return True
+    except (AttributeError, OSError):  # no waitid (macOS), or not this process's child
+        return False
 
 
 def send(signum: int, groups: Iterable[int]) -> None:

@@ -7,35 +7,53 @@ graphdoctor are passed on (:mod:`graphdoctor.launch.relay`); when one ends the r
 the run left is ended too, and the run is marked interrupted. Were graphdoctor killed
 outright, the child notices and ends itself (:mod:`graphdoctor.launch.lifeline`). With
 ``nproc > 1`` the ranks start through torch.distributed's own launcher (by way of
-:mod:`graphdoctor.launch.launcher`), each recording to its own spool. Whatever way the run
-ends, the parent appends one ``run_end`` record to every spool: the exit code, the signal,
-whether it timed out or was interrupted, and the stacks faulthandler wrote for that process;
-before it, whatever the child's tail file still held (:mod:`graphdoctor.trace.spool_tail`).
+:mod:`graphdoctor.launch.launcher`), each recording to its own spool.
+
+A script that goes on ``ESCALATE_AFTER_S`` after graphdoctor passed on SIGINT, SIGTERM or
+SIGHUP (it ignores or mishandles them) is killed with SIGKILL, and the report says so: the
+script was killed by SIGKILL, after the signal it did not end on. When the run is over,
+whatever it left running is ended too, sessions of their own included
+(:mod:`graphdoctor.launch.leftovers`): graphdoctor is a subreaper meanwhile, so the orphans
+of the run come to it.
+
+Whatever way the run ends, the parent appends one ``run_end`` record to every spool: the exit
+code, the signal, whether it timed out or was interrupted, and the stacks faulthandler wrote
+for that process; before it, whatever the child's tail file still held
+(:mod:`graphdoctor.trace.spool_tail`) and a note for what graphdoctor had to end. The tail and
+fault files are removed then, or named where they cannot be.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphdoctor.errors import UnwritableFolderError
 from graphdoctor.launch import launcher
 from graphdoctor.launch.child_process import CHILD_ENV, CHILD_MODULE, DUMP_STACKS_SIGNAL
-from graphdoctor.launch.lifeline import PARENT_ENV
+from graphdoctor.launch.leftovers import Leftovers, end_leftovers
+from graphdoctor.launch.lifeline import PARENT_ENV, RECORDING_ENV
+from graphdoctor.launch.notice import tell
+from graphdoctor.launch.process_tree import adopting_orphans
 from graphdoctor.launch.relay import SignalRelay, send
 from graphdoctor.trace import spool_records as sr
-from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT
-from graphdoctor.trace.spool import append_record, read_records
-from graphdoctor.trace.spool_tail import recover, tail_path
+from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT, signal_name
+from graphdoctor.trace.spool import appended_or_kept, encoded, read_records
+from graphdoctor.trace.spool_tail import tail_path, unappended
 
 TIMEOUT_EXIT = 124
 DUMP_GRACE_S = 2.0
+# How long a script may go on after a signal graphdoctor passed on before it is killed: time
+# to save a checkpoint and close files, not to go on for good.
+ESCALATE_AFTER_S = 10.0
+_POLL_S = 0.1
 RANK = "{rank}"
 # Multicast over NVLink can take a shared host's GPUs down; leave it off unless asked.
 DISTRIBUTED_DEFAULTS = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1"}
@@ -62,34 +80,93 @@ class RunRequest:
 @dataclass(frozen=True)
 class RunEnd:
     exit_code: int
-    reason: str  # one of graphdoctor.trace.endings
-    signal: int | None
+    reason: str  # one of graphdoctor.trace.endings; INTERRUPTED whenever graphdoctor was told
+    signal: int | None  # to stop: the signal it was sent, or SIGKILL once it had to kill
     wall_ns: int
     spools: tuple[Path, ...] = ()
+    # the signal passed on that the script went on after; graphdoctor then killed it
+    killed_after: int | None = None
+    # per spool, the records that could not be appended to it (a full disk, a file-size
+    # limit): the report is built with them from memory
+    unwritten: dict[Path, bytes] = field(default_factory=dict)
 
 
 def record(request: RunRequest) -> RunEnd:
-    """Run the child (or the ranks) to the end and append ``run_end`` to each spool."""
-    for spool in request.spools():
-        _create(spool)
-        _create(_fault_file(spool))
-        _create(tail_path(spool))
-    started = time.perf_counter_ns()
-    child = _spawn(request)
-    ending = _wait(child, request)
-    end = _run_end(ending, time.perf_counter_ns() - started, request.spools())
-    if end.reason == INTERRUPTED:  # graphdoctor was told to stop: leave nothing running
-        send(signal.SIGKILL, _groups(child, request.spools()))
-    for spool in request.spools():
+    """Run the child (or the ranks) to the end, end whatever the run left running, and append
+    ``run_end`` to each spool. A signal sent once the script is gone is raised again on
+    return, for whoever handles it then."""
+    spools = request.spools()
+    for spool in spools:
+        for path in (spool, _fault_file(spool), tail_path(spool)):
+            _create(path)
+    with adopting_orphans() as earlier_children:
+        started = time.perf_counter_ns()
+        child = _spawn(request)
+        with SignalRelay(child.pid, lambda: _groups(child, spools)) as relay:
+            ending = _wait(child, request, relay)
+            relay.run_over()
+            end = _run_end(ending, time.perf_counter_ns() - started, spools)
+            if end.reason == INTERRUPTED:  # graphdoctor was told to stop: leave nothing running
+                send(signal.SIGKILL, _groups(child, spools))
+            leftovers = end_leftovers(earlier_children)
+            unwritten = close_spools(request, end, leftovers)
+    return dataclasses.replace(end, unwritten=unwritten)
+
+
+def close_spools(request: RunRequest, end: RunEnd, leftovers: Leftovers) -> dict[Path, bytes]:
+    """Append to each spool what its tail still held, graphdoctor's notes and ``run_end``;
+    then remove the tail and fault files, naming those that stay. What could not be
+    appended is returned, per spool, for the report to be built with."""
+    if leftovers.ended:
+        tell(leftovers.line())
+    stuck: list[str] = []
+    unwritten: dict[Path, bytes] = {}
+    for index, spool in enumerate(request.spools()):
         fault = _fault_file(spool)
-        recover(spool, tail_path(spool))  # what the child had not appended when it ended
-        append_record(spool, sr.RunEnd({
-            "exit_code": end.exit_code, "reason": end.reason, "signal": end.signal,
-            "wall_ns": end.wall_ns, "timeout_s": request.timeout_s, "nproc": request.nproc,
-            "stacks": fault.read_text(errors="replace")[-200_000:]}))
-        _remove(fault)
-        _remove(tail_path(spool))
-    return end
+        notes = _notes(end, leftovers if index == 0 else Leftovers())
+        run_end = _run_end_record(end, request, fault)
+        # what the child had not appended when it ended, then graphdoctor's own records
+        left, why = appended_or_kept(spool, unappended(spool, tail_path(spool))
+                                     + encoded([*notes, run_end]))
+        if left:  # the last run_end read is the one that counts: it says why
+            run_end.info["spool_error"] = why
+            unwritten[spool] = left + encoded([run_end])
+        stuck += [error for path in (fault, tail_path(spool)) if (error := _remove(path))]
+    if stuck:
+        tell(f"graphdoctor: could not remove {'; '.join(stuck)}; the report does not need them")
+    return unwritten
+
+
+def _run_end_record(end: RunEnd, request: RunRequest, fault: Path) -> sr.RunEnd:
+    """A script killed after ignoring the signal passed on is recorded as killed by SIGKILL,
+    the signal that ended it; the one it ignored is kept as ``passed_on``."""
+    reason = SIGNALLED if end.killed_after is not None else end.reason
+    return sr.RunEnd({
+        "exit_code": end.exit_code, "reason": reason, "signal": end.signal,
+        "passed_on": end.killed_after, "wall_ns": end.wall_ns,
+        "timeout_s": request.timeout_s, "nproc": request.nproc,
+        "stacks": _read(fault)[-200_000:]})
+
+
+def _notes(end: RunEnd, leftovers: Leftovers) -> list[sr.NoteRecord]:
+    notes = []
+    if end.killed_after is not None:
+        notes.append(sr.NoteRecord("the end of the run", (
+            f"graphdoctor was sent {signal_name(end.killed_after)} and passed it on, but the "
+            f"script went on for {ESCALATE_AFTER_S:g} s, so graphdoctor killed it with "
+            "SIGKILL: the records it would have written on ending are missing")))
+    if leftovers.ended:
+        notes.append(sr.NoteRecord("processes the script left running", (
+            f"graphdoctor ended them when the run was over ({leftovers.described()}); what "
+            "they did is not recorded")))
+    return notes
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
 
 
 def _create(path: Path) -> None:
@@ -101,11 +178,14 @@ def _create(path: Path) -> None:
         raise UnwritableFolderError(path.parent, error) from None
 
 
-def _remove(path: Path) -> None:
+def _remove(path: Path) -> str:
+    """Remove the file; "" once it is gone, else the file and why it stays (a folder
+    made read-only meanwhile): the report is made all the same."""
     try:
         path.unlink(missing_ok=True)
-    except OSError:  # the folder became read-only: the file stays, the report is still made
-        pass
+    except OSError as error:
+        return f"{path} ({error.strerror or error})"
+    return ""
 
 
 def _fault_file(spool: Path) -> Path:
@@ -115,10 +195,11 @@ def _fault_file(spool: Path) -> Path:
 def _spawn(request: RunRequest) -> subprocess.Popen[bytes]:
     env = {**os.environ, **dict(request.env)}
     env[PARENT_ENV] = str(os.getpid())
+    files = {"spool": str(request.spool), "fault": str(_fault_file(request.spool)),
+             "tail": str(tail_path(request.spool))}
+    env[RECORDING_ENV] = json.dumps(files)  # for the lifeline, should graphdoctor be killed
     env[CHILD_ENV] = json.dumps({
-        "spool": str(request.spool), "fault": str(_fault_file(request.spool)),
-        "tail": str(tail_path(request.spool)),
-        "mode": request.mode, "target": request.target, "args": list(request.args),
+        **files, "mode": request.mode, "target": request.target, "args": list(request.args),
         "module": request.module, "argv": list(request.argv),
     })
     command = [sys.executable, *_warning_options(), "-m", CHILD_MODULE]
@@ -144,18 +225,38 @@ class _Ending:
     reason: str  # EXITED, TIMED_OUT or INTERRUPTED; the return code tells a signal's death
     returncode: int
     received: int | None  # the signal graphdoctor was sent, when that ended the run
+    escalated: bool = False  # the script went on after it, and graphdoctor killed it
 
 
-def _wait(child: subprocess.Popen[bytes], request: RunRequest) -> _Ending:
-    with SignalRelay(child.pid, lambda: _groups(child, request.spools())) as relay:
-        try:
-            returncode = child.wait(timeout=request.timeout_s)
-        except subprocess.TimeoutExpired:
+def _wait(child: subprocess.Popen[bytes], request: RunRequest, relay: SignalRelay) -> _Ending:
+    deadline = None if request.timeout_s is None else time.monotonic() + request.timeout_s
+    while (returncode := _returncode(child)) is None:
+        if deadline is not None and time.monotonic() >= deadline:
             _end_hung_run(child, request.spools())
             return _Ending(TIMED_OUT, child.wait(), None)
+        if (ignored := relay.unheeded(ESCALATE_AFTER_S)) is not None:
+            return _escalate(child, request.spools(), ignored)
     if relay.received is not None:
         return _Ending(INTERRUPTED, returncode, relay.received)
     return _Ending(EXITED, returncode, None)
+
+
+def _returncode(child: subprocess.Popen[bytes]) -> int | None:
+    """The child's return code, or None while it runs on after a short wait (the signals
+    passed on are handled meanwhile)."""
+    try:
+        return child.wait(timeout=_POLL_S)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def _escalate(child: subprocess.Popen[bytes], spools: list[Path], ignored: int) -> _Ending:
+    """SIGKILL every process group of a run that went on after ``ignored`` was passed on."""
+    tell(f"graphdoctor: the script went on {ESCALATE_AFTER_S:g} s after {signal_name(ignored)};"
+         " killing it (SIGKILL)")
+    send(signal.SIGKILL, _groups(child, spools))
+    returncode = child.wait()
+    return _Ending(INTERRUPTED, returncode, ignored, escalated=returncode == -signal.SIGKILL)
 
 
 def _end_hung_run(child: subprocess.Popen[bytes], spools: list[Path]) -> None:
@@ -202,6 +303,9 @@ def _run_end(ending: _Ending, wall_ns: int, spools: list[Path]) -> RunEnd:
     code = 128 - ending.returncode if ending.returncode < 0 else ending.returncode
     if ending.reason == TIMED_OUT:
         return RunEnd(TIMEOUT_EXIT, TIMED_OUT, signal.SIGKILL, wall_ns, tuple(spools))
+    if ending.escalated:
+        return RunEnd(code, INTERRUPTED, signal.SIGKILL, wall_ns, tuple(spools),
+                      killed_after=ending.received)
     if ending.reason == INTERRUPTED:
         return RunEnd(code, INTERRUPTED, ending.received, wall_ns, tuple(spools))
     if ending.returncode < 0:

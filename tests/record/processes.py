@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -33,3 +34,11 @@ def assert_gone(pids: Iterable[int], within: float = ENDED_WITHIN_S) -> None:
     pids = list(pids)
     wait_for(lambda: not any(state(pid) for pid in pids), within,
              f"processes {[p for p in pids if state(p)]} were still running")
+
+
+def with_default_signals() -> None:
+    """In a process the test starts (``preexec_fn``): the default action for the signals the
+    test sends, whatever the test run inherited (``nohup``, a job started in the
+    background): a signal ignored there stays ignored in every process started below."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(signum, signal.SIG_DFL)

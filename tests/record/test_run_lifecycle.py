@@ -3,7 +3,8 @@ closes (SIGHUP), Ctrl-C, ``kill``, Ctrl-\\ (SIGQUIT), ``kill -9``, and Ctrl-Z th
 
 No process is left behind: the script, what it started, and every rank of a distributed run
 end within 2 s of graphdoctor. Wherever graphdoctor lives on, it writes the report, marked
-incomplete with the signal it was sent.
+incomplete with the signal it was sent; a script that goes on regardless is killed, and the
+report says so. No scratch file is left behind without a word.
 """
 
 from __future__ import annotations
@@ -22,10 +23,19 @@ from pathlib import Path
 
 import pytest
 
+from graphdoctor.launch.leftovers import Leftovers
+from graphdoctor.launch.supervisor import ESCALATE_AFTER_S, RunEnd, RunRequest, close_spools
 from graphdoctor.report.io import load
-from graphdoctor.trace.endings import INTERRUPTED
+from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED
 from graphdoctor.trace.spool import read_records
-from tests.record.processes import HAS_PROC, assert_gone, state, wait_for
+from graphdoctor.trace.spool_tail import tail_path
+from tests.record.processes import (
+    HAS_PROC,
+    assert_gone,
+    state,
+    wait_for,
+    with_default_signals,
+)
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not HAS_PROC, reason="reads process states from /proc")]
@@ -49,10 +59,11 @@ def signal_id(signum: int) -> str:
 
 def as_a_job() -> None:
     """In graphdoctor's process: a process group of its own within this session, as a shell
-    starts a job, so that SIGTSTP stops it the way Ctrl-Z does; and no core file from
-    SIGQUIT."""
+    starts a job, so that SIGTSTP stops it the way Ctrl-Z does; no core file from SIGQUIT;
+    and the signals the tests send acted on, however the test run was started."""
     os.setpgid(0, 0)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    with_default_signals()
 
 
 def start(tmp_path: Path, source: str, *options: str) -> subprocess.Popen[str]:
@@ -119,6 +130,7 @@ def test_closing_the_terminal_ends_the_script_and_writes_the_report(tmp_path: Pa
 def take_terminal() -> None:
     """Make the terminal on stdin this new session's controlling terminal."""
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    with_default_signals()
 
 
 def test_kill_9_of_graphdoctor_ends_the_script_which_flushes_its_recording(
@@ -135,6 +147,11 @@ def test_kill_9_of_graphdoctor_ends_the_script_which_flushes_its_recording(
     tags = [record[0] for record in read_records(spool)]
     assert "warn" in tags, "records buffered when graphdoctor died were written out"
     assert tags[-1] == "note" and not (tmp_path / "report.json").exists()
+    assert parent.stderr is not None
+    said = parent.stderr.read()  # the script's stderr too: it is gone, so this ends
+    assert f"its recording is kept at {spool.resolve()}\n" in said, said
+    left = sorted(p.name for p in tmp_path.iterdir() if p.suffix in (".tail", ".fault"))
+    assert not left, "the tail is in the spool, and faulthandler wrote no stacks"
 
 
 def test_ctrl_z_stops_the_script_with_graphdoctor_and_fg_resumes_both(tmp_path: Path) -> None:
@@ -228,3 +245,56 @@ def test_ctrl_z_stops_every_rank_and_fg_resumes_them(tmp_path: Path) -> None:
         assert_gone(pids)
     finally:
         end_leftovers(pids)
+
+
+def ignoring(signum: int) -> str:
+    """A script that ignores ``signum``, says its pid, then works for two minutes."""
+    return f"""
+import os, signal, time
+signal.signal(signal.{signal.Signals(signum).name}, signal.SIG_IGN)
+with open("pids.tmp", "w") as out:
+    out.write(str(os.getpid()))
+os.replace("pids.tmp", "pids")
+for _ in range(1200):
+    time.sleep(0.1)
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=signal_id)
+def test_a_script_that_goes_on_after_the_signal_is_killed_and_the_report_says_so(
+        tmp_path: Path, signum: int) -> None:
+    parent = start(tmp_path, ignoring(signum))
+    pids = pids_of(tmp_path / "pids", parent)
+    try:
+        sent = time.monotonic()
+        os.kill(parent.pid, signum)
+        _, stderr = parent.communicate(timeout=120)
+        waited = time.monotonic() - sent
+        assert_gone(pids)
+    finally:
+        end_leftovers(pids)
+    name = signal.Signals(signum).name
+    assert parent.returncode == 128 + signal.SIGKILL, stderr
+    assert waited >= ESCALATE_AFTER_S, "the script was given its time to end"
+    assert f"went on {ESCALATE_AFTER_S:g} s after {name}; killing it (SIGKILL)" in stderr
+    trace = load(tmp_path / "report.json").trace
+    status = trace.status
+    assert (status.reason, status.signal, status.exit_code) == (SIGNALLED, signal.SIGKILL, 137)
+    [note] = [n for n in trace.meta.not_recorded if n.what == "the end of the run"]
+    assert f"graphdoctor was sent {name} and passed it on" in note.why
+
+
+def test_a_scratch_file_that_cannot_be_removed_is_named(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    request = RunRequest("script.py", (), False, tmp_path / "r.spool")
+    request.spool.write_text("")
+    fault = request.spool.with_suffix(".fault")
+    fault.write_text("")
+    tail = tail_path(request.spool)
+    tail.mkdir()  # a folder in its place: unlink fails, as in a folder made read-only
+    (tail / "kept").write_text("")
+    close_spools(request, RunEnd(0, EXITED, None, 1), Leftovers())
+    said = capsys.readouterr().err
+    assert f"graphdoctor: could not remove {tail} (" in said and str(fault) not in said
+    assert not fault.exists() and tail.is_dir()
+    assert [record[0] for record in read_records(request.spool)] == ["run_end"]
