@@ -59,6 +59,10 @@ def _graph_verdict(view: TraceView, graph: Graph, findings: Sequence[Finding]) -
         return Verdict(subject, FAILED, f"capture failed: {summary}", graph=graph.id,
                        findings=ids)
     m = measure.of_graph(view, graph)
+    if m.replays == 0 and view.trace.status.recording_stopped:
+        return Verdict(subject, UNMEASURED, "no replay was recorded: the recording stopped "
+                       f"early ({view.trace.status.recording_stopped})", graph=graph.id,
+                       findings=ids)
     advice = unmeasured.for_graph(view, graph, m) if _lacks_eager(m) else ""
     return _measured(subject, m, mine, ids, advice, graph=graph.id)
 

@@ -48,6 +48,7 @@ from graphdoctor.trace.names import (
     EAGER_CALL,
     PATH_TARGET,
     RECOMPILE,
+    RECORDING_STOPPED,
     RECORDING_TRIGGER,
     REPLAYING_CALL,
     STILL_CAPTURING,
@@ -260,15 +261,19 @@ def _status(b: Builder, trace: Trace) -> RunStatus:
     exit_code = (b.end or {}).get("exit_code", run_end.get("exit_code")) \
         if reason == EXITED else run_end.get("exit_code")
     last_phase = phases.PhaseIndex(trace.phases).phase_at(b.last_t)
+    stopped = str(run_end.get("spool_error") or next(
+        (n.why for n in b.notes if n.what == RECORDING_STOPPED), ""))
     return RunStatus(
         complete=finished and reason == EXITED, reason=reason, exit_code=exit_code,
         signal=run_end.get("signal"), last_phase=last_phase,
-        message=_status_message(reason, run_end, finished), wall_ns=run_end.get("wall_ns", 0),
+        message=_status_message(reason, run_end, finished, stopped),
+        wall_ns=run_end.get("wall_ns", 0),
         stacks_at_end=run_end.get("stacks", "") if not finished or reason != EXITED else "",
+        recording_stopped=stopped,
     )
 
 
-def _status_message(reason: str, run_end: dict[str, Any], finished: bool) -> str:
+def _status_message(reason: str, run_end: dict[str, Any], finished: bool, stopped: str) -> str:
     if reason == TIMED_OUT:
         return f"the script ran past the {run_end.get('timeout_s')} s time-out and was killed"
     if reason == SIGNALLED:
@@ -278,9 +283,9 @@ def _status_message(reason: str, run_end: dict[str, Any], finished: bool) -> str
                 "to the script")
     if reason == UNKNOWN:
         return "the recording has no end record: graphdoctor itself was interrupted"
-    if not finished and run_end.get("spool_error"):
+    if not finished and stopped:
         return (f"the recording stops early: its spool could not be written to the end "
-                f"({run_end['spool_error']}); the script ran on without it")
+                f"({stopped}); the script ran on without it")
     if not finished:
         return "the script ended without letting graphdoctor finish (os._exit or a fatal error)"
     return ""

@@ -189,6 +189,8 @@ class RunStatus:
     message: str = ""
     wall_ns: int = 0
     stacks_at_end: str = ""  # faulthandler dump on a crash or a time-out
+    # why the recording stopped before the run did (its spool could not be written), or ""
+    recording_stopped: str = ""
 
 
 @dataclass

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from graphdoctor.trace.names import RECORDING_NOTE
+from graphdoctor.trace.names import RECORDING_STOPPED
 from graphdoctor.trace.spool_records import URGENT, NoteRecord, SpoolRecord, encode
 from graphdoctor.trace.spool_tail import Pending
 from graphdoctor.trace.untrusted import (
@@ -120,7 +120,7 @@ class SpoolWriter:
             os.close(self._fd)
             self._fd = None
         self._pending.written(self._size)
-        note = self._json(encode(NoteRecord(RECORDING_NOTE, self.failure)))
+        note = self._json(encode(NoteRecord(RECORDING_STOPPED, self.failure)))
         self._pending.add(f"\n{note}\n".encode())  # "\n": after a torn line
         _say(f"graphdoctor: recording {self.failure}; the script goes on\n")
 
