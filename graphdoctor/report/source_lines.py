@@ -41,7 +41,7 @@ MAX_SOURCE_BYTES = 2 * 2**20  # far above any source file; far below what hurts 
 SYSTEM_FOLDERS = ("/proc", "/sys", "/dev", "/etc", "/run", "/boot", "/usr", "/bin", "/sbin",
                   "/lib", "/lib64", "/var/run", "/var/lib")
 HOME_PARENTS = ("home", "Users")
-SOURCE_SUFFIX = ".py"  # the only files whose lines a report shows
+SOURCE_SUFFIX = ".py"  # the only files a spool from elsewhere may have shown
 SOURCE_LINES = "source lines"
 MODIFIED_SLACK_S = 1.0  # a run's start is recorded to the second
 # Why a file's lines were not read, as the report's note says it.
