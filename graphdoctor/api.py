@@ -12,7 +12,6 @@ Importing this module imports no torch; recording does.
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import sys
 import tempfile
@@ -26,6 +25,7 @@ from graphdoctor.diagnose.model import SEVERITY_RANK, WARNING, Finding, Verdict
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report.gates import TEST_CONDITIONS, Trip, parse_conditions
 from graphdoctor.report.gates import check as tripped
+from graphdoctor.trace.run_files import RunFiles, recording_report
 
 if TYPE_CHECKING:
     from graphdoctor.record.in_process import InProcessRecording
@@ -148,7 +148,7 @@ class Recording:
         from graphdoctor.record.in_process import begin
 
         report_path = reserve_report_path(self._report_dir, self.label)
-        spool = report_path.with_name(report_path.name + ".spool")
+        spool = RunFiles.of_recording(report_path).spool
         try:
             self._in_process = begin(spool, self.label)
         except BaseException:
@@ -238,19 +238,12 @@ def set_report_dir(folder: Path | None) -> Callable[[], None]:
 
 def reserve_report_path(report_dir: str | os.PathLike[str] | None, label: str) -> Path:
     """A new report file for ``label`` in the folder, created empty so that no other
-    recording, in this process or another, takes its name."""
+    recording, in this process or another, takes its name (GraphDoctorError where none
+    can be)."""
     folder = Path(report_dir).absolute() if report_dir is not None else \
         (_report_dirs[-1] if _report_dirs else _temporary_dir())
     folder.mkdir(parents=True, exist_ok=True)
-    stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-.")[:120] or "recording"
-    for number in range(1, 10_000):
-        path = folder / (f"{stem}.json" if number == 1 else f"{stem}-{number}.json")
-        try:
-            path.open("x").close()
-        except FileExistsError:
-            continue
-        return path
-    raise FileExistsError(f"{folder}: no free report name for {stem}")
+    return recording_report(folder, label)
 
 
 _temporary: list[Path] = []

@@ -1,8 +1,9 @@
 """``graphdoctor run --baseline``: once the script has run as written, it runs again with
 CUDA graphs off (``GRAPHDOCTOR_GRAPHS=off``: torch.compile without CUDA graphs,
 make_graphed_callables' callables as they are, raw captures as written), recorded to a
-spool of its own. Its eager calls measure the graphs of the first run that ran nothing
-eagerly; its trace goes no further than that and the report's account of it."""
+spool of its own (:meth:`graphdoctor.trace.run_files.RunFiles.baseline`). Its eager calls
+measure the graphs of the first run that ran nothing eagerly; its trace goes no further than
+that and the report's account of it."""
 
 from __future__ import annotations
 
@@ -19,8 +20,6 @@ if TYPE_CHECKING:
     from graphdoctor.launch.supervisor import RunEnd, RunRequest
     from graphdoctor.trace.model import Trace
 
-BASELINE_SPOOL = ".baseline"  # inserted in the spool's name, before ".spool"
-
 
 @dataclass(frozen=True)
 class BaselineRecording:
@@ -30,9 +29,7 @@ class BaselineRecording:
 
 def graphs_off(request: RunRequest) -> RunRequest:
     """The same run with CUDA graphs off, recording to a spool of its own."""
-    spool = request.spool.with_name(request.spool.name.replace(".spool", BASELINE_SPOOL
-                                                               + ".spool", 1))
-    return dataclasses.replace(request, spool=spool,
+    return dataclasses.replace(request, files=request.files.baseline(),
                                env=(*request.env, (GRAPHS_ENV, GRAPHS_OFF)))
 
 
@@ -59,11 +56,3 @@ def assembled(spool: Path, run: str) -> Trace | None:
         say(f"graphdoctor: the recording of {run} could not be read ({error!r}); it is left "
             "out")
         return None
-
-
-def kept_name(keep: Path | None) -> Path | None:
-    """Where ``--keep-spool`` keeps the baseline run's spool: beside the first's."""
-    if keep is None:
-        return None
-    return keep.with_name(keep.name.replace(".spool", BASELINE_SPOOL + ".spool", 1)
-                          if ".spool" in keep.name else keep.name + BASELINE_SPOOL)

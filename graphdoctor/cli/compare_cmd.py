@@ -28,6 +28,7 @@ from graphdoctor.launch.variants import (
 from graphdoctor.report.compare import CompareResult, CompareRun, VariantInfo, compared, to_json
 from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, describe_conditions
 from graphdoctor.trace.endings import INTERRUPTED
+from graphdoctor.trace.run_files import RunFiles, compare_report
 
 if TYPE_CHECKING:
     from graphdoctor.report.document import Report
@@ -121,8 +122,8 @@ def _record_all(target: str, args: tuple[str, ...], module: bool,
             if not quiet:
                 say(f"graphdoctor: compare run {number + 1}/{len(order)}: {variant.name} "
                     f"(repeat {repeat + 1})")
-            spool = Path(folder) / f"{number}.spool"
-            end = record(RunRequest(target, (*args, *variant.args), module, spool,
+            files = RunFiles.of_compare_run(Path(folder), number)
+            end = record(RunRequest(target, (*args, *variant.args), module, files,
                                     timeout_s=timeout, argv=tuple(sys.argv[1:]),
                                     env=variant.env))
             trace = assembled(end.spools[0], f"run {number + 1} ({variant.name})")
@@ -140,7 +141,7 @@ def _run_of(one: _Recorded, recorded: list[_Recorded], keep: Path | None) -> Com
                      and r.variant == WITHOUT_GRAPHS), None) \
         if one.variant == AS_WRITTEN else None
     report = _report(one.trace, baseline)
-    saved = _save(report, keep / f"{one.variant.name}-{one.repeat + 1}.json") if keep else ""
+    saved = _save(report, compare_report(keep, one.variant.name, one.repeat)) if keep else ""
     return CompareRun(one.variant.name, one.repeat, one.order, report, one.exit_code, saved)
 
 

@@ -20,6 +20,7 @@ from graphdoctor.report.gates import GATE_EXIT, Trip, parse_conditions
 from graphdoctor.report.redact import redact
 from graphdoctor.report.secrets import secret_values
 from graphdoctor.report.writing import write_file
+from graphdoctor.trace.run_files import gzipped
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_WIDTH = 100
@@ -73,7 +74,7 @@ def write(content: str | bytes, output: Path | None) -> None:
         return
     if str(output) in ("", "."):  # `-o ""` reaches here as Path(""), which is "."
         raise GraphDoctorError("-o needs a file name")
-    if output.suffix == ".gz":
+    if gzipped(output):
         data = gzip.compress(data, compresslevel=6, mtime=0)
     try:
         write_file(output, data)

@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from graphdoctor.cli.baseline_run import graphs_off, kept_name, record_baseline
+from graphdoctor.cli.baseline_run import record_baseline
 from graphdoctor.cli.common import handle_errors, say
 from graphdoctor.cli.reporting import fail_on_option, gate_exit
 from graphdoctor.cli.run_output import (
     Identity,
     identity,
     report_path,
-    spool_path,
+    run_files,
     unless_replaced,
 )
 from graphdoctor.errors import GraphDoctorError
@@ -28,6 +28,7 @@ from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, check, describe_cond
 from graphdoctor.report.redact import WHAT_GOES
 from graphdoctor.report.secrets import secret_values
 from graphdoctor.trace.names import CUPTI_ENV, FULL_MODE
+from graphdoctor.trace.run_files import RunFiles, gzipped
 
 if TYPE_CHECKING:
     from graphdoctor.launch.supervisor import RunRequest
@@ -187,7 +188,8 @@ def _record_and_report(options: RunOptions) -> tuple[int, Report | None, Path | 
         try:
             return _record_and_report_as_asked(options, request)
         except ReportStopped as stopped:
-            left = [s for s in (*request.spools(), graphs_off(request).spool) if s.exists()]
+            left = [s for s in (*request.files.spools(), request.files.baseline().spool)
+                    if s.exists()]
             say(f"graphdoctor: interrupted while writing the report; {_kept(left)}" if left
                 else "graphdoctor: interrupted once the report was written")
             return stopped.exit_code, None, None
@@ -207,21 +209,21 @@ def _record_and_report_as_asked(options: RunOptions, request: RunRequest
         for empty in (s for s in recordings if s.exists() and not s.stat().st_size):
             empty.unlink()  # a spool that could not be written: nothing to keep
         return end.exit_code, None, None
-    for rank, kept in enumerate(end.spools):
-        _finish_spool(kept, _kept_name(options.keep_spool, rank, options.nproc))
+    for files in request.files.ranks():
+        _finish_spool(files)
     if second is not None:
-        _finish_spool(second.spool, kept_name(options.keep_spool))
+        _finish_spool(request.files.baseline())
     if not options.quiet:
         _print_outcome(report, written)
     return end.exit_code, report, written
 
 
 def _request(options: RunOptions) -> RunRequest:
-    from graphdoctor.launch.supervisor import RANK, RunRequest
+    from graphdoctor.launch.supervisor import RunRequest
 
-    spool = spool_path(options.output, ".rank" + RANK if options.nproc > 1 else "")
-    return RunRequest(options.target, options.args, options.module, spool, options.mode,
-                      options.timeout, argv=tuple(sys.argv[1:]), nproc=options.nproc)
+    files = run_files(options.output, options.nproc, options.keep_spool)
+    return RunRequest(options.target, options.args, options.module, files, options.mode,
+                      options.timeout, argv=tuple(sys.argv[1:]))
 
 
 def _built(spools: list[Path], baseline: Trace | None, recordings: list[Path],
@@ -263,20 +265,15 @@ def _kept(spools: list[Path]) -> str:
     return f"the raw recording is kept at {', '.join(map(str, held))}"
 
 
-def _kept_name(keep: Path | None, rank: int, nproc: int) -> Path | None:
-    if keep is None or nproc == 1:
-        return keep
-    return keep.with_name(keep.name.replace(".spool", f".rank{rank}.spool", 1))
-
-
-def _finish_spool(spool: Path, keep: Path | None) -> None:
+def _finish_spool(files: RunFiles) -> None:
     """Keep the spool where --keep-spool asks (said in one line where it cannot be: the
     report is written), then remove it."""
+    spool, keep = files.spool, files.keep
     if keep is not None:
         from graphdoctor.trace.spool import compress
 
         try:
-            compress(spool, keep) if keep.suffix == ".gz" else os.replace(spool, keep)
+            compress(spool, keep) if gzipped(keep) else os.replace(spool, keep)
         except OSError as error:
             say(f"graphdoctor: the raw recording could not be kept at {keep} "
                 f"({error.strerror or error})")

@@ -1,10 +1,10 @@
 """Where ``graphdoctor run`` writes its report and its spool, settled before the script
-starts.
+starts (the names themselves are :mod:`graphdoctor.trace.run_files`').
 
 The default name carries the script's name and the second the run started. Runs started in
-the same second (a sweep, a CI matrix) each get a name of their own: the name is created,
-empty and exclusively, at once, and ``-2``, ``-3``... are added while it is taken. A folder
-that does not exist is an error, as it is for every command that writes a file.
+the same second (a sweep, a CI matrix) each get a name of their own: the name is claimed,
+created empty and exclusively, at once. A folder that does not exist is an error, as it is
+for every command that writes a file.
 
 Runs told to write the same ``-o`` at once each keep their report: what the path held when a
 run began is noted, and a run that finds it written by another run meanwhile writes its
@@ -15,45 +15,30 @@ temporary folder: nothing is ever created beside a device.
 
 from __future__ import annotations
 
-import os
-import time
-from collections.abc import Iterable
 from pathlib import Path
 
-from graphdoctor.errors import GraphDoctorError, UnwritableFolderError
+from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report.writing import written_in_place
+from graphdoctor.trace.run_files import RunFiles, default_report, report_beside, report_in_job
 
-MOST_NAMES_TRIED = 1000
 Identity = tuple[int, int, int, int]  # device, inode, size, modification time
 
 
 def report_path(output: Path | None, target: str, nproc: int) -> Path:
     """``-o`` (with the rank inside a launcher's job), or a new default name."""
     if output is None:
-        return _claim_default(target, nproc)
+        return default_report(target, nproc)
     if str(output) in ("", "."):  # `-o ""` reaches here as Path(""), which is "."
         raise GraphDoctorError("-o needs a file name")
     if not output.parent.is_dir():
         raise GraphDoctorError(f"no such folder for the report: {output.parent}")
-    return _with_rank(output, nproc)
+    return report_in_job(output, nproc)
 
 
-def spool_path(output: Path, template: str) -> Path:
-    """The run's spool: beside the report, or in the temporary folder for a report written
-    in place (a device, a FIFO, /dev/stdout); ``template`` is the rank's part of the name
-    ("" for one process)."""
-    folder = _temporary_folder() if written_in_place(output) \
-        else Path(os.path.realpath(output)).parent
-    # graphdoctor's pid: runs told to write the same report still record apart
-    return folder / f"{output.name}.{os.getpid()}{template}.spool"
-
-
-def _temporary_folder() -> Path:
-    """Where temporary files go, as ``tempfile`` chooses, but without its test of writing a
-    file there: on a full disk that test fails, and the run must go on unrecorded."""
-    candidates = [os.environ.get(name, "") for name in ("TMPDIR", "TEMP", "TMP")]
-    return next((Path(c) for c in [*candidates, "/tmp", "/var/tmp"] if c and os.path.isdir(c)),
-                Path.cwd())
+def run_files(output: Path, nproc: int, keep: Path | None) -> RunFiles:
+    """The run's spools (and where ``--keep-spool`` keeps them), for a report at ``output``:
+    a report written in place (a device, a FIFO, /dev/stdout) has nothing beside it."""
+    return RunFiles.of_run(output, streamed=written_in_place(output), nproc=nproc, keep=keep)
 
 
 def identity(path: Path) -> Identity | None:
@@ -70,41 +55,4 @@ def unless_replaced(path: Path, seen: Identity | None) -> Path:
     now = identity(path)
     if written_in_place(path) or now is None or now == seen:  # gone since is not written since
         return path
-    suffix = "".join(path.suffixes[-2:]) if path.suffix == ".gz" else path.suffix
-    stem = path.name[: len(path.name) - len(suffix)]
-    return _claim((path.with_name(f"{stem}-{n}{suffix}") for n in _NUMBERS[1:]),
-                  f"{stem}-*{suffix}")
-
-
-def _claim_default(target: str, nproc: int) -> Path:
-    stem = Path(target.rstrip("/")).stem.split(".")[-1] or "run"
-    name = f"graphdoctor-{stem}-{time.strftime('%Y%m%d-%H%M%S')}"
-    return _claim((_with_rank(Path(f"{name}-{n}.json" if n > 1 else f"{name}.json"), nproc)
-                   for n in _NUMBERS), f"{name}*.json")
-
-
-_NUMBERS = range(1, MOST_NAMES_TRIED + 1)
-
-
-def _claim(names: Iterable[Path], pattern: str) -> Path:
-    """The first of ``names`` that could be created, empty and exclusively."""
-    for path in names:
-        try:
-            path.open("x").close()
-        except FileExistsError:
-            continue
-        except OSError as error:
-            raise UnwritableFolderError(path.parent, error) from None
-        return path
-    raise GraphDoctorError(f"{MOST_NAMES_TRIED} reports named {pattern} exist already; name "
-                           "this one with -o")
-
-
-def _with_rank(path: Path, nproc: int) -> Path:
-    """Inside a job a launcher started (RANK and WORLD_SIZE set), every rank runs graphdoctor:
-    each writes its own report, named with its rank."""
-    rank, world = os.environ.get("RANK"), int(os.environ.get("WORLD_SIZE", "1") or 1)
-    if nproc > 1 or rank is None or world <= 1 or "rank" in path.name:
-        return path
-    suffixes = "".join(path.suffixes)
-    return path.with_name(f"{path.name[: -len(suffixes) or None]}.rank{rank}{suffixes}")
+    return report_beside(path)

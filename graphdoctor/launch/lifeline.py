@@ -28,16 +28,17 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from pathlib import Path
 
 from graphdoctor.launch.notice import tell
 from graphdoctor.launch.process_tree import kill_below
+from graphdoctor.trace.run_files import RunFiles
 
 # graphdoctor's pid, for the process it starts: a parent that dies before the watch begins
 # is still noticed. That process removes it, so that its own children watch their parent.
 PARENT_ENV = "GRAPHDOCTOR_PARENT"
-# The recording's files, a JSON object ({"spool", "tail", "fault"}, with "{rank}" for each
-# rank's): the tail and the fault file are the parent's to read, and to remove.
+# The recording's files, as a JSON object (RunFiles.plain: each rank names its own from it):
+# the tail and the fault file are the parent's to read, and to remove.
 RECORDING_ENV = "GRAPHDOCTOR_RECORDING"
 POLL_S = 0.1
 SAY_WITHIN_S = 0.5
@@ -57,8 +58,7 @@ def end_with_parent(before_ending: Callable[[], object] = lambda: None, *,
                      name="graphdoctor-lifeline").start()
 
 
-def _watch(parent: int, before_ending: Callable[[], object],
-           files: RecordingFiles | None) -> None:
+def _watch(parent: int, before_ending: Callable[[], object], files: RunFiles | None) -> None:
     while os.getppid() == parent:
         time.sleep(POLL_S)
     if files is not None:  # first, so that nothing runs on below while this one writes out
@@ -69,7 +69,7 @@ def _watch(parent: int, before_ending: Callable[[], object],
         written = True
     finally:
         if files is not None:
-            files.left_behind(written)
+            _left_behind(files, written)
         end_own_group()
 
 
@@ -81,20 +81,14 @@ def end_own_group() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-@dataclass(frozen=True)
-class RecordingFiles:
-    spool: str
-    tail: str
-    fault: str
-
-    def left_behind(self, written: bool) -> None:
-        """Remove the tail once its records are in the spool (``written``), and the fault
-        file unless it holds stacks; say, in one line, what stays and where."""
-        kept = [] if written and _removed(self.tail) else [f"its last records at {self.tail}"]
-        if not _removed_if_empty(self.fault):
-            kept.append(f"its stacks at {self.fault}")
-        _say_briefly(f"graphdoctor: graphdoctor itself was killed, so the script is stopped; "
-                     f"its recording is kept at {', '.join([self.spool, *kept])}")
+def _left_behind(files: RunFiles, written: bool) -> None:
+    """Remove the tail once its records are in the spool (``written``), and the fault file
+    unless it holds stacks; say, in one line, what stays and where."""
+    kept = [] if written and _removed(files.tail) else [f"its last records at {files.tail}"]
+    if not _removed_if_empty(files.fault):
+        kept.append(f"its stacks at {files.fault}")
+    _say_briefly(f"graphdoctor: graphdoctor itself was killed, so the script is stopped; "
+                 f"its recording is kept at {', '.join(map(str, [files.spool, *kept]))}")
 
 
 def _say_briefly(line: str) -> None:
@@ -105,19 +99,17 @@ def _say_briefly(line: str) -> None:
     saying.join(SAY_WITHIN_S)
 
 
-def _recording_files() -> RecordingFiles | None:
-    """This process's recording files, from the variable the parent set (taken out of the
-    environment: the script's own processes record nothing)."""
+def _recording_files() -> RunFiles | None:
+    """This process's recording files (its rank's, in a distributed run), from the variable
+    the parent set (taken out of the environment: the script's own processes record
+    nothing)."""
     try:
-        named = json.loads(os.environ.pop(RECORDING_ENV))
-        rank = os.environ.get("RANK", "0")  # set by torch.distributed's launcher
-        return RecordingFiles(*(str(named[key]).replace("{rank}", rank)
-                                for key in ("spool", "tail", "fault")))
+        return RunFiles.from_plain(json.loads(os.environ.pop(RECORDING_ENV))).own()
     except (KeyError, ValueError, TypeError):  # started by something other than graphdoctor
         return None
 
 
-def _removed(path: str) -> bool:
+def _removed(path: Path) -> bool:
     try:
         os.unlink(path)
     except FileNotFoundError:
@@ -127,7 +119,7 @@ def _removed(path: str) -> bool:
     return True
 
 
-def _removed_if_empty(path: str) -> bool:
+def _removed_if_empty(path: Path) -> bool:
     try:
         empty = os.path.getsize(path) == 0
     except OSError:

@@ -7,7 +7,8 @@ graphdoctor are passed on (:mod:`graphdoctor.launch.relay`); when one ends the r
 the run left is ended too, and the run is marked interrupted. Were graphdoctor killed
 outright, the child notices and ends itself (:mod:`graphdoctor.launch.lifeline`). With
 ``nproc > 1`` the ranks start through torch.distributed's own launcher (by way of
-:mod:`graphdoctor.launch.launcher`), each recording to its own spool.
+:mod:`graphdoctor.launch.launcher`), each recording to its own spool. Every file of the run
+is named by :class:`graphdoctor.trace.run_files.RunFiles`, here and in each rank alike.
 
 A script that goes on ``ESCALATE_AFTER_S`` after graphdoctor passed on SIGINT, SIGTERM or
 SIGHUP (it ignores or mishandles them) is killed with SIGKILL, and the report says so: the
@@ -45,8 +46,9 @@ from graphdoctor.launch.process_tree import adopting_orphans
 from graphdoctor.launch.relay import SignalRelay, send
 from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT, signal_name
+from graphdoctor.trace.run_files import RunFiles
 from graphdoctor.trace.spool import appended_or_kept, encoded, read_records
-from graphdoctor.trace.spool_tail import tail_path, unappended
+from graphdoctor.trace.spool_tail import unappended
 
 TIMEOUT_EXIT = 124
 DUMP_GRACE_S = 2.0
@@ -54,7 +56,6 @@ DUMP_GRACE_S = 2.0
 # to save a checkpoint and close files, not to go on for good.
 ESCALATE_AFTER_S = 10.0
 _POLL_S = 0.1
-RANK = "{rank}"
 # Multicast over NVLink can take a shared host's GPUs down; leave it off unless asked.
 DISTRIBUTED_DEFAULTS = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1"}
 
@@ -64,17 +65,11 @@ class RunRequest:
     target: str
     args: tuple[str, ...]
     module: bool
-    spool: Path  # with "{rank}" in its name when nproc > 1
+    files: RunFiles  # its nproc: the ranks to start, each recording to its own spool
     mode: str = "default"
     timeout_s: float | None = None
     argv: tuple[str, ...] = ()
-    nproc: int = 1
     env: tuple[tuple[str, str], ...] = ()  # set for the script, over graphdoctor's own
-
-    def spools(self) -> list[Path]:
-        if self.nproc == 1:
-            return [self.spool]
-        return [Path(str(self.spool).replace(RANK, str(r))) for r in range(self.nproc)]
 
 
 @dataclass(frozen=True)
@@ -95,9 +90,9 @@ def record(request: RunRequest) -> RunEnd:
     """Run the child (or the ranks) to the end, end whatever the run left running, and append
     ``run_end`` to each spool. A signal sent once the script is gone is raised again on
     return, for whoever handles it then."""
-    spools = request.spools()
-    for spool in spools:
-        for path in (spool, _fault_file(spool), tail_path(spool)):
+    spools = request.files.spools()
+    for files in request.files.ranks():
+        for path in (files.spool, files.fault, files.tail):
             _create(path)
     with adopting_orphans() as earlier_children:
         started = time.perf_counter_ns()
@@ -121,17 +116,16 @@ def close_spools(request: RunRequest, end: RunEnd, leftovers: Leftovers) -> dict
         tell(leftovers.line())
     stuck: list[str] = []
     unwritten: dict[Path, bytes] = {}
-    for index, spool in enumerate(request.spools()):
-        fault = _fault_file(spool)
+    for index, files in enumerate(request.files.ranks()):
         notes = _notes(end, leftovers if index == 0 else Leftovers())
-        run_end = _run_end_record(end, request, fault)
+        run_end = _run_end_record(end, request, files.fault)
         # what the child had not appended when it ended, then graphdoctor's own records
-        left, why = appended_or_kept(spool, unappended(spool, tail_path(spool))
+        left, why = appended_or_kept(files.spool, unappended(files.spool, files.tail)
                                      + encoded([*notes, run_end]))
         if left:  # the last run_end read is the one that counts: it says why
             run_end.info["spool_error"] = why
-            unwritten[spool] = left + encoded([run_end])
-        stuck += [error for path in (fault, tail_path(spool)) if (error := _remove(path))]
+            unwritten[files.spool] = left + encoded([run_end])
+        stuck += [error for path in (files.fault, files.tail) if (error := _remove(path))]
     if stuck:
         tell(f"graphdoctor: could not remove {'; '.join(stuck)}; the report does not need them")
     return unwritten
@@ -144,7 +138,7 @@ def _run_end_record(end: RunEnd, request: RunRequest, fault: Path) -> sr.RunEnd:
     return sr.RunEnd({
         "exit_code": end.exit_code, "reason": reason, "signal": end.signal,
         "passed_on": end.killed_after, "wall_ns": end.wall_ns,
-        "timeout_s": request.timeout_s, "nproc": request.nproc,
+        "timeout_s": request.timeout_s, "nproc": request.files.nproc,
         "stacks": _read(fault)[-200_000:]})
 
 
@@ -188,26 +182,21 @@ def _remove(path: Path) -> str:
     return ""
 
 
-def _fault_file(spool: Path) -> Path:
-    return spool.with_suffix(".fault")
-
-
 def _spawn(request: RunRequest) -> subprocess.Popen[bytes]:
     env = {**os.environ, **dict(request.env)}
     env[PARENT_ENV] = str(os.getpid())
-    files = {"spool": str(request.spool), "fault": str(_fault_file(request.spool)),
-             "tail": str(tail_path(request.spool))}
+    files = request.files.plain()  # each recording process names its own files from them
     env[RECORDING_ENV] = json.dumps(files)  # for the lifeline, should graphdoctor be killed
     env[CHILD_ENV] = json.dumps({
-        **files, "mode": request.mode, "target": request.target, "args": list(request.args),
-        "module": request.module, "argv": list(request.argv),
+        "files": files, "mode": request.mode, "target": request.target,
+        "args": list(request.args), "module": request.module, "argv": list(request.argv),
     })
     command = [sys.executable, *_warning_options(), "-m", CHILD_MODULE]
-    if request.nproc > 1:
+    if request.files.nproc > 1:
         for key, value in DISTRIBUTED_DEFAULTS.items():
             env.setdefault(key, value)
         command = [sys.executable, *_warning_options(), "-m", launcher.__name__, "--standalone",
-                   f"--nproc-per-node={request.nproc}", "-m", CHILD_MODULE]
+                   f"--nproc-per-node={request.files.nproc}", "-m", CHILD_MODULE]
     return subprocess.Popen(command, env=env, start_new_session=True)
 
 
@@ -232,10 +221,10 @@ def _wait(child: subprocess.Popen[bytes], request: RunRequest, relay: SignalRela
     deadline = None if request.timeout_s is None else time.monotonic() + request.timeout_s
     while (returncode := _returncode(child)) is None:
         if deadline is not None and time.monotonic() >= deadline:
-            _end_hung_run(child, request.spools())
+            _end_hung_run(child, request.files.spools())
             return _Ending(TIMED_OUT, child.wait(), None)
         if (ignored := relay.unheeded(ESCALATE_AFTER_S)) is not None:
-            return _escalate(child, request.spools(), ignored)
+            return _escalate(child, request.files.spools(), ignored)
     if relay.received is not None:
         return _Ending(INTERRUPTED, returncode, relay.received)
     return _Ending(EXITED, returncode, None)

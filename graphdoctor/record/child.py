@@ -1,12 +1,13 @@
 """``python -m graphdoctor.record.child``: the process that runs the user's script.
 
-The parent passes its settings in the ``GRAPHDOCTOR_CHILD`` environment variable. The child
-opens the spool and its tail (where batched records wait, safe from a crash), arms
-faulthandler (a crash writes every thread's stack to the fault file; ``DUMP_STACKS_SIGNAL``,
-a real-time signal, does the same on a time-out), runs the script as ``python`` would, with
-the recorder installed as soon as the script imports torch, and exits with the script's own
-exit code. Should graphdoctor die first, the child writes out its records and ends itself
-and all it started.
+The parent passes its settings in the ``GRAPHDOCTOR_CHILD`` environment variable, the run's
+files among them (each rank of a distributed run names its own from them, as the parent
+does: :class:`graphdoctor.trace.run_files.RunFiles`). The child opens the spool and its tail
+(where batched records wait, safe from a crash), arms faulthandler (a crash writes every
+thread's stack to the fault file; ``DUMP_STACKS_SIGNAL``, a real-time signal, does the same
+on a time-out), runs the script as ``python`` would, with the recorder installed as soon as
+the script imports torch, and exits with the script's own exit code. Should graphdoctor die
+first, the child writes out its records and ends itself and all it started.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from graphdoctor import __version__
 from graphdoctor.launch.child_process import CHILD_ENV, DUMP_STACKS_SIGNAL
@@ -36,21 +38,21 @@ from graphdoctor.trace.names import (
     RECORDING_NOTE,
     UNCAUGHT,
 )
+from graphdoctor.trace.run_files import RunFiles
 from graphdoctor.trace.spool import SpoolWriter
 
 
 def main() -> int:
     config = json.loads(os.environ.pop(CHILD_ENV))
-    rank = os.environ.get("RANK", "0")  # set by torch.distributed's launcher for each rank
-    spool = SpoolWriter(config["spool"].replace("{rank}", rank),
-                        tail=config["tail"].replace("{rank}", rank) if "tail" in config else None)
+    files = RunFiles.from_plain(config["files"]).own()
+    spool = SpoolWriter(files.spool, tail=files.tail)
     target = Target(config["target"], tuple(config["args"]), bool(config["module"]))
     spool.write(sr.Hello({"version": 1, "tool_version": __version__, "pid": os.getpid(),
                            "argv": config["argv"], "target": target.name,
                            "target_kind": MODULE_TARGET if target.module else PATH_TARGET,
                            "cwd": os.getcwd(), "mode": config["mode"],
                            "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}))
-    _arm_faulthandler(config["fault"].replace("{rank}", rank), spool)
+    _arm_faulthandler(files.fault, spool)
     recorder = new_recorder(spool, config["mode"])
     register_fork_guard(recorder)  # a forked worker must not write into this spool
     sources = _Sources(recorder)
@@ -75,7 +77,7 @@ def main() -> int:
     return outcome.exit_code
 
 
-def _arm_faulthandler(path: str, spool: SpoolWriter) -> None:
+def _arm_faulthandler(path: Path, spool: SpoolWriter) -> None:
     """A crash's or a time-out's stacks go to the fault file, if it can be made (a folder
     out of inodes: the script runs without, and the report says so)."""
     try:

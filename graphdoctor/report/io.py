@@ -34,6 +34,7 @@ from graphdoctor.report.document import FORMAT, SCHEMA_VERSION, Report, from_jso
 from graphdoctor.report.writing import write_file
 from graphdoctor.trace import spool_records
 from graphdoctor.trace.codec import TRACE_VERSION, TraceFormatError
+from graphdoctor.trace.run_files import gzipped
 from graphdoctor.trace.untrusted import (
     GZIP_MAGIC,
     MAX_FILE_BYTES,
@@ -59,7 +60,7 @@ def save(report: Report, path: str | os.PathLike[str]) -> Path:
     atomically to a file (a link's target, for a link), streamed to a device or a FIFO."""
     path = Path(path)
     data = dumps(report)
-    if path.suffix == ".gz":
+    if gzipped(path):
         data = gzip.compress(data, compresslevel=6, mtime=0)
     write_file(path, data)
     return path

@@ -14,7 +14,8 @@ the spool's size after the last batch the child appended; ``used`` the pending b
 child counts a record in ``used`` only once its bytes are all copied, and after appending a
 batch sets ``used`` to 0 and then ``base``. So the spool's size tells recovery how much of
 the pending bytes already reached it, were the child killed in the middle of a batch: each
-byte is appended once, a torn line completed.
+byte is appended once, a torn line completed. The tail lies beside its spool
+(:attr:`graphdoctor.trace.run_files.RunFiles.tail`).
 """
 
 from __future__ import annotations
@@ -26,11 +27,6 @@ from pathlib import Path
 
 _HEADER = struct.Struct("=QQ")
 TAIL_BYTES = 1 << 20  # pending bytes before a batch is appended whatever the time
-
-
-def tail_path(spool: str | os.PathLike[str]) -> Path:
-    """The tail file of a spool, next to it."""
-    return Path(spool).with_suffix(".tail")
 
 
 class Pending:

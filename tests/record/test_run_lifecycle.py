@@ -27,8 +27,8 @@ from graphdoctor.launch.leftovers import Leftovers
 from graphdoctor.launch.supervisor import ESCALATE_AFTER_S, RunEnd, RunRequest, close_spools
 from graphdoctor.report.io import load
 from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED
+from graphdoctor.trace.run_files import RunFiles
 from graphdoctor.trace.spool import read_records
-from graphdoctor.trace.spool_tail import tail_path
 from tests.record.processes import (
     HAS_PROC,
     assert_gone,
@@ -286,15 +286,15 @@ def test_a_script_that_goes_on_after_the_signal_is_killed_and_the_report_says_so
 
 def test_a_scratch_file_that_cannot_be_removed_is_named(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    request = RunRequest("script.py", (), False, tmp_path / "r.spool")
-    request.spool.write_text("")
-    fault = request.spool.with_suffix(".fault")
+    request = RunRequest("script.py", (), False, RunFiles(tmp_path / "r.spool"))
+    request.files.spool.write_text("")
+    fault = request.files.spool.with_suffix(".fault")
     fault.write_text("")
-    tail = tail_path(request.spool)
+    tail = request.files.tail
     tail.mkdir()  # a folder in its place: unlink fails, as in a folder made read-only
     (tail / "kept").write_text("")
     close_spools(request, RunEnd(0, EXITED, None, 1), Leftovers())
     said = capsys.readouterr().err
     assert f"graphdoctor: could not remove {tail} (" in said and str(fault) not in said
     assert not fault.exists() and tail.is_dir()
-    assert [record[0] for record in read_records(request.spool)] == ["run_end"]
+    assert [record[0] for record in read_records(request.files.spool)] == ["run_end"]
