@@ -27,10 +27,11 @@ sys.path.insert(0, str(ROOT))
 
 from graphdoctor.trace import spool  # noqa: E402
 from graphdoctor.trace import spool_records as sr  # noqa: E402
+from graphdoctor.trace.event_kinds import Alloc, Replay, Sync  # noqa: E402
 
-SYNC = sr.SyncRecord(123_456_789, "item", 0, -1, 0, 17)
-ALLOC = sr.AllocRecord(123_456_789, "alloc", 139_872_551_190_528, 1_048_576, 0, "(0, 1)", 3, 42)
-REPLAYS = [sr.ReplayRecord(123_456_789 + i, 10_000, 9_000, 0, 7, 0) for i in range(100)]
+SYNC = Sync(123_456_789, "item", 0, -1, 0, 17)
+ALLOC = Alloc(123_456_789, "alloc", 139_872_551_190_528, 1_048_576, 0, "(0, 1)", 3, 42)
+REPLAYS = [Replay(123_456_789 + i, 10_000, 9_000, 0, 7, 0) for i in range(100)]
 LOG = sr.LogRecord(123_456_789, "torch._inductor.cudagraph_utils.__cudagraphs", "WARNING",
                    "skipping cudagraphs due to mutated inputs (12 instances). Found from: \n"
                    '   File "modeling_llama.py", line 42, in forward', "0/0", 12)

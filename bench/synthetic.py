@@ -59,11 +59,11 @@ def _one_step(trace: Trace, step: int) -> int:
     for i in range(4):
         addr = 0x7F00_0000_0000 + (step % 64) * 4096 + i * 512
         tables["allocs"].append(Alloc(t + 10_000 + i * 1000, "alloc", addr, 512, 7, "default", -1,
-                                      "replay", i % 40, 0))
+                                      i % 40, 0, "replay"))
         tables["allocs"].append(Alloc(t + 400_000 + i * 1000, "free_completed", addr, 512, 7,
-                                      "default", -1, "replay", i % 40, 0))
-    tables["syncs"].append(Sync(t + 650_000, "item", -1, -1, "replay", 0, step % 40))
-    tables["stream_ops"].append(StreamOp(t + 660_000, "wait_stream", 7, 9, -1, "replay", 0, 1))
+                                      "default", -1, i % 40, 0, "replay"))
+    tables["syncs"].append(Sync(t + 650_000, "item", -1, -1, 0, step % 40, "replay"))
+    tables["stream_ops"].append(StreamOp(t + 660_000, "wait_stream", 7, 9, -1, 0, 1, "replay"))
     if step % 16 == 0:
         tables["memory"].append(MemorySample(t, 2**30 + step * 512, 2**31, 0, "replay"))
         tables["gpu_samples"].append(GpuSample(t, 0, 97, 40, 2**34, 1980))

@@ -20,7 +20,7 @@ from types import BuiltinFunctionType, CodeType, FrameType, FunctionType, Method
 from typing import Any
 
 from graphdoctor.record.recorder import CaptureState, Recorder, TimerSource, TimerToken
-from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.event_kinds import Call
 from graphdoctor.trace.names import EAGER_CALL, WARMUP_CALL
 
 # Calls of torch that launch no work of their own inside a capture: streams, graphs, and
@@ -337,7 +337,7 @@ class EagerCallTimer:
             return SYS_MONITORING.DISABLE if self._done(fn) else None
         self._timed[fn] = self._timed.get(fn, 0) + 1
         t0, mode, token = calls.pop()
-        row = sr.CallRecord(t0, self._recorder.now() - t0, -1, fn, mode, -1)
+        row = Call(t0, self._recorder.now() - t0, -1, fn, mode, -1)
         timer = self._timer()
         if token is None or timer is None:
             self._recorder.emit(row)

@@ -29,6 +29,7 @@ from graphdoctor.record import compat, graphs_off, guarded
 from graphdoctor.record.recorder import CompiledCall, Recorder, TimerToken, Uninstall, patch
 from graphdoctor.record.stacks import qualname
 from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.event_kinds import Call
 from graphdoctor.trace.model import LIBRARY, TORCH, USER
 from graphdoctor.trace.names import (
     COMPILE_END,
@@ -358,7 +359,7 @@ def _emit_call(recorder: Recorder, call: CompiledCall, t0: int, token: TimerToke
         mode = REPLAYING_CALL
     else:
         mode = WARMUP_CALL if first else EAGER_CALL
-    row = sr.CallRecord(t0, dur, -1, call.fn, mode, -1)
+    row = Call(t0, dur, -1, call.fn, mode, -1)
     timer = recorder.timer
     if token is None or timer is None:
         recorder.emit(row)

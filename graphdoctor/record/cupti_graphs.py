@@ -61,7 +61,7 @@ from graphdoctor.record.cupti_torch_view import TorchView
 from graphdoctor.record.on_torch_import import call_when_imported
 from graphdoctor.record.recorder import Recorder, Uninstall
 from graphdoctor.trace import spool_records as sr
-from graphdoctor.trace.event_kinds import HOST_NOT_TIMED
+from graphdoctor.trace.event_kinds import HOST_NOT_TIMED, Instantiation, Replay, Sync
 from graphdoctor.trace.names import (
     ANATOMY_PART,
     CAPTURE_FAILED,
@@ -270,7 +270,7 @@ class CuptiGraphs:
             self.state.torch.instantiations.append(took)
             return
         stack = self.recorder.stacks.from_frame(self._caller(1))
-        self.recorder.emit(sr.InstantiateRecord(began, took, graph, stack))
+        self.recorder.emit(Instantiation(began, took, graph, stack))
 
     def _inside_capture(self) -> bool:
         return bool(self.state.capturing)
@@ -285,7 +285,7 @@ class CuptiGraphs:
         graph = self._capture_of(stream)
         stack = self.recorder.stacks.from_frame(frame)
         rec = self.recorder
-        rec.emit(sr.SyncRecord(rec.now(), kind, stream, graph, rec.thread(), stack))
+        rec.emit(Sync(rec.now(), kind, stream, graph, rec.thread(), stack))
         code = result(cbdata)
         if code and graph >= 0:
             self._error(code, CUDA_API_ERROR, graph, frame)
@@ -339,7 +339,7 @@ class CuptiGraphs:
                 self.state.torch.launches += 1
                 self.state.torch.add(gpu)
                 continue
-            self.recorder.emit(sr.ReplayRecord(
+            self.recorder.emit(Replay(
                 activity.start - self.offset, HOST_NOT_TIMED, gpu, graph,
                 self.state.streams.get(activity.stream_id, 0), 0))
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from graphdoctor.record.recorder import Recorder, Uninstall
 from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.event_kinds import GpuSample
 from graphdoctor.trace.names import GRAPHS_ENV
 
 _ENV_KEYS = ("CUDA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF", "TORCH_LOGS",
@@ -126,7 +127,7 @@ class _Sampler(threading.Thread):
         except Exception:  # noqa: BLE001 - a device that stops answering ends the samples
             self._stop_event.set()
             return
-        self._rec.emit(sr.GpuSampleRecord(self._rec.now(), index, int(util.gpu),
+        self._rec.emit(GpuSample(self._rec.now(), index, int(util.gpu),
                                           int(util.memory), int(memory.used), int(clock)))
 
     def stop(self) -> None:

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from graphdoctor.record.recorder import Recorder, TimerToken
-from graphdoctor.trace.spool_records import TimedRecord
+from graphdoctor.trace.event_kinds import Timed
 
 MAX_PENDING = 4096
 RESOLVE_EVERY = 64
@@ -108,7 +108,7 @@ class DriverEventTimer:
         self._driver = driver
         self._fallback = fallback_stream
         self._free: list[tuple[int, int]] = []
-        self._pending: deque[tuple[int, int, TimedRecord]] = deque()
+        self._pending: deque[tuple[int, int, Timed]] = deque()
         self._unrecorded: set[int] = set()  # end events the driver refused to record
         self.stepped_aside = False  # a profiler holds CUPTI: no CUDA call of graphdoctor's
         self.untimed = 0
@@ -136,7 +136,7 @@ class DriverEventTimer:
         self._free.append(pair)
         self.untimed += counted
 
-    def stop(self, token: TimerToken, row: TimedRecord) -> None:
+    def stop(self, token: TimerToken, row: Timed) -> None:
         self.end(token)
         self.settle(token, row)
 
@@ -145,7 +145,7 @@ class DriverEventTimer:
         if self._driver.record(end, stream):
             self._unrecorded.add(end)  # its row goes out untimed, in settle
 
-    def settle(self, token: TimerToken, row: TimedRecord) -> None:
+    def settle(self, token: TimerToken, row: Timed) -> None:
         start, end, _, _ = token
         if end in self._unrecorded:
             self._unrecorded.discard(end)
@@ -164,7 +164,7 @@ class DriverEventTimer:
         """Emit every finished pair's row, oldest first (``wait``: at the end of the run)."""
         if self._recorder.captures:
             return
-        done: list[TimedRecord] = []
+        done: list[Timed] = []
         try:
             if wait and self._pending:
                 self._driver.synchronize()

@@ -49,6 +49,7 @@ from graphdoctor.record.calls import (
 )
 from graphdoctor.record.recorder import Recorder, TimerSource, TimerToken, Uninstall
 from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.event_kinds import Call
 from graphdoctor.trace.model import LIBRARY, PYTHON, TORCH, USER
 from graphdoctor.trace.names import EAGER_CALL, REPLAYING_CALL, STEP_FUNCTION, WARMUP_CALL
 
@@ -170,7 +171,7 @@ class EagerHistory:
             self._emit(call, fn, call.mode)
 
     def _emit(self, call: _Call, fn: int, mode: str) -> None:
-        row = sr.CallRecord(call.t0, call.dur, -1, fn, mode, -1)
+        row = Call(call.t0, call.dur, -1, fn, mode, -1)
         timer = self._timer()
         if call.token is None or timer is None:
             self._rec.emit(row)

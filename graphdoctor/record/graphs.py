@@ -48,6 +48,7 @@ from graphdoctor.record.recorder import (
     patch,
 )
 from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.event_kinds import Replay
 from graphdoctor.trace.names import (
     ANATOMY_PART,
     AT_CAPTURE_BEGIN,
@@ -339,7 +340,7 @@ class _GraphHooks:
             finally:
                 ranges.pop()
             t1 = now()
-            row = sr.ReplayRecord(t0 - rec.t0, t1 - t0, -1, gid, token[3] if token else 0,
+            row = Replay(t0 - rec.t0, t1 - t0, -1, gid, token[3] if token else 0,
                                   rec.thread())
             if token is None:
                 rec.emit(row)

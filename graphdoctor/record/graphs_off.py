@@ -25,7 +25,7 @@ from graphdoctor.record import compat
 from graphdoctor.record.calls import callee_code, innermost_user_frame
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.record.stacks import qualname
-from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.event_kinds import Call
 from graphdoctor.trace.names import (
     COMPILED_FUNCTION,
     EAGER_CALL,
@@ -140,7 +140,7 @@ class _Timed:
             return self.call(*args, **kwargs)
         finally:
             mode = WARMUP_CALL if first or self.count.started != compiles else EAGER_CALL
-            row = sr.CallRecord(t0, self.rec.now() - t0, -1, self.fn, mode, -1)
+            row = Call(t0, self.rec.now() - t0, -1, self.fn, mode, -1)
             if token is None or timer is None:
                 self.rec.emit(row)
             else:

@@ -46,7 +46,7 @@ from typing import Any
 
 from graphdoctor.record import compat
 from graphdoctor.record.recorder import Recorder, Uninstall, patch
-from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.event_kinds import Alloc, MemorySample
 from graphdoctor.trace.names import FULL_MODE
 
 DRAIN_EVERY_NS = 1_000_000_000
@@ -258,22 +258,22 @@ class AllocatorWatch:
     def _record_totals(self, graph: int) -> compat.AllocatorTotals:
         recorder = self._rec
         totals = compat.allocator_totals()
-        recorder.emit(sr.MemoryRecord(recorder.now(), totals.allocated, totals.reserved, graph))
+        recorder.emit(MemorySample(recorder.now(), totals.allocated, totals.reserved, graph))
         return totals
 
 
 def _capture_allocations(t: int, graph: int, device: int, before: compat.AllocatorTotals,
                          after: compat.AllocatorTotals, snapshot: dict[str, Any] | None,
-                         stack: int) -> list[sr.AllocRecord]:
+                         stack: int) -> list[Alloc]:
     """The blocks of the graph's pool still in use, and what other devices allocated."""
-    records = [sr.AllocRecord(t, "alloc", int(block.get("address", 0)), int(block.get("size", 0)),
+    records = [Alloc(t, "alloc", int(block.get("address", 0)), int(block.get("size", 0)),
                 int(segment.get("stream", 0)), _pool_name(segment.get("segment_pool_id")),
                 graph, stack, device)
                for segment in (snapshot or {}).get("segments", [])
                for block in segment.get("blocks", []) if block.get("state") == "active_allocated"]
     for other, (made, was) in enumerate(zip(after.made, before.made)):
         if other != device and made != was:
-            records.append(sr.AllocRecord(t, "alloc", 0, made[1] - was[1], 0, "default", graph,
+            records.append(Alloc(t, "alloc", 0, made[1] - was[1], 0, "default", graph,
                             stack, other))
     return records
 
@@ -299,9 +299,9 @@ def _named(frames: list[dict[str, Any]] | None) -> tuple[tuple[str, int, str], .
 
 
 def _record(recorder: Recorder, entry: dict[str, Any], stack: tuple[tuple[str, int, str], ...],
-            pools: _SegmentPools, capture_graph: int, device: int) -> sr.AllocRecord:
+            pools: _SegmentPools, capture_graph: int, device: int) -> Alloc:
     addr = int(entry.get("addr", 0))
-    return sr.AllocRecord(recorder.from_unix_us(entry.get("time_us", 0)), entry["action"], addr,
+    return Alloc(recorder.from_unix_us(entry.get("time_us", 0)), entry["action"], addr,
             int(entry.get("size", 0)), int(entry.get("stream", 0)), pools.pool_of(addr),
             capture_graph, recorder.stacks.from_named(list(stack)) if stack else -1, device)
 

@@ -23,9 +23,10 @@ from typing import Any, Protocol
 from graphdoctor.record.nvtx_ranges import NvtxRanges
 from graphdoctor.record.stacks import StackTable, qualname
 from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.event_kinds import Timed
 from graphdoctor.trace.names import GRAPHS_ENV, GRAPHS_OFF
 from graphdoctor.trace.spool import SpoolWriter
-from graphdoctor.trace.spool_records import SpoolRecord, TimedRecord
+from graphdoctor.trace.spool_records import SpoolRecord
 
 Uninstall = Callable[[], None]
 # (start event, end event, stream, the stream's cudaStream_t handle)
@@ -40,11 +41,11 @@ class GpuTimer(Protocol):
 
     def start(self) -> TimerToken | None: ...
 
-    def stop(self, token: TimerToken, row: TimedRecord) -> None: ...
+    def stop(self, token: TimerToken, row: Timed) -> None: ...
 
     def end(self, token: TimerToken) -> None: ...
 
-    def settle(self, token: TimerToken, row: TimedRecord) -> None: ...
+    def settle(self, token: TimerToken, row: Timed) -> None: ...
 
     def release(self, token: TimerToken) -> None: ...
 

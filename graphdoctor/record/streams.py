@@ -12,7 +12,7 @@ import torch
 
 from graphdoctor.record import compat
 from graphdoctor.record.recorder import Recorder, Uninstall, patch
-from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.event_kinds import StreamOp
 
 
 def install(recorder: Recorder) -> Uninstall | None:
@@ -91,7 +91,7 @@ class _StreamOps:
 
     def emit(self, op: str, stream: int, other: int, skip: int) -> None:
         rec = self.rec
-        rec.emit(sr.StreamOpRecord(rec.now(), op, stream, other, rec.capturing_graph(),
+        rec.emit(StreamOp(rec.now(), op, stream, other, rec.capturing_graph(),
                                    rec.thread(), rec.stacks.capture(skip + 1)))
 
     def op(self, name: str, stream_of: Any, other_of: Any) -> Any:

@@ -27,6 +27,7 @@ from graphdoctor.record import compat
 from graphdoctor.record.recorder import Recorder, Uninstall, patch
 from graphdoctor.record.sync_warnings import SyncDebugMode, route_warnings
 from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.event_kinds import GcPause, Sync
 from graphdoctor.trace.model import LIBRARY, USER
 from graphdoctor.trace.names import INTERNAL_SYNC
 
@@ -100,7 +101,7 @@ def _watch_collections(recorder: Recorder) -> Uninstall:
         records = []
         while done:
             t0, dur, generation, collected, thread = done.popleft()
-            records.append(sr.GcRecord(t0, dur, generation, collected,
+            records.append(GcPause(t0, dur, generation, collected,
                                        recorder.thread_of(thread)))
         recorder.emit_many(records)
 
@@ -121,7 +122,7 @@ class _SyncHooks:
 
     def emit_sync(self, kind: str, stream: int, stack: int) -> None:
         rec = self.rec
-        rec.emit(sr.SyncRecord(rec.now(), kind, stream, rec.capturing_graph(), rec.thread(),
+        rec.emit(Sync(rec.now(), kind, stream, rec.capturing_graph(), rec.thread(),
                                stack))
 
     def on_sync_warning(self, msg: Any, frame: FrameType | None) -> None:

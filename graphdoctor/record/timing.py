@@ -21,7 +21,7 @@ import torch
 
 from graphdoctor.record import compat
 from graphdoctor.record.recorder import Recorder, TimerToken
-from graphdoctor.trace.spool_records import TimedRecord
+from graphdoctor.trace.event_kinds import Timed
 
 MAX_PENDING = 4096
 RESOLVE_EVERY = 64
@@ -38,7 +38,7 @@ class EventTimer:
         self._recorder = recorder
         self._stream = compat.CurrentStream()
         self._free: list[tuple[Any, Any]] = []
-        self._pending: deque[tuple[Any, Any, TimedRecord]] = deque()
+        self._pending: deque[tuple[Any, Any, Timed]] = deque()
         self._profiler_active = compat.ProfilerActive()
         self._stepped_aside = False
         self.untimed = 0
@@ -57,7 +57,7 @@ class EventTimer:
             return None
         return (start, end, stream, handle)
 
-    def stop(self, token: TimerToken, row: TimedRecord) -> None:
+    def stop(self, token: TimerToken, row: Timed) -> None:
         """Record the end event; ``row`` is emitted once its GPU time is known."""
         self.end(token)
         self.settle(token, row)
@@ -68,7 +68,7 @@ class EventTimer:
         _, end, stream, _ = token
         self._record(end, stream)
 
-    def settle(self, token: TimerToken, row: TimedRecord) -> None:
+    def settle(self, token: TimerToken, row: Timed) -> None:
         """Emit ``row`` with the GPU time of a pair ``end`` already closed."""
         start, end, _, _ = token
         self._pending.append((start, end, row))
@@ -84,7 +84,7 @@ class EventTimer:
         """Emit every finished pair's row, oldest first (``wait``: at the end of the run)."""
         if self._recorder.captures or (not wait and self._profiling()):
             return
-        done: list[TimedRecord] = []
+        done: list[Timed] = []
         try:
             if wait and self._pending:
                 compat.synchronize_unpatched()  # not the patched one: not a user sync

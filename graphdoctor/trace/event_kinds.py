@@ -1,17 +1,19 @@
 """The kinds of event a trace holds, declared once: their rows, where each lives, what it
-is called, whether it falls in a phase, and how it is drawn.
+is called, its spool tag, and whether it falls in a phase.
 
-Assembly makes the tables and reads the spool records of the columnar kinds from
-:data:`KINDS`; the report's counts, the Chrome export, and the TUI's summary, event details,
-search, timeline and palette iterate it, with a view of their own only for the kinds they
-know better. So a new kind of event is three edits: its spool record
-(:mod:`graphdoctor.trace.spool_records`), its row and entry here, and the recorder source
-that writes it.
+A columnar kind's row is its spool record too: :mod:`graphdoctor.trace.spool_records` adds
+the tags of :data:`RECORDED` to its own, so the recorder writes the row, assembly reads it
+back as written, and the report schema's columns are generated from it
+(:mod:`graphdoctor.report.schema_tables`). The report's counts, the Chrome export, and the
+TUI's summary, event details, search and timeline iterate :data:`KINDS`, with a view of
+their own only for the kinds they know better; how a kind is drawn (glyph, colour) lives
+with the views (:mod:`graphdoctor.tui.palette`), which draw a kind they do not know yet
+with a plain mark. So a new kind of event, recorded, in the report and on the timeline, is
+two edits: its row and entry here, and the recorder source that writes it.
 
 Bulky kinds (replays, allocations, syncs...) live in columnar :class:`Table` objects so a
 million events load quickly; rare, structured ones (exceptions, compile events) are frozen
-dataclasses in lists. Colours are the sixteen ANSI names, so a 16-colour terminal keeps
-every distinction.
+dataclasses in lists.
 """
 
 from __future__ import annotations
@@ -20,12 +22,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
-from graphdoctor.trace import spool_records as sr
-
 NONE = -1  # "none" in integer columns: no graph, no stack, GPU time not measured
 # A replay's host time (dur) where none was taken: a launch CUPTI saw (--cupti) is known on
 # the GPU only. A moment on the timeline, and no host figure anywhere (no call takes 0 ns).
 HOST_NOT_TIMED = 0
+
+# A columnar kind's row is also its spool record (tag in its EventKind below): the recorder
+# writes it positionally, field by field, but for ``phase``, which assembly fills in (it
+# is last, with a default, and never written to the spool). Older spools lack fields added
+# since at the end: those have defaults.
+
 
 class Replay(NamedTuple):
     """One ``CUDAGraph.replay()`` call: host time, and GPU time from CUDA events."""
@@ -61,9 +67,9 @@ class Alloc(NamedTuple):
     stream: int
     pool: str
     graph: int
-    phase: str
     stack: int
-    device: int
+    device: int = 0  # written since schema 1.0 multi-device support
+    phase: str = ""
 
 
 class Sync(NamedTuple):
@@ -73,9 +79,9 @@ class Sync(NamedTuple):
     kind: str
     stream: int
     graph: int
-    phase: str
     thread: int
     stack: int
+    phase: str = ""
 
 
 class StreamOp(NamedTuple):
@@ -87,14 +93,15 @@ class StreamOp(NamedTuple):
     stream: int
     other: int
     graph: int
-    phase: str
     thread: int
     stack: int
+    phase: str = ""
 
 
 class Collective(NamedTuple):
     """A torch.distributed call: ``seq`` counts the calls on its process group, so the same
-    seq on two ranks is the same collective; ``dur`` is -1 for one that never returned."""
+    seq on two ranks is the same collective; ``dur`` is -1 for one that never returned.
+    Assembled from the recorder's begin and end records, not written as one."""
 
     t: int
     dur: int
@@ -103,9 +110,9 @@ class Collective(NamedTuple):
     seq: int
     bytes: int
     graph: int
-    phase: str
     thread: int
     stack: int
+    phase: str = ""
 
 
 class MemorySample(NamedTuple):
@@ -115,7 +122,7 @@ class MemorySample(NamedTuple):
     allocated: int
     reserved: int
     graph: int
-    phase: str
+    phase: str = ""
 
 
 class GpuSample(NamedTuple):
@@ -137,7 +144,7 @@ class Instantiation(NamedTuple):
     dur: int
     graph: int
     stack: int
-    phase: str
+    phase: str = ""
 
 
 class GcPause(NamedTuple):
@@ -149,8 +156,12 @@ class GcPause(NamedTuple):
     dur: int
     generation: int
     collected: int
-    phase: str
     thread: int
+    phase: str = ""
+
+
+# A row whose GPU time is filled in once its CUDA events have completed.
+Timed = Replay | Call
 
 
 RowT = TypeVar("RowT")
@@ -291,11 +302,6 @@ class TeardownEvent:
     stack: int = NONE
 
 
-# The sixteen ANSI colour names, the only ones a kind may be drawn in.
-ANSI_COLOURS = frozenset(f"{bright}{name}" for bright in ("", "bright_") for name in (
-    "black", "red", "green", "yellow", "blue", "magenta", "cyan", "white"))
-
-
 @dataclass(frozen=True)
 class EventKind:
     """One kind of event of a trace."""
@@ -304,11 +310,9 @@ class EventKind:
     label: str  # one event, in words, as every report and screen says it: "synchronization"
     row: type[Any]  # its row type (a NamedTuple for a columnar kind, else a dataclass)
     columnar: bool  # a Table in trace.tables; else a list attribute of Trace
-    record: type[tuple[Any, ...]] | None = None  # the spool record rows are read from by name
-    phased: bool = False  # assembly notes the phase each row fell in
+    tag: str = ""  # a columnar kind's spool tag: its rows are its records, read as written
+    phased: bool = False  # assembly notes the phase each row fell in (its last field)
     sort: str = ""  # the field naming the sort of event (a sync's kind, a stream op's op)
-    glyph: str = "•"
-    colour: str = "white"
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -317,45 +321,38 @@ class EventKind:
         return tuple(f.name for f in fields(self.row))
 
     @property
+    def written(self) -> int:
+        """How many of a recorded row's fields the recorder writes: all but the phase."""
+        return len(self.fields) - (1 if self.phased else 0)
+
+    @property
     def span(self) -> str:
         """The field that holds how long one lasted; empty for a moment."""
         return "dur" if "dur" in self.fields else ""
 
 
 KINDS: tuple[EventKind, ...] = (
-    EventKind("replays", "graph replay", Replay, True, sr.ReplayRecord, glyph="█", colour="green"),
-    EventKind("calls", "timed call", Call, True, sr.CallRecord, sort="mode", glyph="█",
-              colour="blue"),
-    EventKind("allocs", "allocator action", Alloc, True, sr.AllocRecord, phased=True,
-              sort="action", glyph="·", colour="bright_black"),
-    EventKind("syncs", "synchronization", Sync, True, sr.SyncRecord, phased=True, sort="kind",
-              colour="yellow"),
-    EventKind("stream_ops", "stream operation", StreamOp, True, sr.StreamOpRecord, phased=True,
-              sort="op", glyph="w", colour="cyan"),
-    EventKind("collectives", "collective", Collective, True, phased=True, sort="op",
-              glyph="█", colour="cyan"),
-    EventKind("memory", "memory sample", MemorySample, True, sr.MemoryRecord, phased=True,
-              glyph="▁", colour="blue"),
-    EventKind("gpu_samples", "GPU sample", GpuSample, True, sr.GpuSampleRecord, glyph="▁",
-              colour="green"),
-    EventKind("instantiations", "graph instantiation", Instantiation, True,
-              sr.InstantiateRecord, phased=True, glyph="I", colour="magenta"),
-    EventKind("gc_pauses", "garbage collection", GcPause, True, sr.GcRecord, phased=True,
-              sort="generation", glyph="g", colour="bright_blue"),
-    EventKind("exceptions", "exception", ExceptionRecord, False, glyph="✗",
-              colour="bright_red"),
-    EventKind("compile_events", "compile event", CompileEvent, False, sort="kind", glyph="C",
-              colour="yellow"),
-    EventKind("guarded_tensors", "guarded tensor", GuardedTensor, False, glyph="T",
-              colour="yellow"),
-    EventKind("warnings", "warning", WarningRecord, False, sort="category", glyph="!",
-              colour="yellow"),
-    EventKind("input_events", "input event", InputEvent, False, sort="kind",
-              glyph="F", colour="bright_red"),
-    EventKind("teardown", "teardown event", TeardownEvent, False, sort="kind",
-              glyph="═", colour="yellow"),
+    EventKind("replays", "graph replay", Replay, True, "replay"),
+    EventKind("calls", "timed call", Call, True, "call", sort="mode"),
+    EventKind("allocs", "allocator action", Alloc, True, "alloc", phased=True, sort="action"),
+    EventKind("syncs", "synchronization", Sync, True, "sync", phased=True, sort="kind"),
+    EventKind("stream_ops", "stream operation", StreamOp, True, "sop", phased=True, sort="op"),
+    EventKind("collectives", "collective", Collective, True, phased=True, sort="op"),
+    EventKind("memory", "memory sample", MemorySample, True, "mem", phased=True),
+    EventKind("gpu_samples", "GPU sample", GpuSample, True, "nvml"),
+    EventKind("instantiations", "graph instantiation", Instantiation, True, "inst",
+              phased=True),
+    EventKind("gc_pauses", "garbage collection", GcPause, True, "gc", phased=True,
+              sort="generation"),
+    EventKind("exceptions", "exception", ExceptionRecord, False),
+    EventKind("compile_events", "compile event", CompileEvent, False, sort="kind"),
+    EventKind("guarded_tensors", "guarded tensor", GuardedTensor, False),
+    EventKind("warnings", "warning", WarningRecord, False, sort="category"),
+    EventKind("input_events", "input event", InputEvent, False, sort="kind"),
+    EventKind("teardown", "teardown event", TeardownEvent, False, sort="kind"),
 )
 BY_NAME: dict[str, EventKind] = {kind.name: kind for kind in KINDS}
+RECORDED: tuple[EventKind, ...] = tuple(k for k in KINDS if k.tag)  # written to the spool
 COLUMNAR: tuple[EventKind, ...] = tuple(k for k in KINDS if k.columnar)
 LISTED: tuple[EventKind, ...] = tuple(k for k in KINDS if not k.columnar)
 TABLE_ROWS: dict[str, type[Any]] = {kind.name: kind.row for kind in COLUMNAR}

@@ -1,7 +1,7 @@
 """What each spool record does to the trace being assembled: one small handler per record.
 
-The records of the columnar event kinds need no handler of their own: their rows are read
-from the record by field name (:func:`_columnar`), as :data:`event_kinds.KINDS` declares.
+The records of the columnar event kinds need no handler of their own: a record is its row
+(:func:`_columnar`), as :data:`event_kinds.KINDS` declares.
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ from typing import Any
 from graphdoctor.trace import compile_logs, guards
 from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.builder import Builder
-from graphdoctor.trace.event_kinds import COLUMNAR, EventKind
+from graphdoctor.trace.event_kinds import RECORDED, EventKind
 from graphdoctor.trace.model import (
-    EAGER,
     NONE,
     Collective,
     CompileEvent,
@@ -95,14 +94,11 @@ def _kernel_times(b: Builder, r: sr.KernelTimes) -> None:
 
 
 def _columnar(kind: EventKind) -> Handler:
-    """Append a row of ``kind`` read from its record by field name (the phase comes later)."""
-    assert kind.record is not None
-    record_fields = kind.record._fields  # type: ignore[attr-defined]  # a NamedTuple
-    positions = [record_fields.index(f) if f in record_fields else None for f in kind.fields]
+    """Append a row of ``kind``: its record as written (the phase comes later)."""
     table, spans = kind.name, bool(kind.span)
 
     def handle(b: Builder, r: tuple[Any, ...]) -> None:
-        b.trace.tables[table].append([EAGER if i is None else r[i] for i in positions])
+        b.trace.tables[table].append(r)
         b.see(r[0] + (r[1] if spans else 0))
 
     return handle
@@ -120,7 +116,7 @@ def _tree_inputs(b: Builder, r: sr.TreeInputs) -> None:
 def _coll(b: Builder, r: sr.CollectiveRecord) -> None:
     b.open_collectives[r.token] = len(b.trace.tables["collectives"])
     b.trace.tables["collectives"].append(Collective(r.t, NONE, r.op, r.group, r.seq, r.size,
-                                                    r.graph, EAGER, r.thread, r.stack))
+                                                    r.graph, r.thread, r.stack))
     b.see(r.t)
 
 
@@ -248,5 +244,5 @@ HANDLERS: dict[type[tuple[Any, ...]], Handler] = {
     sr.CollectiveEnd: _coll_end, sr.DistInfo: _dist, sr.TeardownRecord: _teardown,
     sr.TreeInputs: _tree_inputs, sr.CudaState: _cuda_state, sr.End: _end,
     sr.RunEnd: _run_end,
-    **{kind.record: _columnar(kind) for kind in COLUMNAR if kind.record is not None},
+    **{kind.row: _columnar(kind) for kind in RECORDED},
 }

@@ -1,12 +1,14 @@
 """The spool's vocabulary: one typed record per tag, declared once for writer and reader.
 
 On disk a record is a JSON array, its tag first and then its fields in the order declared
-here (``["sync", t, kind, stream, graph, thread, stack]``); positional, because the child
-writes millions of them. In memory, on both sides, it is the NamedTuple below, read by
-field name. A field added later goes at the end with a default, so an older spool (which
-lacks it) still decodes; fields past the declared ones (written by a newer graphdoctor) are
-dropped. A record with too few fields, or one whose tag is not declared, is drift: decoding
-raises :class:`SpoolDrift`, which assembly counts and names in the report.
+(``["sync", t, kind, stream, graph, thread, stack]``); positional, because the child writes
+millions of them. In memory, on both sides, it is a NamedTuple, read by field name: those
+below, and the rows of the kinds of event the recorder writes as they are, declared with
+their kind in :mod:`graphdoctor.trace.event_kinds` (their tags join the ones here). A field
+added later goes at the end with a default, so an older spool (which lacks it) still
+decodes; fields past the declared ones (written by a newer graphdoctor) are dropped. A
+record with too few fields, or one whose tag is not declared, is drift: decoding raises
+:class:`SpoolDrift`, which assembly counts and names in the report.
 
 Nothing here imports torch: the recorder builds these records, assembly reads them.
 """
@@ -14,6 +16,8 @@ Nothing here imports torch: the recorder builds these records, assembly reads th
 from __future__ import annotations
 
 from typing import Any, NamedTuple
+
+from graphdoctor.trace.event_kinds import RECORDED
 
 JsonObject = dict[str, Any]
 
@@ -148,22 +152,8 @@ class KernelTimes(NamedTuple):
     total: int
 
 
-class ReplayRecord(NamedTuple):
-    t: int
-    dur: int
-    gpu: int
-    graph: int
-    stream: int
-    thread: int
 
 
-class CallRecord(NamedTuple):
-    t: int
-    dur: int
-    gpu: int
-    fn: int
-    mode: str
-    graph: int
 
 
 class Progress(NamedTuple):
@@ -198,51 +188,14 @@ class InputRecord(NamedTuple):
 
 
 # -- memory, syncs, streams ------------------------------------------------------------------
-class AllocRecord(NamedTuple):
-    t: int
-    action: str
-    addr: int
-    size: int
-    stream: int
-    pool: str
-    graph: int
-    stack: int
-    device: int = 0  # written since schema 1.0 multi-device support
 
 
-class MemoryRecord(NamedTuple):
-    t: int
-    allocated: int
-    reserved: int
-    graph: int
 
 
-class SyncRecord(NamedTuple):
-    t: int
-    kind: str
-    stream: int
-    graph: int
-    thread: int
-    stack: int
 
 
-class StreamOpRecord(NamedTuple):
-    t: int
-    op: str
-    stream: int
-    other: int
-    graph: int
-    thread: int
-    stack: int
 
 
-class GpuSampleRecord(NamedTuple):
-    t: int
-    device: int
-    util: int
-    mem_util: int
-    mem_used: int
-    sm_clock: int
 
 
 # -- errors, warnings, torch.compile ---------------------------------------------------------
@@ -252,24 +205,6 @@ class ExceptionInfo(NamedTuple):
     info: JsonObject
 
 
-class InstantiateRecord(NamedTuple):
-    """A captured graph made executable (``cuGraphInstantiate*``), seen through CUPTI: the
-    host time the call took, at the line that made it."""
-
-    t: int
-    dur: int
-    graph: int
-    stack: int
-
-
-class GcRecord(NamedTuple):
-    """A Python garbage collection that held the host (a long one, or any full one)."""
-
-    t: int
-    dur: int
-    generation: int
-    collected: int
-    thread: int
 
 
 class WarnRecord(NamedTuple):
@@ -383,17 +318,15 @@ class TeardownRecord(NamedTuple):
     stack: int
 
 
+# A row of a kind of event the recorder writes as it is (event_kinds.RECORDED): a NamedTuple
+# declared with its kind, so no union here names each one.
+EventRecord = tuple[Any, ...]
 SpoolRecord = (Hello | MetaInfo | Devices | NoteRecord | CudaState | End | RunEnd | FrameRecord
                | SourceDigest | StackRecord | FunctionRecord | GraphBegin | GraphEnd
-               | GraphDeleted | GraphStep
-               | GraphAnatomy | KernelTimes
-               | ReplayRecord | CallRecord | Progress | Region | Untimed | InputRecord
-               | AllocRecord | MemoryRecord | SyncRecord | StreamOpRecord | GpuSampleRecord
-               | GcRecord | ExceptionInfo | WarnRecord | LogRecord | GuardFailures
+               | GraphDeleted | GraphStep | GraphAnatomy | KernelTimes | Progress | Region
+               | Untimed | InputRecord | ExceptionInfo | WarnRecord | LogRecord | GuardFailures
                | GuardedTensor | CompileCallback | Counters | TreeInputs | CollectiveRecord
-               | CollectiveEnd | DistInfo | TeardownRecord | InstantiateRecord)
-# A record whose GPU time is filled in once its CUDA events have completed.
-TimedRecord = ReplayRecord | CallRecord
+               | CollectiveEnd | DistInfo | TeardownRecord | EventRecord)
 
 TAGS: dict[type[tuple[Any, ...]], str] = {
     Hello: "hello", MetaInfo: "meta", Devices: "devices", NoteRecord: "note",
@@ -402,16 +335,17 @@ TAGS: dict[type[tuple[Any, ...]], str] = {
     FunctionRecord: "fn",
     GraphBegin: "graph", GraphEnd: "graph_end", GraphDeleted: "graph_del",
     GraphStep: "graph_step", GraphAnatomy: "anatomy", KernelTimes: "kernel_times",
-    ReplayRecord: "replay", CallRecord: "call", Progress: "progress", Region: "region",
-    Untimed: "untimed", InputRecord: "input",
-    AllocRecord: "alloc", MemoryRecord: "mem", SyncRecord: "sync", StreamOpRecord: "sop",
-    GpuSampleRecord: "nvml", GcRecord: "gc",
+    Progress: "progress", Region: "region", Untimed: "untimed", InputRecord: "input",
     ExceptionInfo: "exc", WarnRecord: "warn", LogRecord: "log", GuardFailures: "guards",
     GuardedTensor: "guarded",
     CompileCallback: "compile_cb", Counters: "counters", TreeInputs: "tree_inputs",
     CollectiveRecord: "coll", CollectiveEnd: "coll_end", DistInfo: "dist",
-    TeardownRecord: "teardown", InstantiateRecord: "inst",
+    TeardownRecord: "teardown",
+    **{kind.row: kind.tag for kind in RECORDED},
 }
+# How many fields of an event's row the recorder writes (assembly fills the rest): decoding
+# reads no more, so a field a newer recorder writes after them never lands in their place.
+WRITTEN: dict[type[tuple[Any, ...]], int] = {kind.row: kind.written for kind in RECORDED}
 RECORDS: dict[str, type[tuple[Any, ...]]] = {tag: cls for cls, tag in TAGS.items()}
 
 # Records the writer appends to the spool at once, with every record written before them (the
@@ -425,8 +359,10 @@ URGENT = frozenset({Hello, MetaInfo, Devices, NoteRecord, CudaState, End, RunEnd
 
 
 def encode(record: SpoolRecord) -> list[Any]:
-    """The JSON array a record is written as: its tag, then its fields in order."""
-    return [TAGS[type(record)], *record]
+    """The JSON array a record is written as: its tag, then its fields in order (an event's,
+    but those assembly fills)."""
+    written = WRITTEN.get(type(record))
+    return [TAGS[type(record)], *(record if written is None else record[:written])]
 
 
 def decode(raw: list[Any]) -> SpoolRecord:
@@ -436,8 +372,8 @@ def decode(raw: list[Any]) -> SpoolRecord:
         raise SpoolDrift(f"no record is declared for tag {raw[0]!r}")
     fields: tuple[str, ...] = cls._fields  # type: ignore[attr-defined]  # every NamedTuple
     required = len(fields) - len(cls._field_defaults)  # type: ignore[attr-defined]
-    values = raw[1:1 + len(fields)]
+    values = raw[1:1 + WRITTEN.get(cls, len(fields))]
     if len(values) < required:
         raise SpoolDrift(f"{raw[0]!r} has {len(values)} fields, {required} are declared")
-    record: SpoolRecord = cls(*values)  # type: ignore[assignment]  # cls is one of them
+    record: SpoolRecord = cls(*values)
     return record

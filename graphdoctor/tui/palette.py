@@ -175,9 +175,27 @@ def verdict_mark(kind: str) -> Mark:
     return VERDICT_MARKS.get(kind, Mark("•", "white", 0))
 
 
+# The sixteen ANSI colour names, the only ones content is drawn in.
+ANSI_COLOURS = frozenset(f"{bright}{name}" for bright in ("", "bright_") for name in (
+    "black", "red", "green", "yellow", "blue", "magenta", "cyan", "white"))
+# How each kind of event (graphdoctor.trace.event_kinds) is drawn where it has no mark of
+# its own above; a kind not named here yet is drawn with OTHER_KIND.
+KIND_MARKS = {
+    "replays": Mark("█", "green", 1), "calls": Mark("█", "blue", 1),
+    "allocs": Mark("·", "bright_black", 1), "syncs": Mark("•", "yellow", 1),
+    "stream_ops": Mark("w", "cyan", 1), "collectives": Mark("█", "cyan", 1),
+    "memory": Mark("▁", "blue", 1), "gpu_samples": Mark("▁", "green", 1),
+    "instantiations": Mark("I", "magenta", 1), "gc_pauses": Mark("g", "bright_blue", 1),
+    "exceptions": Mark("✗", "bright_red", 1), "compile_events": Mark("C", "yellow", 1),
+    "guarded_tensors": Mark("T", "yellow", 1), "warnings": Mark("!", "yellow", 1),
+    "input_events": Mark("F", "bright_red", 1), "teardown": Mark("═", "yellow", 1),
+}
+OTHER_KIND = Mark("•", "white", 1)
+
+
 def kind_mark(kind: EventKind) -> Mark:
-    """How a kind of event with no mark of its own above is drawn: as its registry says."""
-    return Mark(kind.glyph, kind.colour, 1)
+    """How a kind of event with no mark of its own above is drawn."""
+    return KIND_MARKS.get(kind.name, OTHER_KIND)
 
 
 

@@ -128,7 +128,7 @@ def test_too_few_samples_make_no_speedup_claim() -> None:
 
 def with_syncs(trace: Trace, count: int) -> Trace:
     for i in range(count):
-        trace.tables["syncs"].append(Sync(500_500 + i * 10_000, "item", -1, -1, "replay", 0, 1))
+        trace.tables["syncs"].append(Sync(500_500 + i * 10_000, "item", -1, -1, 0, 1, "replay"))
     return trace
 
 
@@ -178,8 +178,8 @@ def failed_capture(links: list[ErrorLink], ops: list[StreamOp] = ()) -> Trace:  
 def test_unjoined_fork_through_an_event_is_found() -> None:
     link = ErrorLink("AcceleratorError", "capturing stream has unjoined work",
                      "cudaErrorStreamCaptureUnjoined", 0)
-    ops = [StreamOp(110, "record", 7, 99, 0, "capture", 0, 0),
-           StreamOp(120, "wait_event", 8, 99, 0, "capture", 0, 0)]
+    ops = [StreamOp(110, "record", 7, 99, 0, 0, 0, "capture"),
+           StreamOp(120, "wait_event", 8, 99, 0, 0, 0, "capture")]
     findings = diagnose(failed_capture([link], ops)).findings
     assert [f.name for f in findings] == ["unjoined-side-stream"]
     assert findings[0].evidence[0].kind == "stream_ops"

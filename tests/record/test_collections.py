@@ -13,8 +13,9 @@ import pytest
 
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.record.syncs import LONG_COLLECTION_NS, _watch_collections
+from graphdoctor.trace.event_kinds import GcPause
 from graphdoctor.trace.spool import SpoolWriter
-from graphdoctor.trace.spool_records import GcRecord, SpoolRecord
+from graphdoctor.trace.spool_records import SpoolRecord
 
 
 class _Recorder:
@@ -42,7 +43,7 @@ def test_a_full_collection_is_recorded_and_the_hook_goes_at_uninstall() -> None:
     assert recorder.records == []  # written by the heartbeat, never from inside a collection
     recorder.heartbeats[0]()
     uninstall()
-    full = [r for r in recorder.records if isinstance(r, GcRecord) and r.generation == 2]
+    full = [r for r in recorder.records if isinstance(r, GcPause) and r.generation == 2]
     assert len(full) == 1 and full[0].dur > 0
     assert gc.callbacks == before and recorder.heartbeats == []
 
@@ -58,7 +59,7 @@ def test_short_young_collections_are_left_out() -> None:
         uninstall()
     if took >= LONG_COLLECTION_NS:
         pytest.skip(f"this young collection took {took} ns: a long one, rightly recorded")
-    assert [r for r in recorder.records if isinstance(r, GcRecord) and r.generation == 0] == []
+    assert [r for r in recorder.records if isinstance(r, GcPause) and r.generation == 0] == []
 
 
 def test_a_collection_inside_the_spool_writers_lock_does_not_deadlock(tmp_path: Path) -> None:

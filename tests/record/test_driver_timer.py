@@ -9,7 +9,7 @@ from typing import Any
 
 from graphdoctor.record.driver_timer import INVALID_CONTEXT, DriverEventTimer
 from graphdoctor.record.recorder import CaptureState, Recorder
-from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.event_kinds import Call
 from graphdoctor.trace.spool import SpoolWriter
 
 
@@ -56,8 +56,8 @@ def timer(events: Events) -> tuple[DriverEventTimer, Recorder, list[Any]]:
     return DriverEventTimer(recorder, events, lambda: 0x1000), recorder, emitted
 
 
-def call(t: int) -> sr.CallRecord:
-    return sr.CallRecord(t, 10, -1, 0, "eager", -1)
+def call(t: int) -> Call:
+    return Call(t, 10, -1, 0, "eager", -1)
 
 
 def test_a_pair_is_read_only_once_its_end_has_completed() -> None:

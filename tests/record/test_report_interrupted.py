@@ -30,11 +30,11 @@ BIG_RECORDING = """
 import os, sys, time
 import torch  # recording starts with it
 from graphdoctor.record.session import running
-from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.event_kinds import Call
 
 recorder, t = running(), time.perf_counter_ns()
 for start in range(0, 300_000, 10_000):
-    recorder.spool.write_many([sr.CallRecord(t + i, 10, 5, 1, "eager", -1)
+    recorder.spool.write_many([Call(t + i, 10, 5, 1, "eager", -1)
                                for i in range(start, start + 10_000)])
 print(os.getpid(), flush=True)
 {ending}

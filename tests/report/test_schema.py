@@ -160,3 +160,11 @@ def test_a_replay_count_is_keyed_by_a_graph_id() -> None:
     data["trace"]["replay_counts"]["graph zero"] = 3
     with pytest.raises(schema.SchemaViolation, match=r"report\.trace\.replay_counts"):
         schema.check(data)
+
+
+def test_the_shipped_tables_are_what_the_rows_declare() -> None:
+    """No hand-kept copy: `python -m graphdoctor.report.schema_tables` writes them."""
+    from graphdoctor.report.schema_tables import tables
+
+    shipped = SCHEMA["$defs"]["trace"]["properties"]["tables"]["properties"]
+    assert shipped == tables()

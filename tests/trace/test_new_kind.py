@@ -18,6 +18,7 @@ from graphdoctor.trace.event_kinds import BY_NAME
 from graphdoctor.trace.model import CAPTURE, Trace
 from graphdoctor.trace.spool import read_records
 from graphdoctor.tui.events import EventRef, describe
+from graphdoctor.tui.palette import kind_mark
 from graphdoctor.tui.screens.summary import event_counts as summary_counts
 from graphdoctor.tui.timeline_build import build_lanes
 
@@ -73,7 +74,7 @@ def test_the_tui_counts_describes_and_draws_them() -> None:
     series = [s for lane in build_lanes(trace, trace.status.wall_ns) for s in lane.series
               if s.source == "gc_pauses"]
     assert len(series) == 1 and len(series[0]) == 2
-    assert series[0].mark.glyph == GC.glyph
+    assert series[0].mark == kind_mark(GC)
 
 
 def test_an_older_recording_has_none() -> None:

@@ -11,20 +11,20 @@ from pathlib import Path
 
 import pytest
 
+from graphdoctor.trace.event_kinds import GcPause, Sync
+from graphdoctor.trace.run_files import RunFiles
 from graphdoctor.trace.spool import SpoolWriter, append_record, read_records
 from graphdoctor.trace.spool_records import (
     URGENT,
     CompileCallback,
     CudaState,
     Devices,
-    GcRecord,
     Hello,
     LogRecord,
     RunEnd,
-    SyncRecord,
     WarnRecord,
 )
-from graphdoctor.trace.spool_tail import recover, tail_path
+from graphdoctor.trace.spool_tail import recover
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -35,13 +35,13 @@ def tags(path: Path) -> list[str]:
 
 def test_post_mortem_records_are_urgent_and_the_hot_path_is_not() -> None:
     assert {LogRecord, CompileCallback, WarnRecord, Devices, CudaState} <= URGENT
-    assert not {SyncRecord, GcRecord} & URGENT
+    assert not {Sync, GcPause} & URGENT
 
 
 def test_an_urgent_record_reaches_the_file_with_all_before_it(tmp_path: Path) -> None:
     path = tmp_path / "s.spool"
     writer = SpoolWriter(path, max_delay_s=3600)
-    writer.write(GcRecord(1, 2, 0, 0, 0))
+    writer.write(GcPause(1, 2, 0, 0, 0))
     assert tags(path) == []  # batched
     writer.write(LogRecord(3, "torch._inductor.cudagraph_utils.__cudagraphs", "WARNING",
                            "skipping cudagraphs due to mutated inputs", "0/0", -1))
@@ -51,12 +51,13 @@ def test_an_urgent_record_reaches_the_file_with_all_before_it(tmp_path: Path) ->
 
 CHILD = """
 import os, signal, sys
+from graphdoctor.trace.event_kinds import GcPause, Sync
 from graphdoctor.trace.spool import SpoolWriter
-from graphdoctor.trace.spool_records import GcRecord, Hello, SyncRecord
+from graphdoctor.trace.spool_records import Hello
 writer = SpoolWriter(sys.argv[1], tail=sys.argv[2], max_delay_s=3600)
 writer.write(Hello({"version": 1}))
-writer.write_many([SyncRecord(t, "item", -1, -1, 0, -1) for t in range(1000)])
-writer.write(GcRecord(1000, 5, 2, 0, 0))
+writer.write_many([Sync(t, "item", -1, -1, 0, -1) for t in range(1000)])
+writer.write(GcPause(1000, 5, 2, 0, 0))
 {ending}
 """
 
@@ -65,7 +66,7 @@ writer.write(GcRecord(1000, 5, 2, 0, 0))
     "os.kill(os.getpid(), signal.SIGSEGV)", "os.abort()", "os._exit(3)",
     "os.kill(os.getpid(), signal.SIGKILL)"], ids=["segv", "abort", "os_exit", "kill"])
 def test_batched_records_survive_the_writers_death(tmp_path: Path, ending: str) -> None:
-    spool, tail = tmp_path / "s.spool", tail_path(tmp_path / "s.spool")
+    spool, tail = tmp_path / "s.spool", RunFiles(tmp_path / "s.spool").tail
     spool.touch()
     done = subprocess.run([sys.executable, "-c", CHILD.replace("{ending}", ending), str(spool),
                            str(tail)], env={**os.environ, "PYTHONPATH": str(REPO)},
@@ -83,7 +84,7 @@ def test_recovery_completes_a_batch_the_writer_died_appending(tmp_path: Path) ->
     spool, tail = tmp_path / "s.spool", tmp_path / "s.tail"
     writer = SpoolWriter(spool, tail=tail, max_delay_s=3600)
     writer.write(Hello({"version": 1}))
-    writer.write_many([GcRecord(t, 1, 0, 0, 0) for t in range(3)])
+    writer.write_many([GcPause(t, 1, 0, 0, 0) for t in range(3)])
     batch = writer._pending.take()
     with open(spool, "ab") as handle:
         handle.write(batch[:len(batch) // 2])  # the half that reached the file
@@ -96,7 +97,7 @@ def test_recovery_completes_a_batch_the_writer_died_appending(tmp_path: Path) ->
 def test_recovery_appends_nothing_the_writer_appended(tmp_path: Path) -> None:
     spool, tail = tmp_path / "s.spool", tmp_path / "s.tail"
     writer = SpoolWriter(spool, tail=tail, max_delay_s=3600)
-    writer.write_many([GcRecord(t, 1, 0, 0, 0) for t in range(3)])
+    writer.write_many([GcPause(t, 1, 0, 0, 0) for t in range(3)])
     writer.flush()
     assert recover(spool, tail) == 0
     writer.close()
@@ -115,8 +116,8 @@ def test_a_record_larger_than_the_tail_is_appended_whole(tmp_path: Path) -> None
     spool = tmp_path / "s.spool"
     writer = SpoolWriter(spool, tail=tmp_path / "s.tail", max_delay_s=3600)
     writer._pending.capacity = 64  # a tail smaller than one record
-    writer.write(GcRecord(0, 1, 0, 0, 0))
-    writer.write_many([SyncRecord(t, "x" * 80, -1, -1, 0, -1) for t in range(2)])
+    writer.write(GcPause(0, 1, 0, 0, 0))
+    writer.write_many([Sync(t, "x" * 80, -1, -1, 0, -1) for t in range(2)])
     writer.close()
     assert tags(spool) == ["gc", "sync", "sync"]
 

@@ -14,7 +14,7 @@ from graphdoctor.trace.frames import classify_path, frames_in_text, trim_runner_
 from graphdoctor.trace.model import CAPTURE, EAGER, REPLAY, WARMUP, Replay, Table
 from graphdoctor.trace.phases import Interval, PhaseIndex, derive
 from graphdoctor.trace.spool import SpoolWriter, append_record, read_records
-from graphdoctor.trace.spool_records import Hello, ReplayRecord, RunEnd
+from graphdoctor.trace.spool_records import Hello, RunEnd
 from tests.reports import scenario_names, trace_for
 
 
@@ -22,7 +22,7 @@ def test_spool_skips_a_torn_last_line(tmp_path: Path) -> None:
     path = tmp_path / "s.spool"
     writer = SpoolWriter(path)
     writer.write(Hello({"version": 1}))
-    writer.write(ReplayRecord(1, 2, 3, 0, 7, 0))
+    writer.write(Replay(1, 2, 3, 0, 7, 0))
     writer.close()
     with open(path, "a") as handle:
         handle.write('["replay", 5, 6')  # the child died mid-line

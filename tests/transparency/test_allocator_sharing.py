@@ -17,7 +17,7 @@ pytest.importorskip("torch")
 from graphdoctor.record import compat  # noqa: E402 - only once torch is known to be there
 from graphdoctor.record.memory import AllocatorWatch  # noqa: E402
 from graphdoctor.record.recorder import RecordConfig, Recorder  # noqa: E402
-from graphdoctor.trace import spool_records as sr  # noqa: E402
+from graphdoctor.trace.event_kinds import Alloc
 from graphdoctor.trace.spool import SpoolWriter  # noqa: E402
 
 
@@ -135,7 +135,7 @@ class Run:
                 sum("frames" not in item for s in segments for item in (s, *s["blocks"])))
 
     def graphdoctors_allocations(self) -> list[int]:
-        return [r.addr for r in self.emitted if isinstance(r, sr.AllocRecord)
+        return [r.addr for r in self.emitted if isinstance(r, Alloc)
                 and r.action == "alloc" and r.pool == "default"]
 
 

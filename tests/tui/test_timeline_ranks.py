@@ -82,9 +82,9 @@ def pending_report() -> Report:
     """A single-process run whose second all_reduce never returned."""
     trace = Trace()
     trace.tables["collectives"].append(Collective(100, 50, "all_reduce", "default", 0, 8, -1,
-                                                  "eager", 0, -1))
+                                                  0, -1, "eager"))
     trace.tables["collectives"].append(Collective(1_000, -1, "all_reduce", "default", 1, 8, -1,
-                                                  "eager", 0, -1))
+                                                  0, -1, "eager"))
     trace.teardown.append(TeardownEvent(400, "begin"))
     trace.teardown.append(TeardownEvent(600, "end"))
     trace.tables["memory"].append((10_000, 0, 0, -1, "eager"))

@@ -55,7 +55,7 @@ def test_nearest_finds_a_span_running_across_the_column() -> None:
 def _syncs(times: list[int], phases: list[str]) -> Table:
     table = Table(Sync)
     for t, phase in zip(times, phases, strict=True):
-        table.append(Sync(t, "item", -1, -1, phase, 0, -1))
+        table.append(Sync(t, "item", -1, -1, 0, -1, phase))
     return table
 
 
