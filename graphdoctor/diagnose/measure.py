@@ -44,6 +44,7 @@ from typing import Any
 
 from graphdoctor.diagnose import baseline
 from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace import queries
 from graphdoctor.trace.event_kinds import HOST_NOT_TIMED
 from graphdoctor.trace.model import Call, Graph, Trace
 from graphdoctor.trace.names import COVERING_BASIS, EAGER_CALL, REPLAYING_CALL, STEP_BASIS
@@ -246,17 +247,12 @@ def _against_step(view: TraceView, graph: Graph) -> Measurement:
     step = view.function(graph.step)
     return Measurement(stat([c.gpu for c in with_graph]), stat([c.dur for c in with_graph]),
                        stat([c.gpu for c in eager]), stat([c.dur for c in eager]),
-                       _replay_count(view, graph), basis=STEP_BASIS,
+                       queries.replay_count(view.trace, graph), basis=STEP_BASIS,
                        eager_of=step.name if step else "")
 
 
-def _replay_count(view: TraceView, graph: Graph) -> int:
-    replays = sum(1 for r in view.trace.tables["replays"] if r.graph == graph.id)
-    return max(replays, view.trace.replay_counts.get(graph.id, 0))
-
-
 def _against_callees(view: TraceView, graph: Graph, borrow: bool) -> Measurement:
-    replays = [r for r in view.trace.tables["replays"] if r.graph == graph.id]
+    replays = queries.replays_of(view.trace, graph)
     calls = [c for c in view.trace.tables["calls"]
              if c.fn in graph.callees and c.mode == EAGER_CALL]
     eager, eager_host = _per_step(calls, graph.callees)
@@ -268,8 +264,8 @@ def _against_callees(view: TraceView, graph: Graph, borrow: bool) -> Measurement
             eager, eager_host, source = gpu, host, BASELINE_RUN
     covering = view.function(graph.callees[0]) \
         if graph.basis == COVERING_BASIS and graph.callees else None
-    return Measurement(stat([r.gpu for r in replays]), _host_times(replays),
-                       eager, eager_host, _replay_count(view, graph), eager_source=source,
+    return Measurement(stat([r.gpu for r in replays]), _host_times(replays), eager, eager_host,
+                       queries.replay_count(view.trace, graph), eager_source=source,
                        not_covered=graph.uncovered if eager else (), basis=graph.basis,
                        eager_of=covering.name if covering else "")
 
@@ -339,3 +335,50 @@ def _around(view: TraceView, fn: int) -> Measurement | None:
         if graph.step >= 0 and (step := _against_step(view, graph)).comparable:
             return step
     return None
+
+
+# -- read back: a verdict's measurements, as a report holds them -------------------------
+def from_dict(data: dict[str, Any]) -> Measurement:
+    """The measurement a verdict's ``measurements`` hold (:meth:`Measurement.as_dict`), read
+    back so a reader shows the verdict's own figures instead of measuring again. A report
+    is a file from elsewhere: a figure missing or malformed reads as not measured."""
+    around = data.get("around")
+    return Measurement(
+        _stat_from(data.get("replay")), _stat_from(data.get("replay_host")),
+        _stat_from(data.get("eager")), _stat_from(data.get("eager_host")),
+        _count(data.get("replays")) or 0, not_covered=_names(data.get("not_covered")),
+        eager_source=_text(data.get("eager_source")) or SAME_RUN,
+        basis=_text(data.get("basis")), eager_of=_text(data.get("eager_of")),
+        around=from_dict(around) if isinstance(around, dict) else None)
+
+
+def _stat_from(value: Any) -> Stat | None:
+    """A :class:`Stat` as :meth:`Stat.as_dict` wrote it (p95 came later: 0 when absent)."""
+    if not isinstance(value, dict):
+        return None
+    n = _count(value.get("n"))
+    median, p25, p75 = (_figure(value.get(name)) for name in ("median_us", "p25_us", "p75_us"))
+    p95 = _figure(value.get("p95_us", 0.0))
+    if n is None or median is None or p25 is None or p75 is None or p95 is None:
+        return None
+    return Stat(median, p25, p75, n, p95)
+
+
+def _figure(value: Any) -> float | None:
+    """A non-negative number as a float; None for anything else (NaN included)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+        return None
+    return float(value)
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 \
+        else None
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""

@@ -4,6 +4,11 @@ Rules ask questions ("which syncs ran inside this capture?", "what first went wr
 graph?"); the answers live here once, so two rules never disagree about them. Everything is
 computed lazily and cached: a view is built per diagnosis and never changes.
 
+The facts that need only the trace (a stack's user frame, the user's syncs, a graph's
+replays, where a line is in words) are :mod:`graphdoctor.trace.queries`' and
+:mod:`graphdoctor.trace.locations`', which the reports and the viewer read too; the view
+asks them on the rules' behalf, so a rule and a screen never name different lines.
+
 Two answers are computed elsewhere but kept here, once per graph: a graph's measurement
 (:func:`.measure.of_graph`) and a failed capture's cause (:func:`.failures.cause_of`). Their
 caches are declared on the view, each with its type (:class:`PerGraph`): a view keeps those
@@ -17,11 +22,10 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from graphdoctor.diagnose.model import Evidence, LineReader, Location, no_source
+from graphdoctor.trace import locations, queries
 from graphdoctor.trace.event_kinds import BY_NAME, rows_of
 from graphdoctor.trace.model import (
-    LIBRARY,
     NONE,
-    USER,
     Collective,
     CompileEvent,
     ErrorLink,
@@ -36,7 +40,6 @@ from graphdoctor.trace.names import (
     COMPILED,
     COMPILED_FUNCTION,
     GRAPHED_FUNCTION,
-    INTERNAL_SYNC,
 )
 from graphdoctor.trace.phases import PhaseIndex
 from graphdoctor.trace.stream_names import stream_names
@@ -88,13 +91,13 @@ class TraceView:
     @functools.cached_property
     def graphs(self) -> list[Graph]:
         """The user's graphs: torch's own pool-keeping capture is left out."""
-        return [g for g in self.trace.graphs if not g.internal]
+        return queries.user_graphs(self.trace)
 
     def graph(self, graph_id: int) -> Graph | None:
-        return next((g for g in self.trace.graphs if g.id == graph_id), None)
+        return queries.graph_by_id(self.trace, graph_id)
 
     def function(self, fn_id: int) -> Function | None:
-        return next((f for f in self.trace.functions if f.id == fn_id), None)
+        return queries.function_by_id(self.trace, fn_id)
 
     def graphs_of(self, fn_id: int) -> list[Graph]:
         return [g for g in self.graphs if g.function == fn_id]
@@ -111,30 +114,19 @@ class TraceView:
     def manual_graphs(self) -> list[Graph]:
         return [g for g in self.graphs if g.api != COMPILED]
 
-    # -- locations -----------------------------------------------------------------------
+    # -- locations: the answers are trace.queries' and trace.locations', shared with the
+    # reports and the viewer; the rules ask them through the view -------------------------
     def culprit_frame(self, stack: int) -> Frame | None:
-        """The innermost frame of the user's code (a library's if the user has none)."""
-        frames = self.trace.stack(stack)
-        for kinds in ((USER,), (LIBRARY,)):
-            found = [f for f in frames if f.kind in kinds]
-            if found:
-                return found[-1]
-        return None
+        """The user's frame of a stack (:func:`.queries.culprit_of` says which)."""
+        return queries.culprit_frame(self.trace, stack)
 
     def location(self, stack: int) -> Location | None:
         frame = self.culprit_frame(stack)
         return Location(frame.file, frame.line, frame.func) if frame else None
 
     def call_into_library(self, stack: int) -> Frame | None:
-        """The user's line that called into library code: the last user frame before the
-        stack's first library frame, or None where the stack has no such pair."""
-        caller = None
-        for frame in self.trace.stack(stack):
-            if frame.kind == LIBRARY:
-                return caller
-            if frame.kind == USER:
-                caller = frame
-        return None
+        """The user's line that called into library code, or None."""
+        return queries.call_into_library(self.trace, stack)
 
     def compile_stack_before(self, t: int) -> int:
         """The stack of the latest compile that began at or before time t (the user's call
@@ -144,12 +136,12 @@ class TraceView:
 
     def where(self, stack: int) -> str:
         """``file.py:12`` for messages; "an unknown line" when the stack has no user frame."""
-        return self.where_frame(self.culprit_frame(stack))
+        return locations.where(self.trace, stack)
 
     @staticmethod
     def where_frame(frame: Frame | None) -> str:
         """``file.py:12`` of a frame, for messages."""
-        return f"{_basename(frame.file)}:{frame.line}" if frame else "an unknown line"
+        return locations.spot(frame)
 
     # -- rows ----------------------------------------------------------------------------
     def rows(self, table: str) -> Iterator[tuple[int, Any]]:
@@ -160,9 +152,8 @@ class TraceView:
         return [(i, r) for i, r in self.rows(table) if r.graph == graph.id]
 
     def user_syncs(self, table_rows: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
-        return [(i, s) for i, s in table_rows if s.kind != INTERNAL_SYNC
-                and self.culprit_frame(s.stack) is not None
-                and self.trace.stack(s.stack)[-1].kind in (USER, LIBRARY)]
+        """Those of the syncs' rows the user's code made (:func:`.queries.is_users_sync`)."""
+        return queries.user_syncs(self.trace, table_rows)
 
     # -- failures ------------------------------------------------------------------------
     def exceptions_of(self, graph: Graph) -> list[tuple[int, ExceptionRecord]]:
@@ -247,17 +238,11 @@ class TraceView:
         return TraceView(self.peers[rank], rank, self.peers, self.read_line)
 
 
-def _basename(path: str) -> str:
-    return path.replace("\\", "/").rsplit("/", 1)[-1]
-
-
 def mib(size: int) -> str:
+    """``3.0 MiB`` or ``512 KiB`` in a finding's words: coarser than
+    :func:`graphdoctor.units.format_bytes` (no bytes, no GiB), and kept so because committed
+    reports' findings say it this way."""
     return f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{size / 2**10:.0f} KiB"
-
-
-def counted(count: int, noun: str) -> str:
-    """``1 input``, ``3 inputs``: a count with its noun, for messages."""
-    return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
 def ranks_named(ranks: list[int]) -> str:

@@ -35,7 +35,9 @@ from typing import Any
 
 from graphdoctor.report import facts
 from graphdoctor.report.document import Report
-from graphdoctor.trace.event_kinds import KINDS, EventKind, rows_of
+from graphdoctor.report.drawn_kinds import drawn_from_the_registry
+from graphdoctor.trace import locations
+from graphdoctor.trace.event_kinds import EventKind, rows_of
 from graphdoctor.trace.model import NONE, Trace
 from graphdoctor.trace.names import ALLOC_ACTION
 
@@ -43,11 +45,6 @@ HOST_PID = 1
 GPU_PID = 10
 RANK_PIDS = 100  # rank N's processes are numbered from 100 * N
 NEVER_RETURNED = "never returned: drawn to the end of the recording"
-# The kinds of event the parts below draw in their own way; any other kind gets a lane of
-# its own (see _kind_lane), so a new kind is in the export without a change here.
-DRAWN_APART = frozenset({"replays", "calls", "allocs", "syncs", "stream_ops", "collectives",
-                         "memory", "gpu_samples", "exceptions", "compile_events", "warnings",
-                         "input_events", "teardown"})
 Event = dict[str, Any]
 
 
@@ -140,7 +137,7 @@ class _Export:
 
     def site(self, stack: int) -> str:
         if stack not in self._sites:
-            self._sites[stack] = facts.site(self.trace, stack)
+            self._sites[stack] = locations.site(self.trace, stack)
         return self._sites[stack]
 
 
@@ -158,9 +155,10 @@ def to_chrome_trace(report: Report, phases: Collection[str] = ()) -> dict[str, A
         for part in (_phases, _captures, _threads, _collectives, _teardown, _thread_instants,
                      _compile, _inputs, _memory, _streams, _gpu):
             events += part(export)
-        for kind in KINDS:
-            if kind.name not in DRAWN_APART:
-                events += _kind_lane(export, kind)
+        # The kinds the parts above draw in their own way are drawn_kinds.DRAWN_APART; any
+        # other kind gets a lane of its own, so a new kind is in the export without a change.
+        for kind in drawn_from_the_registry():
+            events += _kind_lane(export, kind)
         flow_base += len(trace.tables["replays"])
     events = _nest(events, lanes)
     return {"traceEvents": lanes.metadata() + events, "displayTimeUnit": "ms",

@@ -23,6 +23,7 @@ from graphdoctor.diagnose.measure import Stat, stat
 from graphdoctor.diagnose.model import Verdict
 from graphdoctor.report import facts, gates
 from graphdoctor.report.document import Report
+from graphdoctor.trace import locations, queries
 from graphdoctor.trace.model import Function, Graph, Trace
 from graphdoctor.trace.names import COMPILED, EAGER_CALL, REPLAYING_CALL, STEP_FUNCTION
 
@@ -123,7 +124,7 @@ def _pool_run(pools: dict[Key, _Pool], report: Report) -> None:
     verdicts = [v for v in report.diagnosis.verdicts if v.rank < 0]
     for key, label, graph in _graphs(trace):
         pool = pools.setdefault(key, _Pool(label))
-        replays = [r for r in trace.tables["replays"] if r.graph == graph.id]
+        replays = queries.replays_of(trace, graph)
         pool.modes |= {REPLAY} if replays else set()
         pool.gpu += [r.gpu for r in replays]
         pool.host += [r.dur for r in replays]
@@ -143,11 +144,11 @@ def _graphs(trace: Trace) -> list[tuple[Key, str, Graph]]:
     found: list[tuple[Key, str, Graph]] = []
     seen: Counter[Key] = Counter()
     for graph in (g for g in trace.graphs if not g.internal and g.api != COMPILED):
-        frame = facts.user_frame(trace, graph.stack)
+        frame = queries.culprit_frame(trace, graph.stack)
         site = (frame.file, frame.line) if frame else ("", 0)
         seen[(graph.api, *site)] += 1
         number = seen[(graph.api, *site)]
-        where = facts.site(trace, graph.stack, short=True) or "?"
+        where = locations.site(trace, graph.stack, short=True) or "?"
         label = f"graph ({graph.api}, {where})" + (f" #{number}" if number > 1 else "")
         found.append((("graph", graph.api, *site, number), label, graph))
     return found
@@ -157,7 +158,7 @@ def _functions(trace: Trace) -> list[tuple[Key, str, Function]]:
     """Compiled, graphed and captured functions; not a graph's step function, whose calls
     with and without the graph would pool into one figure (its graph's row has them)."""
     return [(("function", fn.kind, fn.name, fn.file, fn.line),
-             f"{fn.kind} {fn.name} ({facts.short_path(fn.file) if fn.file else '?'}:{fn.line})",
+             f"{fn.kind} {fn.name} ({locations.file_name(fn.file) if fn.file else '?'}:{fn.line})",
              fn) for fn in trace.functions if fn.kind != STEP_FUNCTION]
 
 

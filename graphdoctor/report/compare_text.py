@@ -13,6 +13,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from graphdoctor import units
 from graphdoctor.diagnose.measure import Stat
 from graphdoctor.report import facts
 from graphdoctor.report.compare import CompareResult, Row
@@ -46,8 +47,8 @@ def _heading(text: str) -> Text:
 def _title(result: CompareResult) -> Text:
     command = " ".join([result.target, *result.args])
     return Text.assemble(("graphdoctor compare: ", "bold"), _t(command, "bold"),
-                         _t(f"\n{facts.plural(result.repeats, 'repeat')} of "
-                            f"{facts.plural(len(result.variants), 'variant')}, run in "
+                         _t(f"\n{units.counted(result.repeats, 'repeat')} of "
+                            f"{units.counted(len(result.variants), 'variant')}, run in "
                             "rotating order; per call: p50 and p95 of each"))
 
 
@@ -75,14 +76,14 @@ def _cells(row: Row) -> list[Text]:
 def _us(value: Stat | None, name: str) -> str:
     if value is None:
         return "-"
-    return facts.format_ns(int(getattr(value, name) * 1000))
+    return units.format_duration(int(getattr(value, name) * 1000))
 
 
 def _verdict(row: Row) -> Text:
     verdict = row.verdict
     if verdict is None:
         return _t("-")
-    speedup = f" {facts.format_speedup(verdict.speedup)}" if verdict.speedup else ""
+    speedup = f" {units.format_speedup(verdict.speedup)}" if verdict.speedup else ""
     if verdict.kinds and len(verdict.kinds) > 1:
         spread = ", ".join(f"{kind} {count}" for kind, count in verdict.kinds.items())
         return _t(f"mixed ({spread}){speedup}", "yellow")

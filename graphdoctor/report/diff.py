@@ -22,6 +22,7 @@ from typing import Any
 from graphdoctor.diagnose.model import SEVERITY_RANK, SLOWER, WARNING, Finding, Verdict
 from graphdoctor.report import facts
 from graphdoctor.report.document import Report
+from graphdoctor.trace import locations
 from graphdoctor.trace.names import CUDAGRAPH_SKIP, GRAPH_BREAK, RERECORD
 
 DIFF_FORMAT = "graphdoctor-diff"
@@ -127,7 +128,7 @@ def finding_key(report: Report, finding: Finding) -> tuple[str, ...]:
     location = finding.location
     if location is None:
         return (finding.id, "", finding.title)
-    path = facts.display_path(location.file, report.trace.meta.cwd)
+    path = locations.display_path(location.file, report.trace.meta.cwd)
     return (finding.id, path, location.code.strip() or str(location.line))
 
 

@@ -14,11 +14,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from graphdoctor import units
 from graphdoctor.diagnose.model import Verdict
 from graphdoctor.report import facts, markdown
 from graphdoctor.report.diff import Figure, FindingChange, ReportDiff, VerdictChange
 from graphdoctor.report.markdown_escape import escape
 from graphdoctor.report.text import Printable
+from graphdoctor.trace import locations
 
 MAX_ROWS = 50
 
@@ -27,7 +29,7 @@ def _verdict_cell(verdict: Verdict | None) -> str:
     if verdict is None:
         return "-"
     speedup = verdict.speedup
-    return verdict.kind + (f" {facts.format_speedup(speedup)}" if speedup is not None else "")
+    return verdict.kind + (f" {units.format_speedup(speedup)}" if speedup is not None else "")
 
 
 def _change_note(change: VerdictChange) -> str:
@@ -44,7 +46,7 @@ def format_figure(figure: Figure, value: float | None) -> str:
     if value is None:
         return "-"
     if figure.unit == "ns":
-        return facts.format_ns(int(value))
+        return units.format_duration(int(value))
     return f"{value:,.0f}"
 
 
@@ -61,7 +63,7 @@ def _changed_figures(diff: ReportDiff) -> list[Figure]:
 
 def _finding_line(change: FindingChange) -> str:
     f = change.finding
-    where = f" at {facts.short_path(f.location.file)}:{f.location.line}" if f.location else ""
+    where = f" at {locations.file_name(f.location.file)}:{f.location.line}" if f.location else ""
     count = f" ×{change.after}" if change.after > 1 else ""
     return facts.clean(f"{f.severity} {f.id} {f.name}{where}: {f.title}{count}")
 

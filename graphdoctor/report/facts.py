@@ -13,9 +13,9 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
+from graphdoctor import units
 from graphdoctor.diagnose import compile_costs, stacks_at_end
 from graphdoctor.diagnose.model import (
     FAILED,
@@ -30,14 +30,17 @@ from graphdoctor.diagnose.model import (
     Finding,
     Verdict,
 )
-from graphdoctor.trace import anatomy
+from graphdoctor.trace import anatomy, locations, queries
 from graphdoctor.trace.endings import INTERRUPTED, SIGNALLED, TIMED_OUT, UNKNOWN, signal_name
 from graphdoctor.trace.event_kinds import HOST_NOT_TIMED, KINDS, rows_of
-from graphdoctor.trace.model import PHASES, USER, ExceptionRecord, Frame, Graph, Trace
+from graphdoctor.trace.model import PHASES, ExceptionRecord, Graph, Trace
 from graphdoctor.trace.names import CAPTURE_FAILED, IN_PROCESS_TARGET
 
 if TYPE_CHECKING:
     from graphdoctor.report.document import Report
+
+# moved to graphdoctor.units; kept for callers outside this change (report/io.py)
+format_bytes = units.format_bytes
 
 # How bad a verdict is, worst highest; a kind this version does not know ranks as unmeasured.
 VERDICT_RANK = {FASTER: 0, UNMEASURED: 1, NEUTRAL: 2, RERECORDED: 3, SKIPPED: 3, SLOWER: 4,
@@ -77,17 +80,6 @@ def clean_json(text: str) -> str:
     return UNSAFE_CHARACTERS.sub(lambda found: f"\\u{ord(found[0]):04x}", text)
 
 
-def display_path(path: str, cwd: str) -> str:
-    """A path as the user would write it: relative when inside the run's folder."""
-    if cwd and path.startswith(cwd.rstrip("/") + "/"):
-        return path[len(cwd.rstrip("/")) + 1:]
-    return path
-
-
-def short_path(path: str) -> str:
-    return PurePosixPath(path).name or path
-
-
 def phase_totals(trace: Trace) -> list[PhaseTotal]:
     """Time in each phase, known phases first in their usual order."""
     spans: Counter[str] = Counter()
@@ -104,13 +96,8 @@ def event_counts(trace: Trace) -> dict[str, int]:
     return {kind.name: len(rows_of(trace, kind)) for kind in KINDS}
 
 
-def user_graphs(trace: Trace) -> list[Graph]:
-    """The graphs the user made (not graphdoctor's or torch.compile's internal ones)."""
-    return [g for g in trace.graphs if not g.internal]
-
-
 def graph_status_counts(trace: Trace) -> dict[str, int]:
-    return dict(Counter(g.status for g in user_graphs(trace)))
+    return dict(Counter(g.status for g in queries.user_graphs(trace)))
 
 
 def verdict_rank(verdict: Verdict) -> int:
@@ -120,25 +107,6 @@ def verdict_rank(verdict: Verdict) -> int:
 def severity_counts(findings: Iterable[Finding]) -> dict[str, int]:
     counts = Counter(f.severity for f in findings)
     return {s: counts[s] for s in sorted(counts, key=lambda s: (SEVERITY_RANK.get(s, 9), s))}
-
-
-def user_frame(trace: Trace, stack_id: int) -> Frame | None:
-    """The innermost frame of the user's own code in a stack (where a culprit is)."""
-    frames = trace.stack(stack_id)
-    for frame in reversed(frames):
-        if frame.kind == USER:
-            return frame
-    return frames[-1] if frames else None
-
-
-def site(trace: Trace, stack_id: int, short: bool = False) -> str:
-    """``file:line`` of a stack's user frame, relative to the run's folder (only the file's
-    name if ``short``); "" if unknown."""
-    frame = user_frame(trace, stack_id)
-    if frame is None:
-        return ""
-    path = short_path(frame.file) if short else display_path(frame.file, trace.meta.cwd)
-    return f"{path}:{frame.line}"
 
 
 def used_devices(trace: Trace) -> list[int]:
@@ -167,10 +135,6 @@ def teardown_calls(trace: Trace) -> list[tuple[int, int | None]]:
         elif event.kind == "end" and calls and calls[-1][1] is None:
             calls[-1] = (calls[-1][0], event.t)
     return calls
-
-
-def graph_by_id(trace: Trace, graph_id: int) -> Graph | None:
-    return next((g for g in trace.graphs if g.id == graph_id), None)
 
 
 def function_name(trace: Trace, function_id: int) -> str:
@@ -219,25 +183,22 @@ def folded(finding: Finding) -> str:
     """`` (×40, first at 1.2 s, last at 9.8 s)`` for a finding that stands for several."""
     if finding.count <= 1:
         return ""
-    when = (f", first at {format_ns(finding.first_t)}, last at {format_ns(finding.last_t)}"
-            if finding.first_t >= 0 else "")
+    first, last = units.format_duration(finding.first_t), units.format_duration(finding.last_t)
+    when = f", first at {first}, last at {last}" if finding.first_t >= 0 else ""
     return f" (×{finding.count}{when})"
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
 def event_summary(trace: Trace) -> str:
     """"11 allocator actions, 2 synchronizations, ..." (kinds with no events left out)."""
-    return ", ".join(plural(len(rows), kind.label) for kind in KINDS
+    return ", ".join(kind.counted(len(rows)) for kind in KINDS
                      if len(rows := rows_of(trace, kind)))
 
 
 def outcome(trace: Trace, timed: bool = True) -> str:
     """How the run ended, as a predicate: "exited with code 1 after 5.33 s"."""
     status = trace.status
-    after = f" after {format_ns(status.wall_ns)}" if status.wall_ns > 0 and timed else ""
+    took = units.format_duration(status.wall_ns)
+    after = f" after {took}" if status.wall_ns > 0 and timed else ""
     if status.reason == TIMED_OUT:
         return f"timed out and was stopped{after}"
     if status.reason == SIGNALLED:
@@ -260,7 +221,7 @@ def baseline_lines(report: Report) -> list[str]:
     if run is None:
         return []
     lines = [f"the script ran again with CUDA graphs off and {run.outcome}; "
-             f"{plural(run.eager_calls, 'eager call')} timed"]
+             f"{units.counted(run.eager_calls, 'eager call')} timed"]
     lines += [f"switched off: {what}" for what in run.switched_off]
     lines += [f"kept as written: {what}" for what in run.kept_as_written]
     return [clean(line) for line in lines]
@@ -269,8 +230,8 @@ def baseline_lines(report: Report) -> list[str]:
 def environment(trace: Trace) -> list[tuple[str, str]]:
     """(name, value) pairs describing where the run happened, leaving out unknowns."""
     meta = trace.meta
-    devices = ", ".join(f"{d.name} (sm {d.compute_capability}, {format_bytes(d.memory_total)})"
-                        if d.compute_capability else d.name for d in meta.devices)
+    devices = ", ".join(_device(d.name, d.compute_capability, d.memory_total)
+                        for d in meta.devices)
     drivers = ", ".join(sorted({d.driver for d in meta.devices if d.driver}))
     pairs = [("GPU", devices), ("driver", drivers), ("torch", meta.torch), ("CUDA", meta.cuda),
              ("Python", meta.python), ("platform", meta.platform),
@@ -280,6 +241,13 @@ def environment(trace: Trace) -> list[tuple[str, str]]:
         pairs.append(("rank", f"{meta.rank} of {meta.world_size}"))
     pairs += [(f"${name}", value) for name, value in meta.env]
     return [(name, clean(str(value))) for name, value in pairs if value]
+
+
+def _device(name: str, compute_capability: str, memory: int) -> str:
+    """A GPU as the environment names it: ``H100 (sm 9.0, 79.2 GiB)``."""
+    if not compute_capability:
+        return name
+    return f"{name} (sm {compute_capability}, {units.format_bytes(memory)})"
 
 
 def command_line(trace: Trace) -> str:
@@ -304,28 +272,6 @@ def first_line(text: str, limit: int = 160) -> str:
     return line if len(line) <= limit else line[:limit - 3] + "..."
 
 
-def format_ns(ns: int | None) -> str:
-    if ns is None or ns < 0:
-        return "-"
-    for unit, size in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if ns >= size:
-            return f"{ns / size:.3g} {unit}"
-    return f"{ns} ns"
-
-
-def format_bytes(count: int) -> str:
-    size = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(size) < 1024:
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} TiB"
-
-
-def format_speedup(speedup: float | None) -> str:
-    return "-" if speedup is None else f"{speedup:.2f}×"
-
-
 def rank_traces(report: Report) -> list[tuple[int, Trace]]:
     """(rank, trace) for every rank of a distributed run's report; [(-1, trace)] otherwise."""
     return [(rank, report.trace_of(rank)) for rank in report.ranks] or [(-1, report.trace)]
@@ -336,7 +282,7 @@ def ranked_graphs(report: Report) -> list[tuple[int, Trace, Graph, ReplayStats |
     found: list[tuple[int, Trace, Graph, ReplayStats | None]] = []
     for rank, trace in rank_traces(report):
         stats = replay_stats(trace)
-        found += [(rank, trace, g, stats.get(g.id)) for g in user_graphs(trace)]
+        found += [(rank, trace, g, stats.get(g.id)) for g in queries.user_graphs(trace)]
     return found
 
 
@@ -350,7 +296,7 @@ def world(report: Report) -> str:
     if not report.ranks:
         return ""
     backend = f", {clean(report.trace.meta.backend)} backend" if report.trace.meta.backend else ""
-    return f"{plural(len(report.ranks), 'rank')}{backend}"
+    return f"{units.counted(len(report.ranks), 'rank')}{backend}"
 
 
 def run_outcome(report: Report) -> str:
@@ -372,12 +318,12 @@ def headline(report: Report) -> str:
     if verdicts:
         worst = max(verdicts, key=verdict_rank)
         return clean(f"{worst.subject}: {worst.summary}")
-    failed = [g for g in user_graphs(report.trace) if g.status == CAPTURE_FAILED]
+    failed = [g for g in queries.user_graphs(report.trace) if g.status == CAPTURE_FAILED]
     if failed:
         return f"capture of {len(failed)} graph{'s' if len(failed) > 1 else ''} failed"
     if not report.trace.status.complete:
         return f"the run did not complete ({outcome(report.trace)})"
-    graphs = user_graphs(report.trace)
+    graphs = queries.user_graphs(report.trace)
     return f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''} captured, no verdict"
 
 
@@ -389,8 +335,8 @@ def stack_lines(dump: str) -> list[str]:
     lines = [line for thread in shown for line in _thread_lines(thread)]
     hidden = len(threads) - len(shown)
     if hidden:
-        lines.append(f"{plural(hidden, 'other thread')} (graphdoctor's, Python's or torch's "
-                     "own) left out")
+        lines.append(f"{units.counted(hidden, 'other thread')} (graphdoctor's, Python's or "
+                     "torch's own) left out")
     return [clean(line) for line in lines]
 
 
@@ -406,7 +352,7 @@ def _frame_text(frame: stacks_at_end.DumpFrame) -> str:
     """``torch/cuda/__init__.py:1162 in synchronize``: a package's file by its place in the
     package, any other by its name."""
     path = frame[0].replace("\\", "/")
-    inside = path.split("-packages/", 1)[1] if "-packages/" in path else short_path(path)
+    inside = path.split("-packages/", 1)[1] if "-packages/" in path else locations.file_name(path)
     return f"{inside}:{frame[1]} in {frame[2]}"
 
 
@@ -422,7 +368,7 @@ def graph_contents(report: Report) -> list[tuple[str, str, list[str]]]:
     report; its nodes and shape in a line; its largest kernel groups), for the graphs whose
     anatomy was read, at most MAX_CONTENTS of them."""
     read = [(rank, g, g.anatomy) for rank, trace in rank_traces(report)
-            for g in user_graphs(trace) if g.anatomy is not None][:MAX_CONTENTS]
+            for g in queries.user_graphs(trace) if g.anatomy is not None][:MAX_CONTENTS]
     return [(f"{rank_tag(rank)}graph {g.id}", anatomy.summary(found),
              anatomy.top_kernels(found) + [f"host node: {f}" for f in found.host_functions[:3]])
             for rank, g, found in read]

@@ -28,6 +28,7 @@ from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report import facts
 from graphdoctor.report.diff import ReportDiff
 from graphdoctor.report.document import Report
+from graphdoctor.trace import locations, queries
 from graphdoctor.trace.names import CAPTURE_FAILED, CUDAGRAPH_SKIP, GRAPH_BREAK, RECOMPILE, RERECORD
 
 GATE_EXIT = 3  # the exit code when a --fail-on condition trips
@@ -68,8 +69,8 @@ def _compile_events(kind: str, label: str) -> Check:
 
 def _failed_captures(report: Report) -> list[str]:
     return [f"capture of graph {g.id} ({g.api}) failed"
-            + (f" at {facts.site(report.trace, g.stack)}" if g.stack >= 0 else "")
-            for g in facts.user_graphs(report.trace) if g.status == CAPTURE_FAILED]
+            + (f" at {locations.site(report.trace, g.stack)}" if g.stack >= 0 else "")
+            for g in queries.user_graphs(report.trace) if g.status == CAPTURE_FAILED]
 
 
 def _incomplete(report: Report) -> list[str]:

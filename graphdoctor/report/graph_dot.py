@@ -7,7 +7,7 @@ from __future__ import annotations
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report import facts
 from graphdoctor.report.document import Report
-from graphdoctor.trace import anatomy
+from graphdoctor.trace import anatomy, queries
 from graphdoctor.trace.anatomy import Anatomy
 from graphdoctor.trace.model import Graph
 
@@ -43,7 +43,7 @@ def to_dot(report: Report, graph_id: int, rank: int = -1) -> str:
 
 def _graph(report: Report, graph_id: int, rank: int) -> Graph:
     for on_rank, trace in facts.rank_traces(report):
-        for graph in facts.user_graphs(trace):
+        for graph in queries.user_graphs(trace):
             if graph.id == graph_id and (rank < 0 or on_rank == rank):
                 return graph
     ranks = f" of rank {rank}" if rank >= 0 else ""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from graphdoctor import units
 from graphdoctor.diagnose.model import Evidence, Finding
 from graphdoctor.report import facts, verdict_groups
 from graphdoctor.report.document import Report
@@ -23,6 +24,7 @@ from graphdoctor.report.markdown_escape import Where
 from graphdoctor.report.markdown_escape import escape as escape  # as markdown.escape too
 from graphdoctor.report.redact import KEPT_NOTICE, REDACTED_NOTICE
 from graphdoctor.report.text import summary_without_speedup
+from graphdoctor.trace import locations
 from graphdoctor.trace.model import ExceptionRecord, Graph, Trace
 
 MAX_CHARS = 60_000
@@ -147,7 +149,7 @@ def _verdicts(report: Report) -> str:
     if not shown:
         return "**Verdicts:** none (the diagnosis gave no verdict)."
     rows = [[cell(r.verdict.subject), f"**{cell(r.verdict.kind)}**",
-             facts.format_speedup(r.verdict.speedup),
+             units.format_speedup(r.verdict.speedup),
              cell(summary_without_speedup(r.verdict), MAX_VERDICT_CELL)]
             for r in shown[:MAX_ROWS]]
     parts = [table(["Subject", "Verdict", "Speedup", "Summary"], rows)]
@@ -212,7 +214,7 @@ def _finding(report: Report, finding: Finding) -> str:
              f"{escape(finding.title, most=MAX_TITLE)}{escape(facts.folded(finding))}"]
     location = finding.location
     if location is not None:
-        path = facts.display_path(location.file, report.trace.meta.cwd)
+        path = locations.display_path(location.file, report.trace.meta.cwd)
         function = f" in {code(location.function)}" if location.function else ""
         lines += ["", f"{code(f'{path}:{location.line}')}{function}"]
         snippet = _snippet(report, location.file, location.line, location.code)
@@ -268,9 +270,9 @@ def _graphs(report: Report) -> str:
 
 def _graph_cells(trace: Trace, g: Graph, s: facts.ReplayStats | None) -> list[str]:
     return [str(g.id), escape(g.api), escape(g.status),
-            code(facts.site(trace, g.stack, short=True) or "?", True), str(s.count if s else 0),
-            facts.format_ns(s.host_p50_ns if s else None),
-            facts.format_ns(s.gpu_p50_ns if s else None), escape(g.pool or "-")]
+            code(locations.site(trace, g.stack, short=True) or "?", True), str(s.count if s else 0),
+            units.format_duration(s.host_p50_ns if s else None),
+            units.format_duration(s.gpu_p50_ns if s else None), escape(g.pool or "-")]
 
 
 def _contents(report: Report) -> str:
@@ -297,7 +299,7 @@ def _exception(rank: int, trace: Trace, exception: ExceptionRecord) -> str:
     lines = [f"**At {escape(exception.where)}{on_rank}**, first error first:", ""]
     for link in exception.chain:
         cuda = f" ({code(link.cuda_error)})" if link.cuda_error else ""
-        where = facts.site(trace, link.stack)
+        where = locations.site(trace, link.stack)
         at = f" at {code(where)}" if where else ""
         lines.append(f"1. {code(link.type)}{cuda}{at}: {escape(facts.first_line(link.message))}")
     return "\n".join(lines)
@@ -324,7 +326,7 @@ def _compile(report: Report) -> str:
     if not counts:
         return ""
     rows = [[escape(kind.replace("_", " ")), str(n)] for kind, n in counts.items()]
-    costs = [[escape(name), str(compiles), str(recompiles), facts.format_ns(ns), share]
+    costs = [[escape(name), str(compiles), str(recompiles), units.format_duration(ns), share]
              for name, compiles, recompiles, ns, share in facts.compile_costs_by_function(
                  report.trace)]
     return details("torch.compile events", table(["Event", "Count"], rows)
@@ -334,7 +336,7 @@ def _compile(report: Report) -> str:
 
 def _phases(report: Report) -> str:
     ranked = bool(report.ranks)
-    rows = [[*([str(rank)] if ranked else []), escape(p.phase), facts.format_ns(p.total_ns),
+    rows = [[*([str(rank)] if ranked else []), escape(p.phase), units.format_duration(p.total_ns),
              str(p.spans)]
             for rank, trace in facts.rank_traces(report) for p in facts.phase_totals(trace)]
     header = [*(["Rank"] if ranked else []), "Phase", "Time", "Spans"]

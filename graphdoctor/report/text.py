@@ -18,6 +18,7 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
+from graphdoctor import units
 from graphdoctor.diagnose.model import (
     FAILED,
     FASTER,
@@ -32,6 +33,7 @@ from graphdoctor.diagnose.model import (
 from graphdoctor.report import facts, verdict_groups
 from graphdoctor.report.document import Report
 from graphdoctor.report.redact import KEPT_NOTICE, REDACTED_NOTICE
+from graphdoctor.trace import locations
 from graphdoctor.trace.model import ExceptionRecord, Graph, Trace
 from graphdoctor.trace.names import CAPTURE_FAILED
 
@@ -117,7 +119,7 @@ def _verdicts(report: Report) -> RenderableType:
     for row in verdict_groups.ranked(report):
         v = row.verdict
         table.add_row(_t(v.subject), _t(v.kind, VERDICT_STYLE.get(v.kind, "")),
-                      _t(facts.format_speedup(v.speedup)), _summary(row))
+                      _t(units.format_speedup(v.speedup)), _summary(row))
     return Group(_title("Verdicts"), table)
 
 
@@ -183,7 +185,7 @@ def _finding(report: Report, finding: Finding) -> Text:
                          _t(finding.title + facts.folded(finding)))
     location = finding.location
     if location is not None:
-        path = facts.display_path(location.file, report.trace.meta.cwd)
+        path = locations.display_path(location.file, report.trace.meta.cwd)
         text.append_text(_t(f"\nat {path}:{location.line}"
                             + (f" in {location.function}" if location.function else "")))
         if location.code:
@@ -207,9 +209,9 @@ def _graphs(report: Report) -> RenderableType | None:
 
 def _graph_cells(trace: Trace, g: Graph, s: facts.ReplayStats | None) -> list[Text]:
     return [_t(g.id), _t(g.api), _t(g.status, "red" if g.status == CAPTURE_FAILED else ""),
-            _t(facts.site(trace, g.stack, short=True) or "?"), _t(s.count if s else 0),
-            _t(facts.format_ns(s.host_p50_ns if s else None)),
-            _t(facts.format_ns(s.gpu_p50_ns if s else None)),
+            _t(locations.site(trace, g.stack, short=True) or "?"), _t(s.count if s else 0),
+            _t(units.format_duration(s.host_p50_ns if s else None)),
+            _t(units.format_duration(s.gpu_p50_ns if s else None)),
             _t(g.pool + (" shared" if g.shared_pool else ""))]
 
 
@@ -247,7 +249,7 @@ def _exception(trace: Trace, exception: ExceptionRecord) -> Text:
     text = _t(f"{raised.type}: {facts.first_line(raised.message)}", "red")
     if len(exception.chain) > 1:
         text.append_text(_t(f"\nfirst error: {facts.root_cause(exception)}"))
-    where = facts.site(trace, exception.chain[0].stack)
+    where = locations.site(trace, exception.chain[0].stack)
     if where:
         text.append_text(_t(f"\nraised at {where}"))
     return text
@@ -273,9 +275,9 @@ def _compile(report: Report) -> RenderableType | None:
     if not counts:
         return None
     events = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in counts.items())
-    costs = [_t(f"  {name}: {facts.plural(compiles, 'compile')}"
-                + (f" ({facts.plural(recompiles, 'recompile')})" if recompiles else "")
-                + f", {facts.format_ns(ns)} of compiling, {share} of the run")
+    costs = [_t(f"  {name}: {units.counted(compiles, 'compile')}"
+                + (f" ({units.counted(recompiles, 'recompile')})" if recompiles else "")
+                + f", {units.format_duration(ns)} of compiling, {share} of the run")
              for name, compiles, recompiles, ns, share in facts.compile_costs_by_function(
                  report.trace)]
     return Group(_title("torch.compile"), _t(f"  {events}"), *costs)
@@ -285,7 +287,7 @@ def _phases(report: Report) -> RenderableType:
     lines: list[RenderableType] = [_title("Phases and events")]
     for rank, trace in facts.rank_traces(report):
         totals = facts.phase_totals(trace)
-        phases = " · ".join(f"{p.phase} {facts.format_ns(p.total_ns)}"
+        phases = " · ".join(f"{p.phase} {units.format_duration(p.total_ns)}"
                             + (f" ({p.spans} spans)" if p.spans > 1 else "") for p in totals)
         events = facts.event_summary(trace)
         tag = f"rank {rank}: " if rank >= 0 else ""

@@ -15,10 +15,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from graphdoctor import units
 from graphdoctor.diagnose.model import Verdict
-from graphdoctor.diagnose.view import TraceView
 from graphdoctor.report import facts
-from graphdoctor.trace.model import NONE
+from graphdoctor.trace import locations, queries
+from graphdoctor.trace.model import NONE, Trace
 
 if TYPE_CHECKING:
     from graphdoctor.report.document import Report
@@ -70,24 +71,23 @@ def as_json(report: Report) -> list[dict[str, Any]]:
 
 def member_label(verdict: Verdict) -> str:
     """A member, in a compact list: ``graph 7 2.80×``."""
-    speedup = f" {facts.format_speedup(verdict.speedup)}" if verdict.speedup is not None else ""
+    speedup = f" {units.format_speedup(verdict.speedup)}" if verdict.speedup is not None else ""
     return f"graph {verdict.graph}{speedup}"
 
 
 def _keys(report: Report, verdicts: Sequence[Verdict]) -> list[Key | None]:
-    views: dict[int, TraceView] = {}
-    return [_key(views.setdefault(v.rank, TraceView(report.trace_of(v.rank))), v)
+    return [_key(report.trace_of(v.rank), v)
             for v in verdicts]
 
 
-def _key(view: TraceView, verdict: Verdict) -> Key | None:
+def _key(trace: Trace, verdict: Verdict) -> Key | None:
     """Where a manual graph's verdict groups; None for a compiled function's."""
     if verdict.graph == NONE or verdict.function != NONE:
         return None
-    graph = facts.graph_by_id(view.trace, verdict.graph)
+    graph = queries.graph_by_id(trace, verdict.graph)
     if graph is None or graph.function != NONE:
         return None
-    return (verdict.rank, graph.api, view.where(graph.stack), verdict.kind)
+    return (verdict.rank, graph.api, locations.where(trace, graph.stack), verdict.kind)
 
 
 def _group(report: Report, key: Key, members: list[Verdict]) -> VerdictRow:
@@ -113,11 +113,11 @@ def summary(report: Report, kind: str, members: Sequence[Verdict]) -> str:
     times = [v.measurements["replay"]["median_us"] for v in members
              if "median_us" in v.measurements.get("replay", {})]
     if times:
-        parts.append(f"replay {_span([round(t * 1000) for t in times], facts.format_ns)}")
+        parts.append(f"replay {_span([round(t * 1000) for t in times], units.format_duration)}")
     pools = [g.pool_bytes for v in members
-             if (g := facts.graph_by_id(report.trace_of(v.rank), v.graph)) and g.pool_bytes]
+             if (g := queries.graph_by_id(report.trace_of(v.rank), v.graph)) and g.pool_bytes]
     if pools:
-        parts.append(f"pool {_span(pools, facts.format_bytes)}")
+        parts.append(f"pool {_span(pools, units.format_bytes)}")
     shared = "" if parts[0] != kind else _shared(members)
     return ", ".join(parts) + (f"; {shared}" if shared else "")
 

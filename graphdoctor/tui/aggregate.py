@@ -10,11 +10,13 @@ from dataclasses import dataclass, fields, replace
 from itertools import compress
 
 from graphdoctor.trace.event_kinds import HOST_NOT_TIMED
-from graphdoctor.trace.model import NONE, Graph, Trace
+from graphdoctor.trace.locations import file_name
+from graphdoctor.trace.model import NONE, Frame, Graph, Trace
 from graphdoctor.trace.names import ALLOC_ACTION
-from graphdoctor.tui.events import frame_text, user_frame
+from graphdoctor.trace.queries import culprit_of
 
 GROUPINGS = {"phase": "phase", "pool": "pool", "site": "stack"}
+NO_STACK, NO_USER_LINE = "(no stack recorded)", "(no line of the user's code)"
 
 
 @dataclass(frozen=True)
@@ -98,18 +100,19 @@ def _by_site(trace: Trace, by_stack: dict[object, _Tally]) -> dict[object, _Tall
     """Stacks merged by the line of user code they come from."""
     sites: dict[object, _Tally] = {}
     for stack, tally in by_stack.items():
-        frames = trace.stack(int(stack))  # type: ignore[call-overload]
-        frame = user_frame(frames) or (frames[-1] if frames else None)
-        site = frame_text(frame, _basename(frame.file)) if frame else "(no stack recorded)"
+        site = _site(trace.stack(int(stack)))  # type: ignore[call-overload]
         if site not in sites:
             sites[site] = _Tally(tally.stack)
         tally.merged_into(sites[site])
     return sites
 
 
-def _basename(path: str) -> str:
-    """The folder of ``path``, so that frame_text leaves only the file's name."""
-    return path.rsplit("/", 1)[0] if "/" in path else ""
+def _site(frames: list[Frame]) -> str:
+    """A call site's key: ``file.py:12 in f`` of the stack's user frame."""
+    frame = culprit_of(frames)
+    if frame is None:
+        return NO_USER_LINE if frames else NO_STACK
+    return f"{file_name(frame.file)}:{frame.line} in {frame.func}"
 
 
 def _group(key: str, tally: _Tally, rank: int) -> AllocGroup:

@@ -18,13 +18,15 @@ from dataclasses import dataclass
 
 from graphdoctor.diagnose.model import ERROR, SEVERITY_RANK
 from graphdoctor.trace import anatomy
+from graphdoctor.trace.locations import frame_text
 from graphdoctor.trace.model import NONE, OWN, Graph, Trace
 from graphdoctor.trace.names import ALLOC_ACTION
+from graphdoctor.trace.queries import culprit_frame, culprit_of
 from graphdoctor.trace.stream_links import FORK, JOIN, StreamLink, stream_links
 from graphdoctor.trace.stream_names import stream_label
-from graphdoctor.tui.events import EventRef, describe, frame_text, user_frame
+from graphdoctor.tui.events import EventRef, describe
 from graphdoctor.tui.report_view import ReportView
-from graphdoctor.tui.units import counted, format_bytes, format_duration
+from graphdoctor.units import counted, format_bytes, format_duration
 
 # The kinds whose events the story tells, each an event of the user's code with a stack.
 TABLES = ("syncs", "stream_ops", "allocs", "collectives")
@@ -167,7 +169,7 @@ def _alloc_run(told: _Told, run: list[int]) -> list[StoryLine]:
 def _line(told: _Told, ref: EventRef, t: int) -> StoryLine:
     """An event as the details pane titles it, at its user line."""
     details = describe(told.trace, ref, told.streams)
-    frame = user_frame(details.stack)
+    frame = culprit_of(details.stack)
     where = frame_text(frame, told.trace.meta.cwd) if frame is not None else ""
     link = told.links.get(ref.index) if ref.kind == "stream_ops" else None
     what = details.title if link is None else link_text(link, told.streams)
@@ -175,7 +177,7 @@ def _line(told: _Told, ref: EventRef, t: int) -> StoryLine:
 
 
 def _where(trace: Trace, stack: int) -> str:
-    frame = user_frame(trace.stack(stack))
+    frame = culprit_frame(trace, stack)
     return frame_text(frame, trace.meta.cwd) if frame is not None else ""
 
 

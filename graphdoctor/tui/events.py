@@ -17,9 +17,9 @@ from graphdoctor.diagnose.model import Evidence
 from graphdoctor.report.document import Report
 from graphdoctor.report.facts import teardown_calls
 from graphdoctor.trace.event_kinds import BY_NAME, HOST_NOT_TIMED, EventKind, rows_of
-from graphdoctor.trace.model import NONE, USER, Frame, Trace
+from graphdoctor.trace.model import NONE, Frame, Trace
 from graphdoctor.trace.stream_names import stream_label, stream_names
-from graphdoctor.tui.units import format_bytes, format_duration, format_moment
+from graphdoctor.units import format_bytes, format_duration, format_moment
 
 # What a ref may name besides the kinds of event: the trace's structure.
 STRUCTURE = ("graphs", "phases", "functions")
@@ -102,28 +102,6 @@ def teardown_end(trace: Trace, index: int) -> int | None:
     """When the destroy_process_group() that began at ``trace.teardown[index]`` returned;
     None if it never did (a teardown hang) or ``index`` is not a beginning."""
     return dict(teardown_calls(trace)).get(index)
-
-
-def user_frame(frames: tuple[Frame, ...] | list[Frame]) -> Frame | None:
-    """The innermost frame in the user's own code: where a fix goes."""
-    for frame in reversed(frames):
-        if frame.kind == USER:
-            return frame
-    return None
-
-
-def short_path(path: str, cwd: str = "") -> str:
-    """A path as short as it can be and still be recognised."""
-    if cwd and path.startswith(cwd.rstrip("/") + "/"):
-        return path[len(cwd.rstrip("/")) + 1:]
-    for marker in ("site-packages/", "dist-packages/"):
-        if marker in path:
-            return path.split(marker, 1)[1]
-    return path
-
-
-def frame_text(frame: Frame, cwd: str = "") -> str:
-    return f"{short_path(frame.file, cwd)}:{frame.line} in {frame.func}"
 
 
 def source_context(report: Report, file: str, line: int, radius: int = 3) -> list[SourceLine]:

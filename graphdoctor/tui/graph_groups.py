@@ -18,7 +18,7 @@ from graphdoctor.report.verdict_groups import GROUP_FROM
 from graphdoctor.tui.aggregate import GraphRow
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.timeline_graph_groups import sites
-from graphdoctor.tui.units import counted
+from graphdoctor.units import counted
 
 GroupKey = tuple[int, str, str]  # rank, API, the line
 

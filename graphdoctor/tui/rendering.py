@@ -14,19 +14,14 @@ from rich.text import Text
 
 from graphdoctor.diagnose.model import Evidence, Finding
 from graphdoctor.report.facts import clean, folded
+from graphdoctor.trace.locations import frame_text
 from graphdoctor.trace.model import NONE, PYTHON, USER, ErrorLink, Frame
-from graphdoctor.tui.events import (
-    EventDetails,
-    EventRef,
-    SourceLine,
-    frame_text,
-    source_context,
-    user_frame,
-)
+from graphdoctor.trace.queries import culprit_frame, culprit_of
+from graphdoctor.tui.events import EventDetails, EventRef, SourceLine, source_context
 from graphdoctor.tui.palette import severity_badge, severity_style
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import report_text
-from graphdoctor.tui.units import format_moment
+from graphdoctor.units import format_moment
 
 INLINE_FIELD = 32  # longer values get a line of their own
 MAX_FRAMES = 12
@@ -63,7 +58,7 @@ def stack_text(frames: Sequence[Frame], cwd: str) -> Text:
     of them (where a fix goes) marked with ▶. A frame too long for the pane ends in … rather
     than wrapping under the markers."""
     text = Text(no_wrap=True, overflow="ellipsis")
-    culprit = user_frame(list(frames))
+    culprit = culprit_of(frames)
     shown = list(frames)
     while len(shown) > 1 and shown[0].kind == PYTHON:  # runpy and friends, before the script
         shown.pop(0)
@@ -79,8 +74,8 @@ def stack_text(frames: Sequence[Frame], cwd: str) -> Text:
 
 
 def culprit_source(view: ReportView, frames: Sequence[Frame]) -> RenderableType | None:
-    """The user's lines around the innermost user frame, if the stack has one."""
-    culprit = user_frame(list(frames))
+    """The user's lines around the stack's user frame, if it has one."""
+    culprit = culprit_of(frames)
     if culprit is None:
         return None
     return source_block(source_context(view.report, culprit.file, culprit.line))
@@ -159,7 +154,7 @@ def error_text(view: ReportView, link: ErrorLink, rank: int = NONE) -> Text:
     code = f" [{link.cuda_error}]" if link.cuda_error else ""
     text = report_text(f"{link.type}: {link.message}{code}", "bright_red")
     trace = view.trace_of(rank)
-    frame = user_frame(trace.stack(link.stack))
+    frame = culprit_frame(trace, link.stack)
     if frame is not None:
         text.append(f"\nat {clean(frame_text(frame, trace.meta.cwd))}", style="bold")
     return text

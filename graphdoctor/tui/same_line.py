@@ -15,15 +15,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from graphdoctor.trace.event_kinds import KINDS, ExceptionRecord
+from graphdoctor.trace.locations import package_path
 from graphdoctor.trace.model import NONE, Frame, Trace
-from graphdoctor.tui.events import EventRef, event_span, short_path, user_frame
+from graphdoctor.trace.queries import SourceLine, culprit_line
+from graphdoctor.tui.events import EventRef, event_span
 from graphdoctor.tui.palette import SAME_LINE_STYLE
 from graphdoctor.tui.timeline_lanes import Lane
 from graphdoctor.tui.timeline_series import Series
 from graphdoctor.tui.timeline_view import Overlay, ScreenRow
-
-SourceLine = tuple[str, int]
-"""A line of the user's code: (file, line number)."""
 
 Interval = tuple[int, int]
 """When an event happened, [start, end]; an instant has start == end."""
@@ -42,7 +41,7 @@ class SameLine:
     intervals: dict[int, list[Interval]] = field(default_factory=dict)
 
     def note(self, cwd: str = "") -> str:
-        where = f"{short_path(self.line[0], cwd)}:{self.line[1]}"
+        where = f"{package_path(self.line[0], cwd)}:{self.line[1]}"
         events = "event" if self.count == 1 else "events"
         verb = "is" if self.count == 1 else "are"
         return f"{self.count} {events} from this line ({where}) {verb} underlined"
@@ -52,9 +51,8 @@ class SameLine:
 
 
 def line_of(frames: Sequence[Frame]) -> SourceLine | None:
-    """The line of the innermost user frame of a stack, if it has one."""
-    frame = user_frame(list(frames))
-    return (frame.file, frame.line) if frame is not None else None
+    """The line of a stack's user frame (:func:`.queries.culprit_line`), if it has one."""
+    return culprit_line(frames)
 
 
 def stacks_from(trace: Trace, line: SourceLine) -> set[int]:

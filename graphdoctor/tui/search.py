@@ -24,7 +24,7 @@ from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.navigation import ShowEvent, ShowFinding, ShowGraph
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.screens.base import ReportScreen
-from graphdoctor.tui.units import format_moment
+from graphdoctor.units import format_moment
 
 MAX_PER_KIND = 300  # a run with thousands of compile events needs no more to be found
 # Besides each kind's sorts (a sync's kind, a stream op's op...): the pools allocations came from.

@@ -1,24 +1,22 @@
 """One graph's eager step beside its replay: the picture behind its verdict.
 
-Every number is the diagnosis's own. The medians are the measurement the verdict rests on
-(:func:`.measure.of_graph`; for a compiled function's graph :func:`.measure.of_function`,
-since that graph's verdict is its function's), and the per-step series are the samples
-those medians were taken of, in run order, so the picture can never disagree with the
-verdict. The bars start at each call's start: the host bar is the call's host time (its
-launches), the GPU bar the GPU time between CUDA events recorded at the call's start and
-end, which says how long the GPU took, not when it ran.
+Every number is the verdict's own: the medians are the measurement the verdict rests on,
+read back from the report (:func:`.measure.from_dict` of ``Verdict.measurements``; a
+compiled function's graph has its function's verdict), never measured again here, and the
+per-step series are the samples those medians were taken of, in run order, so the picture
+can never disagree with the verdict. The bars start at each call's start: the host bar is
+the call's host time (its launches), the GPU bar the GPU time between CUDA events recorded
+at the call's start and end, which says how long the GPU took, not when it ran.
 
 Between replays: the host time from one replay's end to the next one's start, the syncs the
-script made in that stretch, and the inputs a compiled function copies into its graph
-before each replay. Where something was not measured, a plain sentence says so instead.
-Pure; no Textual import.
+user's code made in that stretch (:func:`.queries.syncs_between_replays`, which rule GD203
+counts too), and the inputs a compiled function copies into its graph before each replay.
+Where something was not measured, a plain sentence says so instead. Pure; no Textual import.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Any
 
 from graphdoctor.diagnose import measure
@@ -33,9 +31,10 @@ from graphdoctor.diagnose.measure import (
 )
 from graphdoctor.diagnose.model import Verdict
 from graphdoctor.diagnose.verdicts import FASTER_FROM, SLOWER_BELOW
-from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace import queries
 from graphdoctor.trace.event_kinds import HOST_NOT_TIMED
-from graphdoctor.trace.model import NONE, REPLAY, Graph, Trace
+from graphdoctor.trace.locations import frame_text
+from graphdoctor.trace.model import NONE, Function, Graph, Trace
 from graphdoctor.trace.names import (
     CAPTURE_FAILED,
     COMPILED,
@@ -45,10 +44,9 @@ from graphdoctor.trace.names import (
     STEP_BASIS,
     STILL_CAPTURING,
 )
-from graphdoctor.tui.events import frame_text, user_frame
 from graphdoctor.tui.palette import CALL_MARKS
 from graphdoctor.tui.report_view import ReportView
-from graphdoctor.tui.units import counted, format_duration, format_speedup
+from graphdoctor.units import counted, format_duration, format_speedup
 
 EAGER_STYLE = CALL_MARKS[EAGER_CALL].style
 GAP_STYLE = "white"
@@ -88,6 +86,9 @@ class StepStory:
 
     graph: Graph
     measurement: Measurement
+    # the verdict's speedup: the medians read back are rounded as the report keeps them,
+    # so a speedup worked out again from them could differ from it in its last figure
+    speedup: float | None = None
     basis: str = ""  # what one eager step (and one replay) is, in words
     eager: tuple[Sample, ...] = ()
     replays: tuple[Sample, ...] = ()
@@ -97,14 +98,19 @@ class StepStory:
     compiled: bool = False  # a compiled function's graph: its verdict is the function's
     copied_inputs: int = 0
     copied_bytes: int = 0
-    eager_elsewhere: bool = False  # the verdict's eager figures came from a baseline run
 
     @property
     def failed(self) -> bool:
         return self.graph.status in (CAPTURE_FAILED, STILL_CAPTURING)
 
+    @property
+    def eager_elsewhere(self) -> bool:
+        """Whether the verdict's eager figures came from a baseline run."""
+        m = self.measurement
+        return m.eager_source == BASELINE_RUN and m.eager is not None
 
-# -- from a trace ------------------------------------------------------------------------
+
+# -- from the verdict and the trace ---------------------------------------------------------
 
 
 def story_for(view: ReportView, rank: int, graph_index: int) -> StepStory | None:
@@ -115,9 +121,8 @@ def story_for(view: ReportView, rank: int, graph_index: int) -> StepStory | None
         return None
     graph = trace.graphs[graph_index]
     verdict = _verdict_of(view, rank, graph)
-    borrowed = verdict is not None and \
-        verdict.measurements.get("eager_source") == BASELINE_RUN
-    return step_story(trace, graph, view.rank_key(rank), eager_elsewhere=borrowed)
+    m = verdicts_measurement(trace, graph, verdict)
+    return step_story(trace, graph, m, verdicts_speedup(verdict))
 
 
 def _verdict_of(view: ReportView, rank: int, graph: Graph) -> Verdict | None:
@@ -129,33 +134,59 @@ def _verdict_of(view: ReportView, rank: int, graph: Graph) -> Verdict | None:
                  and view.rank_key(v.rank) == view.rank_key(rank)), None)
 
 
-def step_story(trace: Trace, graph: Graph, rank: int = NONE,
-               eager_elsewhere: bool = False) -> StepStory:
-    """Measure ``graph`` as the diagnosis does and gather what the picture shows."""
-    view = TraceView(trace, rank)
-    compiled = graph.api == COMPILED and view.function(graph.function) is not None
-    m = measure.of_function(view, graph.function) if compiled else measure.of_graph(view, graph)
-    eager, replays = _samples(trace, graph, m, compiled)
-    own_replays = _replay_rows(trace, graph)
-    syncs = _syncs_between(trace, own_replays)
-    function = view.function(graph.function) if compiled else None
-    return StepStory(graph, m, _basis(view, graph, m, compiled), tuple(eager), tuple(replays),
-                     _gaps(own_replays), len(syncs), _sources(trace, syncs), compiled,
-                     function.copied_inputs if function else 0,
-                     function.copied_bytes if function else 0, eager_elsewhere)
+def verdicts_measurement(trace: Trace, graph: Graph, verdict: Verdict | None) -> Measurement:
+    """The measurement the verdict rests on, as the report holds it; a graph whose verdict
+    measured nothing (a failed capture, torch's own graph) has its replay count only."""
+    if verdict is not None and verdict.measurements:
+        return measure.from_dict(verdict.measurements)
+    return Measurement(None, None, None, None, queries.replay_count(trace, graph))
+
+
+def verdicts_speedup(verdict: Verdict | None) -> float | None:
+    """The speedup the verdict claims; where it claims none but measured one (a function
+    that re-recorded its graph), the one its measurements hold."""
+    if verdict is None or verdict.speedup is not None:
+        return None if verdict is None else verdict.speedup
+    measured = verdict.measurements.get("speedup")
+    if isinstance(measured, bool) or not isinstance(measured, int | float):
+        return None
+    return float(measured)
+
+
+def step_story(trace: Trace, graph: Graph, m: Measurement,
+               speedup: float | None = None) -> StepStory:
+    """What the picture shows of ``graph``, whose verdict rests on ``m`` and says
+    ``speedup``."""
+    function = _compiled_function(trace, graph)
+    eager, replays = _samples(trace, graph, m, function is not None)
+    syncs = queries.syncs_between_replays(trace, graph)
+    return StepStory(graph, m, speedup, _basis(trace, graph, m, function), tuple(eager),
+                     tuple(replays), queries.replay_gaps(queries.replays_of(trace, graph)),
+                     len(syncs), _sources(trace, syncs), compiled=function is not None,
+                     copied_inputs=function.copied_inputs if function else 0,
+                     copied_bytes=function.copied_bytes if function else 0)
+
+
+def _compiled_function(trace: Trace, graph: Graph) -> Function | None:
+    """The compiled function whose graph this is (its verdict is the function's), or None."""
+    if graph.api != COMPILED:
+        return None
+    return queries.function_by_id(trace, graph.function)
 
 
 def _samples(trace: Trace, graph: Graph, m: Measurement,
              compiled: bool) -> tuple[list[Sample], list[Sample]]:
     """(host, GPU) of each eager step and each replay, in run order: the very rows the
-    measurement's medians were taken of."""
+    measurement's medians were taken of (no eager row where they were a baseline run's)."""
     calls = sorted(trace.tables["calls"], key=lambda c: c.t)
+    borrowed = m.eager_source == BASELINE_RUN  # its eager rows are in the other run's trace
     step = graph.function if compiled else graph.step if m.basis == STEP_BASIS else NONE
     if step != NONE:
-        return _calls_of(calls, step, EAGER_CALL), _calls_of(calls, step, REPLAYING_CALL)
+        eager = [] if borrowed else _calls_of(calls, step, EAGER_CALL)
+        return eager, _calls_of(calls, step, REPLAYING_CALL)
     replays = [(NONE if r.dur == HOST_NOT_TIMED else r.dur, r.gpu)
-               for r in _replay_rows(trace, graph)]
-    return _eager_steps(calls, graph.callees), replays
+               for r in queries.replays_of(trace, graph)]
+    return [] if borrowed else _eager_steps(calls, graph.callees), replays
 
 
 def _calls_of(calls: list[Any], fn: int, mode: str) -> list[Sample]:
@@ -172,53 +203,33 @@ def _eager_steps(calls: list[Any], callees: tuple[int, ...]) -> list[Sample]:
              else sum(g for _, g in step)) for step in zip(*per_fn)]
 
 
-def _replay_rows(trace: Trace, graph: Graph) -> list[Any]:
-    return sorted((r for r in trace.tables["replays"] if r.graph == graph.id),
-                  key=lambda r: r.t)
-
-
-def _gaps(replays: list[Any]) -> tuple[int, ...]:
-    """Host time from each replay's end to the next one's start; none where the replays'
-    host times were not taken (launches CUPTI saw are placed where the GPU ran them)."""
-    if any(r.dur == HOST_NOT_TIMED for r in replays):
-        return ()
-    return tuple(max(0, b.t - (a.t + a.dur)) for a, b in pairwise(replays))
-
-
-def _syncs_between(trace: Trace, replays: list[Any]) -> list[Any]:
-    """The replay phase's syncs from this graph's first replay to its last."""
-    if len(replays) < 2:
-        return []
-    start, end = replays[0].t, replays[-1].t + replays[-1].dur
-    return [s for s in trace.tables["syncs"] if s.phase == REPLAY and start <= s.t <= end]
-
-
-def _sources(trace: Trace, syncs: list[Any]) -> tuple[SyncSource, ...]:
+def _sources(trace: Trace, syncs: list[queries.IndexedSync]) -> tuple[SyncSource, ...]:
     """The user's lines the syncs come from, most frequent first."""
-    lines = Counter(_sync_line(trace, s.stack) for s in syncs)
-    return tuple(SyncSource(where, n) for where, n in lines.most_common(TOP_SOURCES))
+    by_line = queries.syncs_by_line(trace, syncs)
+    lines = sorted(by_line.values(), key=len, reverse=True)[:TOP_SOURCES]
+    return tuple(SyncSource(_line_text(trace, trace.tables["syncs"][rows[0]].stack), len(rows))
+                 for rows in lines)
 
 
-def _sync_line(trace: Trace, stack: int) -> str:
-    frame = user_frame(trace.stack(stack))
-    return frame_text(frame, trace.meta.cwd) if frame else "no line of the user's code"
+def _line_text(trace: Trace, stack: int) -> str:
+    frame = queries.culprit_frame(trace, stack)
+    return frame_text(frame, trace.meta.cwd) if frame else ""
 
 
-def _basis(view: TraceView, graph: Graph, m: Measurement, compiled: bool) -> str:
+def _basis(trace: Trace, graph: Graph, m: Measurement, function: Function | None) -> str:
     """What one eager step and one replay are, in words."""
-    if compiled:
-        function = view.function(graph.function)
-        graphs = len(view.graphs_of(graph.function))
+    if function is not None:
+        graphs = sum(1 for g in queries.user_graphs(trace) if g.function == function.id)
         every = f", over all {graphs} of its graphs (its verdict is the function's)" \
             if graphs > 1 else ""
-        return (f"per call of {function.name if function else '?'}(): its eager calls beside "
+        return (f"per call of {function.name}(): its eager calls beside "
                 f"its calls that replay a graph{every}")
     if m.basis == STEP_BASIS:
         return f"per call of {m.eager_of}(): before the graph existed beside with it"
     if m.basis == COVERING_BASIS and m.eager_of:
         return (f"an eager step is a call of {m.eager_of}(), which made every call the "
                 "capture made")
-    names = [f.name for fn in graph.callees if (f := view.function(fn)) is not None]
+    names = [f.name for fn in graph.callees if (f := queries.function_by_id(trace, fn))]
     return f"an eager step is a call of {' and '.join(n + '()' for n in names)}" if names else ""
 
 
@@ -245,25 +256,24 @@ def outcome(speedup: float) -> str:
 def reading(story: StepStory) -> str:
     """One line saying why the verdict is what it is, from the measured medians; empty
     where eager and replay cannot be compared (:func:`notes` says why)."""
-    m = story.measurement
+    m, speedup = story.measurement, story.speedup
     compared = m.compared
-    if compared is None:
+    if compared is None or speedup is None:
         return ""
-    if m.host_bound and compared.speedup >= FASTER_FROM:
+    if m.host_bound and speedup >= FASTER_FROM:
         launch = f"in {_d(m.replay_host)}" if m.replay_host else \
             "at once (its host time was not taken)"
         return (f"eager was host-bound: launching took {_d(m.eager_host)} for {_d(m.eager)} "
                 f"of GPU work; a replay launches it all {launch} and the GPU then takes "
-                f"{_d(m.replay)}: {outcome(compared.speedup)}")
+                f"{_d(m.replay)}: {outcome(speedup)}")
     if compared.replay_side.waits_on == HOST:
         return (f"replays are host-bound: {_d(m.replay_host)} on the host for "
-                f"{_d(m.replay)} of GPU work; {outcome(compared.speedup)}")
-    return _gpu_reading(m, compared)
+                f"{_d(m.replay)} of GPU work; {outcome(speedup)}")
+    return _gpu_reading(m, compared, speedup)
 
 
-def _gpu_reading(m: Measurement, compared: Comparison) -> str:
+def _gpu_reading(m: Measurement, compared: Comparison, speedup: float) -> str:
     """Eager was not host-bound: what the GPU time did."""
-    speedup = compared.speedup
     if compared.eager_side.waits_on == GPU and SLOWER_BELOW <= speedup < FASTER_FROM:
         return (f"the GPU does the same {_d(m.eager)} either way ({_d(m.replay)} replayed): "
                 f"GPU-bound, graphs cannot help; {outcome(speedup)}")
@@ -288,8 +298,8 @@ def notes(story: StepStory) -> list[str]:
     out += _replay_notes(m)
     out += _eager_notes(m)
     if story.eager_elsewhere:
-        out.append("the verdict's eager figures came from the --baseline run, which this "
-                   "report does not hold")
+        out.append("the verdict's eager figures came from the --baseline run: its medians "
+                   "are drawn, its per-step times are not in this report")
     return out
 
 

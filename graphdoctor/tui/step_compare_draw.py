@@ -30,7 +30,7 @@ from graphdoctor.tui.step_compare import (
     StepStory,
     median_ns,
 )
-from graphdoctor.tui.units import counted, format_bytes, format_duration
+from graphdoctor.units import counted, format_bytes, format_duration
 
 # -- the aligned bars ------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from graphdoctor.trace.event_kinds import KINDS
+from graphdoctor.report.drawn_kinds import drawn_from_the_registry
 from graphdoctor.trace.model import CAPTURE, NONE, REPLAY, Trace
 from graphdoctor.trace.stream_names import stream_names
 from graphdoctor.tui import palette as marks
@@ -93,16 +93,12 @@ def _main_thread_series(trace: Trace, orders: Orders) -> list[Series]:
     return series + _other_kinds(trace, orders)
 
 
-# The kinds of event the lanes above draw in their own way; any other kind is drawn on the
-# main thread's lane in its registry mark, so a new kind shows without a change here.
-DRAWN_APART = frozenset({"replays", "calls", "allocs", "syncs", "stream_ops", "collectives",
-                         "memory", "gpu_samples", "exceptions", "compile_events", "warnings",
-                         "input_events", "teardown"})
-
-
 def _other_kinds(trace: Trace, orders: Orders) -> list[Series]:
+    """The kinds the lanes here draw in no way of their own (drawn_kinds.DRAWN_APART says
+    which they do), on the main thread's lane in their registry mark, so a new kind shows
+    without a change here."""
     series = []
-    for kind in (k for k in KINDS if k.name not in DRAWN_APART):
+    for kind in drawn_from_the_registry():
         mark = marks.kind_mark(kind)
         if kind.columnar:
             order = orders[kind.name]

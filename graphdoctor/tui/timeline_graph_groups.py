@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from graphdoctor.diagnose.view import TraceView
 from graphdoctor.report.verdict_groups import GROUP_FROM
+from graphdoctor.trace import locations
 from graphdoctor.trace.model import NONE, Graph, Trace
 from graphdoctor.tui import palette as marks
 from graphdoctor.tui.timeline_lanes import Lane, LaneRow
@@ -59,8 +59,7 @@ Site = tuple[str, str]  # a graph's API and the line that captured it
 
 def sites(trace: Trace) -> dict[int, Site]:
     """Where each graph of ``trace`` comes from, by graph id: its API and its line."""
-    view = TraceView(trace)
-    return {graph.id: (graph.api, view.where(graph.stack)) for graph in trace.graphs}
+    return {graph.id: (graph.api, locations.where(trace, graph.stack)) for graph in trace.graphs}
 
 
 def _groups(trace: Trace) -> dict[str, list[Graph]]:

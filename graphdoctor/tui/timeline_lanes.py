@@ -20,7 +20,7 @@ from graphdoctor.tui.palette import GPU_UTIL_STYLE, MEMORY_STYLE
 from graphdoctor.tui.timeline_layout import BLANK, Cell, bar_rows, overlay_labels
 from graphdoctor.tui.timeline_memory import MemoryCurve
 from graphdoctor.tui.timeline_series import Series
-from graphdoctor.tui.units import format_bytes
+from graphdoctor.units import format_bytes
 
 LaneRow = tuple[str, list[Cell]]
 """One screen row of a lane: the text for the label column, and its cells."""

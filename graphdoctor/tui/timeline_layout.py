@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from graphdoctor.tui.units import format_moment, format_offset
+from graphdoctor.units import format_moment, format_offset
 
 Cell = tuple[str, str]
 """One terminal cell of a lane: its glyph and a Rich style (ANSI colour names only)."""

@@ -22,7 +22,7 @@ from graphdoctor.tui.timeline_layout import (
     time_of,
     with_cursor,
 )
-from graphdoctor.tui.units import format_moment
+from graphdoctor.units import format_moment
 
 ZOOM_STEP = 0.5  # each zoom halves (or doubles) the span
 PAN_SHARE = 4  # a pan moves a quarter of the window

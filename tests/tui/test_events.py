@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from graphdoctor.diagnose.model import Evidence
+from graphdoctor.trace.locations import package_path
 from graphdoctor.trace.model import Frame
+from graphdoctor.trace.queries import culprit_of
 from graphdoctor.trace.stream_names import stream_names
 from graphdoctor.tui.events import (
     EventRef,
@@ -11,9 +13,7 @@ from graphdoctor.tui.events import (
     event_span,
     exists,
     ref_from_evidence,
-    short_path,
     source_context,
-    user_frame,
 )
 from tests.reports import report_for
 
@@ -23,7 +23,7 @@ def test_the_culprit_sync_names_its_phase_graph_and_user_line() -> None:
     details = describe(report.trace, EventRef("syncs", 1))
     assert details.title == "sync: item"
     assert ("phase", "capture") in details.fields and ("graph", "0") in details.fields
-    frame = user_frame(details.stack)
+    frame = culprit_of(details.stack)
     assert frame is not None and frame.file.endswith("item_in_capture.py") and frame.line == 15
 
 
@@ -79,9 +79,9 @@ def test_source_context_marks_the_target_line() -> None:
 
 
 def test_paths_are_shortened() -> None:
-    assert short_path("/work/proj/train.py", "/work/proj") == "train.py"
-    assert short_path("/x/lib/python3.12/site-packages/torch/_ops.py") == "torch/_ops.py"
-    assert user_frame([Frame("a.py", 1, "f", "torch")]) is None
+    assert package_path("/work/proj/train.py", "/work/proj") == "train.py"
+    assert package_path("/x/lib/python3.12/site-packages/torch/_ops.py") == "torch/_ops.py"
+    assert culprit_of([Frame("a.py", 1, "f", "torch")]) is None
 
 
 def test_a_stream_has_one_name_in_its_finding_its_lane_and_its_events() -> None:
@@ -110,5 +110,5 @@ def test_an_instantiation_shows_how_long_it_took_and_the_line_that_asked() -> No
     details = describe(trace, EventRef("instantiations", 0))
     assert details.title == "graph instantiation" and ("graph", "0") in details.fields
     assert details.end is not None and details.start is not None and details.end > details.start
-    frame = user_frame(details.stack)
+    frame = culprit_of(details.stack)
     assert frame is not None and frame.file.endswith("cupy_capture.py") and frame.line == 41

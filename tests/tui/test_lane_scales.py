@@ -13,7 +13,7 @@ from graphdoctor.tui.timeline_lanes import LaneRow, MemoryLane, UtilisationLane
 from graphdoctor.tui.timeline_layout import LEVELS, Window, cells_text, column_edges
 from graphdoctor.tui.timeline_memory import MemoryCurve
 from graphdoctor.tui.timeline_series import Series
-from graphdoctor.tui.units import format_bytes
+from graphdoctor.units import format_bytes
 
 KIB = 1024
 WIDTH = 40

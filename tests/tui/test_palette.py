@@ -9,11 +9,11 @@ import pytest
 from rich.color import Color, ColorSystem
 from textual.app import App
 
+from graphdoctor.report.drawn_kinds import DRAWN_APART
 from graphdoctor.trace.event_kinds import KINDS
 from graphdoctor.trace.model import CAPTURE, EAGER, REPLAY, WARMUP
 from graphdoctor.trace.names import CUDAGRAPH_RECORD, TREE_RECORDING
 from graphdoctor.tui import palette
-from graphdoctor.tui.timeline_build import DRAWN_APART
 from tests.tui.helpers import demo_app
 
 ANSI_NAMES = ("black", "red", "green", "yellow", "blue", "magenta", "cyan", "white",

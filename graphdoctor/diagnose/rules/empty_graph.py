@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from graphdoctor.diagnose.model import UNSAFE, WARNING, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace import queries
 from graphdoctor.trace.model import NONE, Graph
 from graphdoctor.trace.names import CAPTURED
 
@@ -27,7 +28,7 @@ def check(view: TraceView) -> Iterator[Finding]:
         no_nodes = graph.anatomy is not None and not graph.anatomy.nodes
         if graph.status != CAPTURED or not (graph.id in warned or no_nodes):
             continue  # a failed capture explains itself; the warning is a side effect
-        replays = sum(1 for r in view.trace.tables["replays"] if r.graph == graph.id)
+        replays = queries.replay_count(view.trace, graph)
         said = "PyTorch warned that the graph is empty" if graph.id in warned else ""
         read = "the driver listed 0 nodes in it" if no_nodes else ""
         yield Finding(

@@ -15,7 +15,8 @@ from collections.abc import Iterator
 
 from graphdoctor.diagnose import measure
 from graphdoctor.diagnose.model import NEUTRAL, WARNING, Finding, Location, Rule
-from graphdoctor.diagnose.view import TraceView, counted, mib
+from graphdoctor.diagnose.view import TraceView, mib
+from graphdoctor.units import counted
 
 ID, NAME = "GD204", "input-copies-per-replay"
 MIN_BYTES = 8 * 2**20

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from graphdoctor.diagnose import stacks_at_end, waits
 from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Location, Rule
 from graphdoctor.diagnose.rules.teardown_hang import unfinished_teardown
-from graphdoctor.diagnose.view import TraceView, counted
+from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.endings import TIMED_OUT
+from graphdoctor.units import counted
 
 ID, NAME = "GD406", "process-hang"
 MAX_THREADS_IN_TITLE = 3

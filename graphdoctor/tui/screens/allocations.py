@@ -23,7 +23,7 @@ from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.screens.base import ReportScreen, ScreenEntry
 from graphdoctor.tui.screens.help import binding_lines
-from graphdoctor.tui.units import counted, format_bytes, format_count
+from graphdoctor.units import counted, format_bytes, format_count
 
 GROUP_TITLES = {"phase": "By phase", "pool": "By pool", "site": "By call site"}
 HEADINGS = {"key": "", "allocs": "allocs", "allocated": "allocated", "frees": "frees",

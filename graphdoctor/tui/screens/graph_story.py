@@ -33,9 +33,9 @@ from graphdoctor.tui.capture_view import capture_lanes, capture_limits, capture_
 from graphdoctor.tui.palette import FINDING_MARKS, GRAPH_STATUS_STYLES, PHASE_MARKS
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import report_text
-from graphdoctor.tui.units import format_duration
 from graphdoctor.tui.widgets.step_compare import StepCompare
 from graphdoctor.tui.widgets.timeline import Timeline
+from graphdoctor.units import format_duration
 
 CULPRIT = "◀ the culprit"
 FOCUS_IN = {"capture": "#story", "steps": "#steps-scroll"}  # the widget that takes the keys

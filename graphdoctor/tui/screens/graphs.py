@@ -43,7 +43,7 @@ from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.screens.base import ReportScreen, ScreenEntry
 from graphdoctor.tui.screens.graph_story import GraphStoryScreen
 from graphdoctor.tui.screens.help import binding_lines
-from graphdoctor.tui.units import counted, format_bytes, format_duration
+from graphdoctor.units import counted, format_bytes, format_duration
 
 COLUMNS = ("graph", "api", "status", "nodes", "pool", "capture", "replays", "replay host",
            "replay GPU", "eager host", "eager GPU", "function")

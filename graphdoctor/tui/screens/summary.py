@@ -30,7 +30,7 @@ from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.screens.base import ReportScreen
 from graphdoctor.tui.screens.findings import finding_line
-from graphdoctor.tui.units import counted, format_bytes, format_duration, format_speedup
+from graphdoctor.units import counted, format_bytes, format_duration, format_speedup
 
 TOP_FINDINGS = 5
 
@@ -240,7 +240,7 @@ def environment_text(view: ReportView) -> Table:
 
 
 def event_counts(trace: Trace) -> str:
-    counts = [counted(len(rows), kind.label) for kind in KINDS if len(rows := rows_of(trace, kind))]
+    counts = [kind.counted(len(rows)) for kind in KINDS if len(rows := rows_of(trace, kind))]
     counts.append(counted(len(trace.graphs), "graph"))
     return " · ".join(counts)
 

@@ -22,8 +22,8 @@ from graphdoctor.tui.screens.base import ReportScreen
 from graphdoctor.tui.screens.help import binding_lines
 from graphdoctor.tui.timeline_findings import Span, evidence_lines
 from graphdoctor.tui.timeline_view import TimelineState, recording_note
-from graphdoctor.tui.units import format_duration, format_moment
 from graphdoctor.tui.widgets.timeline import Timeline
+from graphdoctor.units import format_duration, format_moment
 
 HINT = ("←/→ move · ↑/↓ lane · +/- zoom · 0 whole run · n/N next/previous event on the lane · "
         "p/P next/previous problem (a finding's evidence, on any lane) · "
