@@ -46,6 +46,7 @@ from graphdoctor.launch.process_tree import adopting_orphans
 from graphdoctor.launch.relay import SignalRelay, send
 from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT, signal_name
+from graphdoctor.trace.event_kinds import LeftRunning
 from graphdoctor.trace.run_files import RunFiles
 from graphdoctor.trace.spool import appended_or_kept, encoded, read_records
 from graphdoctor.trace.spool_tail import unappended
@@ -142,18 +143,17 @@ def _run_end_record(end: RunEnd, request: RunRequest, fault: Path) -> sr.RunEnd:
         "stacks": _read(fault)[-200_000:]})
 
 
-def _notes(end: RunEnd, leftovers: Leftovers) -> list[sr.NoteRecord]:
-    notes = []
+def _notes(end: RunEnd, leftovers: Leftovers) -> list[sr.SpoolRecord]:
+    """graphdoctor's own records of the run's end: how it had to end the script, and what
+    it left running."""
+    notes: list[sr.SpoolRecord] = []
     if end.killed_after is not None:
         notes.append(sr.NoteRecord("the end of the run", (
             f"graphdoctor was sent {signal_name(end.killed_after)} and passed it on, but the "
             f"script went on for {ESCALATE_AFTER_S:g} s, so graphdoctor killed it with "
             "SIGKILL: the records it would have written on ending are missing")))
-    if leftovers.ended:
-        notes.append(sr.NoteRecord("processes the script left running", (
-            f"graphdoctor ended them when the run was over ({leftovers.described()}); what "
-            "they did is not recorded")))
-    return notes
+    return notes + [LeftRunning(end.wall_ns, p.pid, p.name, int(p.pid in leftovers.remaining))
+                    for p in leftovers.ended]
 
 
 def _read(path: Path) -> str:

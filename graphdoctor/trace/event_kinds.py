@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
+from graphdoctor import units
+
 NONE = -1  # "none" in integer columns: no graph, no stack, GPU time not measured
 # A replay's host time (dur) where none was taken: a launch CUPTI saw (--cupti) is known on
 # the GPU only. A moment on the timeline, and no host figure anywhere (no call takes 0 ns).
@@ -158,6 +160,18 @@ class GcPause(NamedTuple):
     collected: int
     thread: int
     phase: str = ""
+
+
+class LeftRunning(NamedTuple):
+    """A process the script left running when the run was over (a helper in a session of
+    its own, a worker whose parent died), which graphdoctor then ended; ``survived`` is 1
+    for one still there after SIGKILL. At the run's end, on graphdoctor's own clock (the
+    recording's starts a moment later, so it may fall just past the last event)."""
+
+    t: int
+    pid: int
+    name: str
+    survived: int
 
 
 # A row whose GPU time is filled in once its CUDA events have completed.
@@ -313,6 +327,11 @@ class EventKind:
     tag: str = ""  # a columnar kind's spool tag: its rows are its records, read as written
     phased: bool = False  # assembly notes the phase each row fell in (its last field)
     sort: str = ""  # the field naming the sort of event (a sync's kind, a stream op's op)
+    plural: str = ""  # the label of more than one, where adding an s is wrong
+
+    def counted(self, count: int) -> str:
+        """``1 synchronization``, ``21 synchronizations``, as every report and screen says."""
+        return units.counted(count, self.label, self.plural)
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -344,6 +363,8 @@ KINDS: tuple[EventKind, ...] = (
               phased=True),
     EventKind("gc_pauses", "garbage collection", GcPause, True, "gc", phased=True,
               sort="generation"),
+    EventKind("left_running", "process left running", LeftRunning, True, "left", sort="name",
+              plural="processes left running"),
     EventKind("exceptions", "exception", ExceptionRecord, False),
     EventKind("compile_events", "compile event", CompileEvent, False, sort="kind"),
     EventKind("guarded_tensors", "guarded tensor", GuardedTensor, False),

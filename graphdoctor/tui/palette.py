@@ -179,7 +179,8 @@ def verdict_mark(kind: str) -> Mark:
 ANSI_COLOURS = frozenset(f"{bright}{name}" for bright in ("", "bright_") for name in (
     "black", "red", "green", "yellow", "blue", "magenta", "cyan", "white"))
 # How each kind of event (graphdoctor.trace.event_kinds) is drawn where it has no mark of
-# its own above; a kind not named here yet is drawn with OTHER_KIND.
+# its own above; a kind not named here is drawn with its label's initial, a capital, in
+# white (a test checks that no glyph then means two things on the lanes).
 KIND_MARKS = {
     "replays": Mark("█", "green", 1), "calls": Mark("█", "blue", 1),
     "allocs": Mark("·", "bright_black", 1), "syncs": Mark("•", "yellow", 1),
@@ -190,12 +191,12 @@ KIND_MARKS = {
     "guarded_tensors": Mark("T", "yellow", 1), "warnings": Mark("!", "yellow", 1),
     "input_events": Mark("F", "bright_red", 1), "teardown": Mark("═", "yellow", 1),
 }
-OTHER_KIND = Mark("•", "white", 1)
+OTHER_KIND_STYLE = "white"
 
 
 def kind_mark(kind: EventKind) -> Mark:
     """How a kind of event with no mark of its own above is drawn."""
-    return KIND_MARKS.get(kind.name, OTHER_KIND)
+    return KIND_MARKS.get(kind.name) or Mark(kind.label[:1].upper(), OTHER_KIND_STYLE, 1)
 
 
 

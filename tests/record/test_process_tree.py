@@ -77,9 +77,13 @@ def test_what_the_script_leaves_running_ends_with_the_run(tmp_path: Path) -> Non
     stderr = finish(parent, pids)
     assert parent.returncode == 3, stderr
     assert leftover_line(*pids[1:]) in stderr.splitlines()
-    notes = load(tmp_path / "report.json").trace.meta.not_recorded
-    [note] = [n for n in notes if n.what == "processes the script left running"]
-    assert f"pid {pids[1]}: sleep" in note.why and f"pid {pids[2]}: sleep" in note.why
+    report = load(tmp_path / "report.json")
+    left = list(report.trace.tables["left_running"])
+    assert sorted((p.pid, p.name, p.survived) for p in left) == [
+        (pids[1], "sleep", 0), (pids[2], "sleep", 0)]
+    [finding] = [f for f in report.diagnosis.findings if f.name == "left-running"]
+    assert finding.title.startswith("the script left 2 processes running when it ended")
+    assert [e.kind for e in finding.evidence] == ["left_running"] * 2
 
 
 @pytest.mark.slow

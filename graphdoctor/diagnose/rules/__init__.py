@@ -21,6 +21,7 @@ from graphdoctor.diagnose.rules import (
     graph_break,
     host_node,
     input_copies,
+    left_running,
     library_init,
     little_work,
     memory_growth,
@@ -76,6 +77,7 @@ ALL_RULES: tuple[Rule, ...] = (
     collective_hang.RULE,
     teardown_hang.RULE,
     process_hang.RULE,
+    left_running.RULE,
 )
 
 
