@@ -31,10 +31,10 @@ sys.path.insert(0, str(ROOT))
 
 from bench.synthetic import synthetic_report  # noqa: E402
 from graphdoctor.report import io  # noqa: E402
-from graphdoctor.report.chrome_trace import to_chrome_trace  # noqa: E402
 from graphdoctor.report.document import Report  # noqa: E402
-from graphdoctor.report.markdown import render_markdown  # noqa: E402
-from graphdoctor.report.text import render_text  # noqa: E402
+from graphdoctor.report.render.chrome_trace import to_chrome_trace  # noqa: E402
+from graphdoctor.report.render.markdown import render_markdown  # noqa: E402
+from graphdoctor.report.render.text import render_text  # noqa: E402
 
 MAX_MB = 64
 MAX_LOAD_S = 2.0

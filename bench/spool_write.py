@@ -25,9 +25,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from graphdoctor.trace import spool  # noqa: E402
-from graphdoctor.trace import spool_records as sr  # noqa: E402
 from graphdoctor.trace.event_kinds import Alloc, Replay, Sync  # noqa: E402
+from graphdoctor.trace.spool import file as spool  # noqa: E402
+from graphdoctor.trace.spool import records as sr  # noqa: E402
 
 SYNC = Sync(123_456_789, "item", 0, -1, 0, 17)
 ALLOC = Alloc(123_456_789, "alloc", 139_872_551_190_528, 1_048_576, 0, "(0, 1)", 3, 42)
@@ -49,7 +49,7 @@ def writers(against: str | None) -> dict[str, Callable[[Path], Any]]:
 
 
 def _module_at(rev: str) -> Any:
-    """graphdoctor.trace.spool as it was at ``rev``, with the urgent records of then."""
+    """graphdoctor.trace.spool.file as it was at ``rev``, with the urgent records of then."""
     module = _load(rev, "spool")
     then = _load(rev, "spool_records")
     module.URGENT = frozenset(getattr(sr, cls.__name__) for cls in then.URGENT)

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from bench.synthetic import synthetic_report  # noqa: E402
 from graphdoctor.report.io import load, save  # noqa: E402
 from graphdoctor.tui.app import GraphDoctorApp  # noqa: E402
-from graphdoctor.tui.timeline_view import zoom  # noqa: E402
+from graphdoctor.tui.timeline.view import zoom  # noqa: E402
 from graphdoctor.tui.widgets.timeline import Timeline  # noqa: E402
 
 SIZES = ((80, 24), (200, 60))

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from graphdoctor.diagnose.model import SEVERITY_RANK, WARNING, Finding, Verdict
+from graphdoctor.diagnose.findings import SEVERITY_RANK, WARNING, Finding, Verdict
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report.gates import TEST_CONDITIONS, Trip, parse_conditions
 from graphdoctor.report.gates import check as tripped

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from graphdoctor.diagnose import diagnose, measure
-from graphdoctor.diagnose.model import Verdict
+from graphdoctor.diagnose.findings import Verdict
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace import anatomy, rerecords
 from graphdoctor.trace.anatomy import Anatomy

@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 from graphdoctor.report.document import Report, to_json
-from graphdoctor.report.markdown import render_markdown
-from graphdoctor.report.text import render_text
+from graphdoctor.report.render.markdown import render_markdown
+from graphdoctor.report.render.text import render_text
 from tests.reports import report_for, scenario_names
 
 GOLDEN = Path(__file__).resolve().parent / "golden_reports.json.gz"

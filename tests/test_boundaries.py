@@ -59,6 +59,8 @@ def test_the_child_module_the_supervisor_names_exists() -> None:
 
 
 def imported_modules(path: Path) -> set[str]:
+    """Every module a file imports, a name imported from a package included as the module it
+    may be (``from graphdoctor import api`` imports ``graphdoctor.api``)."""
     tree = ast.parse(path.read_text())
     names: set[str] = set()
     for node in ast.walk(tree):
@@ -66,7 +68,20 @@ def imported_modules(path: Path) -> set[str]:
             names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
+            names |= {f"{node.module}.{alias.name}" for alias in node.names
+                      if _is_module(f"{node.module}.{alias.name}")}
     return names
+
+
+def _is_module(name: str) -> bool:
+    path = PACKAGE.parent / name.replace(".", "/")
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+# Modules below every stage: they import nothing of graphdoctor (but each other), so any stage
+# may use them.
+GROUND = ["graphdoctor.errors", "graphdoctor.units", "graphdoctor.version",
+          "graphdoctor.clean_text"]
 
 
 STAGES = ["trace", "diagnose", "report", "tui"]
@@ -87,3 +102,31 @@ def test_stages_import_only_earlier_stages(stage: str) -> None:
             parts = name.split(".")
             assert not (parts[0] == "graphdoctor" and len(parts) > 1 and parts[1] in later), (
                 f"{path.relative_to(PACKAGE)} imports {name}")
+
+
+@pytest.mark.parametrize("module", GROUND)
+def test_ground_modules_import_nothing_above_them(module: str) -> None:
+    path = PACKAGE.parent / (module.replace(".", "/") + ".py")
+    ours = {m for m in imported_modules(path) if m.startswith("graphdoctor")}
+    assert ours <= set(GROUND), ours
+
+
+STAGE_FILES = sorted(p for stage in STAGES for p in (PACKAGE / stage).rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", STAGE_FILES, ids=str)
+def test_a_stage_imports_from_the_package_root_only_ground_modules(path: Path) -> None:
+    """``from graphdoctor import X``: X is a ground module, never the API (which imports the
+    recorder and the report) reached through the package's lazy names."""
+    stages = [*STAGES, "record", "launch", "cli"]
+    rooted = {m for m in imported_modules(path) if m.count(".") == 1
+              and m.startswith("graphdoctor.") and m.split(".")[1] not in stages}
+    assert rooted <= set(GROUND), rooted
+
+
+@pytest.mark.parametrize("path", sorted(p for p in (PACKAGE / "report").rglob("*.py")
+                                        if "render" not in p.parts), ids=str)
+def test_the_document_never_imports_its_renderers(path: Path) -> None:
+    """report/ is the document (model, io, schema, redact, gates, diff); report/render/ draws
+    it as text, markdown, Chrome trace and DOT: data flows one way between them too."""
+    assert not [m for m in imported_modules(path) if m.startswith("graphdoctor.report.render")]

@@ -11,9 +11,9 @@ from collections import Counter
 import pytest
 
 from graphdoctor.diagnose.view import TraceView
-from graphdoctor.report.chrome_trace import to_chrome_trace, us
 from graphdoctor.report.document import Report
-from graphdoctor.report.drawn_kinds import DRAWN_APART
+from graphdoctor.report.render.chrome_trace import to_chrome_trace, us
+from graphdoctor.report.render.drawn_kinds import DRAWN_APART
 from graphdoctor.trace import locations, queries
 from graphdoctor.trace.event_kinds import KINDS
 from graphdoctor.trace.model import NONE, Trace
@@ -22,7 +22,7 @@ from graphdoctor.tui.events import EventRef, describe
 from graphdoctor.tui.rendering import stack_text
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.same_line import line_of
-from graphdoctor.tui.step_compare import story_for
+from graphdoctor.tui.step_compare.figures import story_for
 from tests.reports import is_distributed, report_for, scenario_names
 
 SINGLE = [name for name in scenario_names() if not is_distributed(name)]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import click
 
-from graphdoctor import __version__
 from graphdoctor.cli.compare_cmd import compare
 from graphdoctor.cli.diff_cmd import diff
 from graphdoctor.cli.export_cmd import export
@@ -17,6 +16,7 @@ from graphdoctor.cli.report_cmd import report
 from graphdoctor.cli.rules_cmd import explain, rules
 from graphdoctor.cli.run import run
 from graphdoctor.cli.view_cmd import view
+from graphdoctor.version import __version__
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -10,8 +10,8 @@ from typing import ParamSpec, TypeVar
 
 import click
 
+from graphdoctor.clean_text import clean
 from graphdoctor.errors import GraphDoctorError
-from graphdoctor.report import facts
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -27,7 +27,7 @@ def handle_errors(command: Callable[P, R]) -> Callable[P, R]:
         except GraphDoctorError as error:
             # One line, whatever the message quotes (a file name, a report's text): shown,
             # never obeyed by the terminal.
-            message = " ".join(facts.clean(str(error)).splitlines())
+            message = " ".join(clean(str(error)).splitlines())
             click.echo(f"graphdoctor: error: {message}", err=True)
             sys.exit(error.exit_code)
 

@@ -173,6 +173,6 @@ def _print(result: CompareResult, output_format: str, output: Path | None,
     if output_format == "json":
         write(json.dumps(to_json(result), indent=1, ensure_ascii=False) + "\n", output)
         return
-    from graphdoctor.report.compare_text import render_compare
+    from graphdoctor.report.render.compare import render_compare
 
     write(render_compare(result, width=width(columns), color=use_color(output)), output)

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import click
 
+from graphdoctor.clean_text import clean_json
 from graphdoctor.cli.common import handle_errors
 from graphdoctor.cli.reporting import fail_on_option, gate_exit, use_color, width, write
 from graphdoctor.report import diff as diffing
-from graphdoctor.report import facts
-from graphdoctor.report.diff_render import render_diff_markdown, render_diff_text
 from graphdoctor.report.gates import (
     DIFF_CONDITIONS,
     GATE_EXIT,
@@ -20,6 +19,7 @@ from graphdoctor.report.gates import (
     describe_diff_conditions,
 )
 from graphdoctor.report.io import load
+from graphdoctor.report.render.diff import render_diff_markdown, render_diff_text
 
 DIFF_HELP = f"""Show what changed from run A (the baseline) to run B.
 
@@ -73,6 +73,6 @@ def _render(result: diffing.ReportDiff, output_format: str, output: Path | None,
     if output_format == "markdown":
         return render_diff_markdown(result)
     if output_format == "json":
-        return facts.clean_json(json.dumps(diffing.to_json(result), indent=2,
+        return clean_json(json.dumps(diffing.to_json(result), indent=2,
                                            ensure_ascii=False)) + "\n"
     return render_diff_text(result, width=width(columns), color=use_color(output))

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import click
 
+from graphdoctor.clean_text import clean_json
 from graphdoctor.cli.common import handle_errors, say
 from graphdoctor.cli.reporting import redacted, write
-from graphdoctor.report import facts
 from graphdoctor.report import redact as redaction
-from graphdoctor.report.chrome_trace import to_chrome_trace
 from graphdoctor.report.document import Report
-from graphdoctor.report.graph_dot import to_dot
 from graphdoctor.report.io import load
+from graphdoctor.report.render.chrome_trace import to_chrome_trace
+from graphdoctor.report.render.graph_dot import to_dot
 from graphdoctor.trace.model import PHASES
 
 CHROME_TRACE, DOT = "chrome-trace", "dot"
@@ -67,7 +67,7 @@ def export(report_file: Path, output_format: str, output: Path | None, phases: t
         _export_dot(document, report_file, output, graph_id, rank)
         return
     trace = to_chrome_trace(document, phases)
-    data = facts.clean_json(json.dumps(trace, separators=(",", ":"), ensure_ascii=False)).encode()
+    data = clean_json(json.dumps(trace, separators=(",", ":"), ensure_ascii=False)).encode()
     output = output or default_output(report_file)
     write(data, output)
     if str(output) != "-":

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from graphdoctor.clean_text import clean_json
 from graphdoctor.cli.common import handle_errors
 from graphdoctor.cli.reporting import (
     fail_on_option,
@@ -16,13 +17,13 @@ from graphdoctor.cli.reporting import (
     width,
     write,
 )
-from graphdoctor.report import facts, gates
+from graphdoctor.report import gates
 from graphdoctor.report.document import Report
 from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, describe_conditions
 from graphdoctor.report.io import dumps, load
-from graphdoctor.report.markdown import render_markdown
 from graphdoctor.report.redact import WHAT_GOES
-from graphdoctor.report.text import render_text
+from graphdoctor.report.render.markdown import render_markdown
+from graphdoctor.report.render.text import render_text
 
 REPORT_HELP = f"""Print a summary of REPORT (a file written by graphdoctor run; .gz is fine).
 
@@ -74,5 +75,5 @@ def _render(document: Report, output_format: str, output: Path | None,
     if output_format == "markdown":
         return render_markdown(document)
     if output_format == "json":
-        return facts.clean_json(dumps(document).decode())
+        return clean_json(dumps(document).decode())
     return render_text(document, width=width(columns), color=use_color(output))

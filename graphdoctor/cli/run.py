@@ -270,7 +270,7 @@ def _finish_spool(files: RunFiles) -> None:
     report is written), then remove it."""
     spool, keep = files.spool, files.keep
     if keep is not None:
-        from graphdoctor.trace.spool import compress
+        from graphdoctor.trace.spool.file import compress
 
         try:
             compress(spool, keep) if gzipped(keep) else os.replace(spool, keep)
@@ -282,7 +282,7 @@ def _finish_spool(files: RunFiles) -> None:
 
 
 def _print_outcome(report: Report, output: Path) -> None:
-    from graphdoctor.report.summary import outcome_lines
+    from graphdoctor.report.render.summary import outcome_lines
 
     for line in outcome_lines(report):
         say(line)

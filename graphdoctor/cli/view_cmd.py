@@ -73,7 +73,7 @@ def _open(report_file: Path | None, demo: str | None) -> tuple[Report, str]:
 
 
 def _print_summary(report: Report) -> None:
-    from graphdoctor.report.text import render_text
+    from graphdoctor.report.render.text import render_text
 
     say("graphdoctor: not a terminal, so nothing interactive starts; the summary follows")
     click.echo(render_text(report, width=100, color=False), nl=False)

@@ -13,7 +13,7 @@ import dataclasses
 import traceback
 from collections.abc import Sequence
 
-from graphdoctor.diagnose.model import (
+from graphdoctor.diagnose.findings import (
     ERROR,
     INTERNAL,
     Diagnosis,

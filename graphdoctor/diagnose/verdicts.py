@@ -15,8 +15,7 @@ from collections.abc import Sequence
 
 from graphdoctor.diagnose import measure, unmeasured
 from graphdoctor.diagnose.baseline import graphs_off
-from graphdoctor.diagnose.measure_text import compared_detail, us
-from graphdoctor.diagnose.model import (
+from graphdoctor.diagnose.findings import (
     FAILED,
     FASTER,
     NEUTRAL,
@@ -30,6 +29,7 @@ from graphdoctor.diagnose.model import (
     Finding,
     Verdict,
 )
+from graphdoctor.diagnose.measure_text import compared_detail, us
 from graphdoctor.diagnose.rules import recompiles, static_input_moved
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Function, Graph

@@ -21,7 +21,7 @@ import functools
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from graphdoctor.diagnose.model import Evidence, LineReader, Location, no_source
+from graphdoctor.diagnose.findings import Evidence, LineReader, Location, no_source
 from graphdoctor.trace import locations, queries
 from graphdoctor.trace.event_kinds import BY_NAME, rows_of
 from graphdoctor.trace.model import (

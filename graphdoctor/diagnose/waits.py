@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from graphdoctor.diagnose.model import LineReader
+from graphdoctor.diagnose.findings import LineReader
 from graphdoctor.diagnose.stacks_at_end import DumpFrame, ThreadStack, spot
 
 GPU_SYNC = "a GPU sync"

@@ -20,7 +20,7 @@ of the run come to it.
 Whatever way the run ends, the parent appends one ``run_end`` record to every spool: the exit
 code, the signal, whether it timed out or was interrupted, and the stacks faulthandler wrote
 for that process; before it, whatever the child's tail file still held
-(:mod:`graphdoctor.trace.spool_tail`) and a note for what graphdoctor had to end. The tail and
+(:mod:`graphdoctor.trace.spool.tail`) and a note for what graphdoctor had to end. The tail and
 fault files are removed then, or named where they cannot be.
 """
 
@@ -44,12 +44,12 @@ from graphdoctor.launch.lifeline import PARENT_ENV, RECORDING_ENV
 from graphdoctor.launch.notice import tell
 from graphdoctor.launch.process_tree import adopting_orphans
 from graphdoctor.launch.relay import SignalRelay, send
-from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT, signal_name
 from graphdoctor.trace.event_kinds import LeftRunning
 from graphdoctor.trace.run_files import RunFiles
-from graphdoctor.trace.spool import appended_or_kept, encoded, read_records
-from graphdoctor.trace.spool_tail import unappended
+from graphdoctor.trace.spool import records as sr
+from graphdoctor.trace.spool.file import appended_or_kept, encoded, read_records
+from graphdoctor.trace.spool.tail import unappended
 
 TIMEOUT_EXIT = 124
 DUMP_GRACE_S = 2.0

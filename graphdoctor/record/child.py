@@ -22,14 +22,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from graphdoctor import __version__
 from graphdoctor.launch.child_process import CHILD_ENV, DUMP_STACKS_SIGNAL
 from graphdoctor.launch.lifeline import end_with_parent
 from graphdoctor.launch.runner import Target, run_target
 from graphdoctor.record.errors import record_exception
 from graphdoctor.record.on_torch_import import call_when_imported
 from graphdoctor.record.recorder import Recorder, new_recorder, register_fork_guard
-from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.names import (
     CUPTI_ENV,
     CUPTI_PART,
@@ -39,7 +37,9 @@ from graphdoctor.trace.names import (
     UNCAUGHT,
 )
 from graphdoctor.trace.run_files import RunFiles
-from graphdoctor.trace.spool import SpoolWriter
+from graphdoctor.trace.spool import records as sr
+from graphdoctor.trace.spool.file import SpoolWriter
+from graphdoctor.version import __version__
 
 
 def main() -> int:
@@ -101,7 +101,7 @@ def _start_cupti(recorder: Recorder) -> Callable[[], None] | None:
     """The CUPTI layer, where ``GRAPHDOCTOR_CUPTI`` asks for it; what stops it."""
     if os.environ.get(CUPTI_ENV) != "1":
         return None
-    from graphdoctor.record.cupti_graphs import install
+    from graphdoctor.record.cupti.graphs import install
 
     try:
         return install(recorder)

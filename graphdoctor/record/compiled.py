@@ -28,7 +28,6 @@ import torch
 from graphdoctor.record import compat, graphs_off, guarded
 from graphdoctor.record.recorder import CompiledCall, Recorder, TimerToken, Uninstall, patch
 from graphdoctor.record.stacks import qualname
-from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.event_kinds import Call
 from graphdoctor.trace.model import LIBRARY, TORCH, USER
 from graphdoctor.trace.names import (
@@ -40,6 +39,7 @@ from graphdoctor.trace.names import (
     REPLAYING_CALL,
     WARMUP_CALL,
 )
+from graphdoctor.trace.spool import records as sr
 
 _LOGGING_FILE = logging.__file__
 MAX_REASONS, MAX_REASON = 64, 4000  # a recompile's reasons kept (one per earlier compile)

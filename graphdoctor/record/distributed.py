@@ -16,7 +16,7 @@ import torch
 
 from graphdoctor.record import compat
 from graphdoctor.record.recorder import Recorder, Uninstall, patch
-from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.spool import records as sr
 
 COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter",
                "reduce_scatter_tensor", "broadcast", "reduce", "gather", "scatter", "all_to_all",

@@ -48,10 +48,10 @@ from graphdoctor.record.calls import (
     monitoring_available,
 )
 from graphdoctor.record.recorder import Recorder, TimerSource, TimerToken, Uninstall
-from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.event_kinds import Call
 from graphdoctor.trace.model import LIBRARY, PYTHON, TORCH, USER
 from graphdoctor.trace.names import EAGER_CALL, REPLAYING_CALL, STEP_FUNCTION, WARMUP_CALL
+from graphdoctor.trace.spool import records as sr
 
 TIMED_CALLS = 256  # per function, from its first; then it costs nothing more
 KEPT = 32  # the latest timed calls of a function, what medians are taken from

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from graphdoctor.record.recorder import Recorder
-from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.spool import records as sr
 
 _CUDA_ERROR_NAME = re.compile(r"`?(cudaError\w+|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+)`?")
 _BOILERPLATE = (

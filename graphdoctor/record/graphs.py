@@ -28,7 +28,8 @@ from typing import Any
 
 import torch
 
-from graphdoctor.record import anatomy, compat, graphs_off, inputs
+from graphdoctor.record import anatomy_reader as anatomy
+from graphdoctor.record import compat, graphs_off, inputs
 from graphdoctor.record.calls import (
     EAGER_TIMES_LOST,
     SCRIPT_TOOK_THE_ID,
@@ -47,7 +48,6 @@ from graphdoctor.record.recorder import (
     Uninstall,
     patch,
 )
-from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.event_kinds import Replay
 from graphdoctor.trace.names import (
     ANATOMY_PART,
@@ -64,6 +64,7 @@ from graphdoctor.trace.names import (
     GRAPHED_FUNCTION,
     MANUAL_APIS,
 )
+from graphdoctor.trace.spool import records as sr
 
 _ID = "_graphdoctor_id"
 _thread_ident = threading.get_ident

@@ -24,9 +24,9 @@ import torch
 from graphdoctor.record import compat
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace import guards, rerecords
-from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.guards import Steps
 from graphdoctor.trace.names import REALLOCATED_TENSOR
+from graphdoctor.trace.spool import records as sr
 
 MAX_MOVED = 64  # moved inputs recorded per re-recording
 _MISSING = object()

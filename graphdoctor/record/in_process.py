@@ -25,14 +25,14 @@ import time
 from pathlib import Path
 from typing import Protocol
 
-from graphdoctor import __version__
 from graphdoctor.record import session
 from graphdoctor.record.errors import record_exception
 from graphdoctor.record.recorder import Recorder, new_recorder
-from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.endings import EXITED
 from graphdoctor.trace.names import IN_PROCESS_TARGET, UNCAUGHT
-from graphdoctor.trace.spool import SpoolWriter, append_record
+from graphdoctor.trace.spool import records as sr
+from graphdoctor.trace.spool.file import SpoolWriter, append_record
+from graphdoctor.version import __version__
 
 _RECORDED_UNCAUGHT = "_graphdoctor_uncaught"  # set on an exception once it is recorded
 

@@ -26,7 +26,7 @@ import torch
 from graphdoctor.record import captured_names, compat
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.record.stacks import qualname
-from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.spool import records as sr
 
 MAX_CANDIDATES = 256  # a namespace with more CUDA tensors than this is not a capture script
 

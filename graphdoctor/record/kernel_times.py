@@ -16,7 +16,7 @@ from typing import Any
 from graphdoctor.record import compat
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace import anatomy
-from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.spool import records as sr
 
 WHAT = "kernel times"
 PROFILED_REPLAY = 1  # replays of a graph before the one that is profiled

@@ -22,11 +22,11 @@ from typing import Any, Protocol
 
 from graphdoctor.record.nvtx_ranges import NvtxRanges
 from graphdoctor.record.stacks import StackTable, qualname
-from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.event_kinds import Timed
 from graphdoctor.trace.names import GRAPHS_ENV, GRAPHS_OFF
-from graphdoctor.trace.spool import SpoolWriter
-from graphdoctor.trace.spool_records import SpoolRecord
+from graphdoctor.trace.spool import records as sr
+from graphdoctor.trace.spool.file import SpoolWriter
+from graphdoctor.trace.spool.records import SpoolRecord
 
 Uninstall = Callable[[], None]
 # (start event, end event, stream, the stream's cudaStream_t handle)

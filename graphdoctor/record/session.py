@@ -24,8 +24,8 @@ from graphdoctor.record import (
 from graphdoctor.record.errors import record_exception
 from graphdoctor.record.recorder import OFF_ENV, Recorder, Uninstall
 from graphdoctor.record.timing import EventTimer
-from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.names import CUDA_AT_END, CUDA_AT_INIT, IN_THREAD
+from graphdoctor.trace.spool import records as sr
 
 Source = Callable[[Recorder], Uninstall | None]
 

@@ -16,10 +16,10 @@ from collections.abc import Callable
 from types import CodeType, FrameType
 from typing import Any
 
-from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.frames import classify_path
 from graphdoctor.trace.model import LIBRARY, PYTHON, TORCH, USER
-from graphdoctor.trace.spool_records import SpoolRecord
+from graphdoctor.trace.spool import records as sr
+from graphdoctor.trace.spool.records import SpoolRecord
 
 _OWN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _STDLIB_DIRS = tuple(

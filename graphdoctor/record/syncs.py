@@ -26,10 +26,10 @@ import torch
 from graphdoctor.record import compat
 from graphdoctor.record.recorder import Recorder, Uninstall, patch
 from graphdoctor.record.sync_warnings import SyncDebugMode, route_warnings
-from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.event_kinds import GcPause, Sync
 from graphdoctor.trace.model import LIBRARY, USER
 from graphdoctor.trace.names import INTERNAL_SYNC
+from graphdoctor.trace.spool import records as sr
 
 # What a user line that synced most likely called, checked in this order.
 _SITE_PATTERNS = (

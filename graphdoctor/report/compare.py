@@ -19,11 +19,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphdoctor.diagnose.findings import Verdict
 from graphdoctor.diagnose.measure import Stat, stat
-from graphdoctor.diagnose.model import Verdict
-from graphdoctor.report import facts, gates
+from graphdoctor.report import gates
 from graphdoctor.report.document import Report
-from graphdoctor.trace import locations, queries
+from graphdoctor.trace import endings, locations, queries
 from graphdoctor.trace.model import Function, Graph, Trace
 from graphdoctor.trace.names import COMPILED, EAGER_CALL, REPLAYING_CALL, STEP_FUNCTION
 
@@ -210,7 +210,7 @@ def to_json(result: CompareResult) -> dict[str, Any]:
         "variants": [{"name": v.name, "env": dict(v.env), "args": list(v.args)}
                      for v in result.variants],
         "runs": [{"variant": r.variant, "repeat": r.repeat, "order": r.order,
-                  "exit_code": r.exit_code, "outcome": facts.outcome(r.report.trace),
+                  "exit_code": r.exit_code, "outcome": endings.outcome(r.report.trace),
                   "complete": r.report.trace.status.complete, "report": r.saved_to or None}
                  for r in result.runs],
         "rows": [_row_json(row) for row in result.rows],

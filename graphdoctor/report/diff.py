@@ -19,10 +19,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphdoctor.diagnose.model import SEVERITY_RANK, SLOWER, WARNING, Finding, Verdict
-from graphdoctor.report import facts
+from graphdoctor.clean_text import clean
+from graphdoctor.diagnose import findings
+from graphdoctor.diagnose.findings import SEVERITY_RANK, SLOWER, WARNING, Finding, Verdict
 from graphdoctor.report.document import Report
-from graphdoctor.trace import locations
+from graphdoctor.trace import endings, locations, tallies
 from graphdoctor.trace.names import CUDAGRAPH_SKIP, GRAPH_BREAK, RERECORD
 
 DIFF_FORMAT = "graphdoctor-diff"
@@ -144,15 +145,15 @@ def _finding_changes(before: Report, after: Report) -> list[FindingChange]:
 def _run_changes(before: Report, after: Report) -> list[tuple[str, str, str]]:
     a, b = before.trace.status, after.trace.status
     rows = [("script", before.trace.meta.target, after.trace.meta.target),
-            ("outcome", facts.outcome(before.trace, timed=False),
-             facts.outcome(after.trace, timed=False)),
+            ("outcome", endings.outcome(before.trace, timed=False),
+             endings.outcome(after.trace, timed=False)),
             ("complete", str(a.complete).lower(), str(b.complete).lower())]
     return [row for row in rows if row[1] != row[2]]
 
 
 def _environment_changes(before: Report, after: Report) -> list[tuple[str, str, str]]:
-    a = dict(facts.environment(before.trace))
-    b = dict(facts.environment(after.trace))
+    a = dict(tallies.environment(before.trace))
+    b = dict(tallies.environment(after.trace))
     names = [n for n in dict.fromkeys([*a, *b]) if n != "started"]
     return [(n, a.get(n, "-"), b.get(n, "-")) for n in names if a.get(n) != b.get(n)]
 
@@ -161,12 +162,12 @@ def _figures(before: Report, after: Report) -> list[Figure]:
     def numbers(report: Report) -> dict[tuple[str, str], float | None]:
         trace = report.trace
         out: dict[tuple[str, str], float | None] = {("wall time", "ns"): trace.status.wall_ns}
-        out.update({(f"time in {p.phase}", "ns"): p.total_ns for p in facts.phase_totals(trace)})
-        replays = list(facts.replay_stats(trace).values())
+        out.update({(f"time in {p.phase}", "ns"): p.total_ns for p in tallies.phase_totals(trace)})
+        replays = list(tallies.replay_stats(trace).values())
         out[("replay host p50", "ns")] = _median_of(r.host_p50_ns for r in replays)
         out[("replay GPU p50", "ns")] = _median_of(r.gpu_p50_ns for r in replays)
-        out.update({(f"graphs {s}", ""): n for s, n in facts.graph_status_counts(trace).items()})
-        out.update({(k.replace("_", " "), ""): n for k, n in facts.compile_counts(trace).items()})
+        out.update({(f"graphs {s}", ""): n for s, n in tallies.graph_status_counts(trace).items()})
+        out.update({(k.replace("_", " "), ""): n for k, n in tallies.compile_counts(trace).items()})
         return out
 
     a, b = numbers(before), numbers(after)
@@ -186,7 +187,7 @@ def _regressions(diff: ReportDiff) -> list[Regression]:
     for appeared in diff.appeared:
         f = appeared.finding
         if SEVERITY_RANK.get(f.severity, 9) <= SEVERITY_RANK[WARNING]:
-            reason = facts.clean(f"new {f.severity} {f.id}: {f.title}")
+            reason = clean(f"new {f.severity} {f.id}: {f.title}")
             found.append(Regression("new-finding", reason))
     found += _count_regressions(diff)
     if ("complete", "true", "false") in diff.run:
@@ -210,14 +211,14 @@ def _count_regressions(diff: ReportDiff) -> list[Regression]:
 
 def _verdict_regressions(change: VerdictChange, tolerance: float) -> list[Regression]:
     a, b = change.before, change.after
-    subject = facts.clean(change.subject)
+    subject = clean(change.subject)
     if b is None:
         return []
     if a is None:
-        worse = facts.verdict_rank(b) >= facts.VERDICT_RANK[SLOWER]
+        worse = findings.verdict_rank(b) >= findings.VERDICT_RANK[SLOWER]
         return [Regression("verdict-worse", f"{subject}: new, {b.kind}")] if worse else []
     found = []
-    if facts.verdict_rank(b) > facts.verdict_rank(a):
+    if findings.verdict_rank(b) > findings.verdict_rank(a):
         found.append(Regression("verdict-worse", f"{subject}: {a.kind} → {b.kind}"))
     drop = change.speedup_change
     if drop is not None and drop < -tolerance:

@@ -16,8 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphdoctor import __version__
-from graphdoctor.diagnose.model import (
+from graphdoctor.diagnose.findings import (
     Diagnosis,
     Evidence,
     Finding,
@@ -25,11 +24,13 @@ from graphdoctor.diagnose.model import (
     Location,
     Verdict,
     no_source,
+    severity_counts,
 )
-from graphdoctor.report import facts, verdict_groups
-from graphdoctor.trace import codec
+from graphdoctor.report import verdict_groups
+from graphdoctor.trace import codec, endings, tallies
 from graphdoctor.trace.model import Trace
 from graphdoctor.trace.names import EAGER_CALL, KEPT_AS_WRITTEN, SWITCHED_OFF
+from graphdoctor.version import __version__
 
 FORMAT = "graphdoctor-report"
 # 1.10: processes the script left running (tables.left_running); 1.9: the digests of the
@@ -60,7 +61,7 @@ class BaselineRun:
     @classmethod
     def of(cls, trace: Trace) -> BaselineRun:
         notes = trace.meta.not_recorded
-        return cls(facts.outcome(trace), trace.status.complete, trace.status.exit_code,
+        return cls(endings.outcome(trace), trace.status.complete, trace.status.exit_code,
                    trace.status.wall_ns,
                    sum(1 for c in trace.tables["calls"] if c.mode == EAGER_CALL),
                    tuple(n.why for n in notes if n.what == SWITCHED_OFF),
@@ -178,14 +179,14 @@ def _summary(report: Report) -> dict[str, Any]:
     return {
         "outcome": {"complete": status.complete, "reason": status.reason,
                     "exit_code": status.exit_code, "wall_ns": status.wall_ns,
-                    "description": facts.outcome(trace)},
+                    "description": endings.outcome(trace)},
         "phases": {p.phase: {"spans": p.spans, "total_ns": p.total_ns}
-                   for p in facts.phase_totals(trace)},
-        "events": facts.event_counts(trace),
-        "graphs": facts.graph_status_counts(trace),
+                   for p in tallies.phase_totals(trace)},
+        "events": tallies.event_counts(trace),
+        "graphs": tallies.graph_status_counts(trace),
         "verdicts": dict(Counter(v.kind for v in report.diagnosis.verdicts)),
         "verdict_groups": verdict_groups.as_json(report),
-        "findings": facts.severity_counts(report.diagnosis.findings),
+        "findings": severity_counts(report.diagnosis.findings),
     }
 
 

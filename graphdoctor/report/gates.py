@@ -12,7 +12,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from graphdoctor.diagnose.model import (
+from graphdoctor.clean_text import clean
+from graphdoctor.diagnose.findings import (
     ERROR,
     FAILED,
     NEUTRAL,
@@ -25,10 +26,9 @@ from graphdoctor.diagnose.model import (
     WASTEFUL,
 )
 from graphdoctor.errors import GraphDoctorError
-from graphdoctor.report import facts
 from graphdoctor.report.diff import ReportDiff
 from graphdoctor.report.document import Report
-from graphdoctor.trace import locations, queries
+from graphdoctor.trace import endings, locations, queries
 from graphdoctor.trace.names import CAPTURE_FAILED, CUDAGRAPH_SKIP, GRAPH_BREAK, RECOMPILE, RERECORD
 
 GATE_EXIT = 3  # the exit code when a --fail-on condition trips
@@ -75,7 +75,7 @@ def _failed_captures(report: Report) -> list[str]:
 
 def _incomplete(report: Report) -> list[str]:
     status = report.trace.status
-    return [] if status.complete else [f"the run {facts.outcome(report.trace)}"]
+    return [] if status.complete else [f"the run {endings.outcome(report.trace)}"]
 
 
 def _severity(worst: str) -> Check:
@@ -160,7 +160,7 @@ def check(report: Report, conditions: Iterable[str]) -> list[Trip]:
 
 def _shown(reasons: list[str], most: int = 5) -> str:
     more = f" (and {len(reasons) - most} more)" if len(reasons) > most else ""
-    return "; ".join(facts.clean(r) for r in reasons[:most]) + more
+    return "; ".join(clean(r) for r in reasons[:most]) + more
 
 
 def _rule_findings(report: Report, rule_id: str) -> list[str]:
@@ -191,7 +191,7 @@ def check_diff(diff: ReportDiff, conditions: Iterable[str]) -> list[Trip]:
     trips = []
     for name in conditions:
         if name == "verdict-changed":
-            reasons = [facts.clean(c.subject) for c in diff.verdicts if c.kind_changed]
+            reasons = [clean(c.subject) for c in diff.verdicts if c.kind_changed]
         else:
             reasons = [r.reason for r in diff.regressions if name in ("regression", r.condition)]
         if reasons:

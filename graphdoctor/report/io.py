@@ -28,13 +28,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from graphdoctor import units
 from graphdoctor.errors import ReportError
-from graphdoctor.report import facts, schema
+from graphdoctor.report import schema
 from graphdoctor.report.document import FORMAT, SCHEMA_VERSION, Report, from_json, to_json
 from graphdoctor.report.writing import write_file
-from graphdoctor.trace import spool_records
 from graphdoctor.trace.codec import TRACE_VERSION, TraceFormatError
 from graphdoctor.trace.run_files import gzipped
+from graphdoctor.trace.spool import records as spool_records
 from graphdoctor.trace.untrusted import (
     GZIP_MAGIC,
     MAX_FILE_BYTES,
@@ -90,7 +91,7 @@ def _load_spool(path: str | os.PathLike[str], size: int) -> Report:
         return report_from_spools([path], own=False)
     except TooLarge as error:
         raise ReportError(f"{path}: {error}, too much for a recording in a "
-                          f"{facts.format_bytes(size)} file{_GUNZIP_HINT}") from None
+                          f"{units.format_bytes(size)} file{_GUNZIP_HINT}") from None
     except (TraceFormatError, KeyError, TypeError, ValueError, AttributeError, IndexError,
             OverflowError, RecursionError) as error:
         raise ReportError(f"{path}: the recording is damaged ({_short(error)})") from None
@@ -179,8 +180,8 @@ def _text(raw: bytes, name: str) -> str:
     text = _decode(data, name)
     needed = estimated_memory(data, sys.getsizeof(text))
     if needed > memory_budget(len(raw)):
-        raise ReportError(f"{name}: would take about {facts.format_bytes(needed)} of memory to "
-                          f"read, too much for a {facts.format_bytes(len(raw))} file"
+        raise ReportError(f"{name}: would take about {units.format_bytes(needed)} of memory to "
+                          f"read, too much for a {units.format_bytes(len(raw))} file"
                           + (_GUNZIP_HINT if compressed else ""))
     return text
 
@@ -201,9 +202,9 @@ def _gunzip(raw: bytes, name: str) -> bytearray:
     try:
         return bytearray().join(gunzip([raw], limit))
     except TooLarge:
-        raise ReportError(f"{name}: larger than {facts.format_bytes(limit)} once "
+        raise ReportError(f"{name}: larger than {units.format_bytes(limit)} once "
                           f"decompressed, too big to be a report from a "
-                          f"{facts.format_bytes(len(raw))} file{_GUNZIP_HINT}") from None
+                          f"{units.format_bytes(len(raw))} file{_GUNZIP_HINT}") from None
     except GzipDamaged as error:
         raise ReportError(f"{name}: {error}") from None
 

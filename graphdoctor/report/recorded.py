@@ -16,10 +16,10 @@ from pathlib import Path
 from graphdoctor.diagnose import diagnose, diagnose_ranks
 from graphdoctor.report.document import Report, build, build_ranks
 from graphdoctor.report.source_lines import OwnRecording, RecordedElsewhere
-from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.assemble import assemble_file
 from graphdoctor.trace.model import Trace
-from graphdoctor.trace.spool import append_records
+from graphdoctor.trace.spool import records as sr
+from graphdoctor.trace.spool.file import append_records
 
 
 def report_from_spools(spools: Sequence[str | os.PathLike[str]],

@@ -33,7 +33,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
-from graphdoctor.diagnose.model import Diagnosis, Finding, Verdict
+from graphdoctor.diagnose.findings import Diagnosis, Finding, Verdict
 from graphdoctor.report.document import BaselineRun, Report
 from graphdoctor.report.secrets import Secrets
 from graphdoctor.report.source_lines import is_project_folder

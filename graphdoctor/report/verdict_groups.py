@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphdoctor import units
-from graphdoctor.diagnose.model import Verdict
-from graphdoctor.report import facts
+from graphdoctor.diagnose import findings
+from graphdoctor.diagnose.findings import Verdict
 from graphdoctor.trace import locations, queries
 from graphdoctor.trace.model import NONE, Trace
 
@@ -59,7 +59,7 @@ def rows(report: Report) -> list[VerdictRow]:
 
 def ranked(report: Report) -> list[VerdictRow]:
     """The rows, worst first (a verdict table's order)."""
-    return sorted(rows(report), key=lambda row: facts.verdict_rank(row.verdict), reverse=True)
+    return sorted(rows(report), key=lambda row: findings.verdict_rank(row.verdict), reverse=True)
 
 
 def as_json(report: Report) -> list[dict[str, Any]]:

@@ -4,7 +4,7 @@ The recording child writes raw records; this is where they become the trace: gra
 their begin and end records, compile events from log text, phases from intervals, the run's
 end from the parent's ``run_end``. Because it is pure, a spool recorded on a GPU can be
 re-assembled anywhere, by any later graphdoctor. The handler of each record lives in
-:mod:`graphdoctor.trace.records`.
+:mod:`graphdoctor.trace.handlers`.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from graphdoctor.trace.endings import (
     signal_name,
 )
 from graphdoctor.trace.event_kinds import COLUMNAR
+from graphdoctor.trace.handlers import HANDLERS
 from graphdoctor.trace.model import (
     CAPTURE,
     EAGER,
@@ -54,9 +55,8 @@ from graphdoctor.trace.names import (
     STILL_CAPTURING,
     WARMUP_CALL,
 )
-from graphdoctor.trace.records import HANDLERS
-from graphdoctor.trace.spool import read_records, records_in
-from graphdoctor.trace.spool_records import SpoolDrift, decode
+from graphdoctor.trace.spool.file import read_records, records_in
+from graphdoctor.trace.spool.records import SpoolDrift, decode
 
 
 def assemble_file(path: str | os.PathLike[str], *, limited: bool = False,

@@ -1,7 +1,7 @@
 """The kinds of event a trace holds, declared once: their rows, where each lives, what it
 is called, its spool tag, and whether it falls in a phase.
 
-A columnar kind's row is its spool record too: :mod:`graphdoctor.trace.spool_records` adds
+A columnar kind's row is its spool record too: :mod:`graphdoctor.trace.spool.records` adds
 the tags of :data:`RECORDED` to its own, so the recorder writes the row, assembly reads it
 back as written, and the report schema's columns are generated from it
 (:mod:`graphdoctor.report.schema_tables`). The report's counts, the Chrome export, and the

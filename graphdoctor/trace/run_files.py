@@ -6,7 +6,7 @@ A run writes:
   job a launcher started, where every rank runs graphdoctor, ``.rankN`` goes before its
   suffixes;
 - its spool, the raw recording, and beside it two scratch files the parent reads and then
-  removes: the tail (records not yet appended, :mod:`graphdoctor.trace.spool_tail`) and the
+  removes: the tail (records not yet appended, :mod:`graphdoctor.trace.spool.tail`) and the
   fault file (faulthandler's stacks at a crash or a time-out);
 - with ``--nproc-per-node``, a spool per rank (``.rankN`` before ``.spool``): the parent and
   each rank name it alike, from what the parent passes down (:meth:`RunFiles.plain`);

@@ -16,7 +16,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from graphdoctor.diagnose.model import ERROR, SEVERITY_RANK
+from graphdoctor.diagnose.findings import ERROR, SEVERITY_RANK
 from graphdoctor.trace import anatomy
 from graphdoctor.trace.locations import frame_text
 from graphdoctor.trace.model import NONE, OWN, Graph, Trace

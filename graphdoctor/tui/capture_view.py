@@ -7,10 +7,10 @@ from __future__ import annotations
 from graphdoctor.trace.model import Graph
 from graphdoctor.tui.capture_story import capture_links, capture_window
 from graphdoctor.tui.report_view import ReportView
-from graphdoctor.tui.timeline_lanes import Lane
-from graphdoctor.tui.timeline_layout import Window
-from graphdoctor.tui.timeline_links import links_overlay, stream_lane_key
-from graphdoctor.tui.timeline_view import Overlay
+from graphdoctor.tui.timeline.lanes import Lane
+from graphdoctor.tui.timeline.layout import Window
+from graphdoctor.tui.timeline.links import links_overlay, stream_lane_key
+from graphdoctor.tui.timeline.view import Overlay
 
 MARGIN_SHARE = 20  # a twentieth of the capture either side, so its edges show
 KEPT = ("phases", "findings", "cpu:0", "syncs", "collectives", "compile")

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, NamedTuple
 
-from graphdoctor.diagnose.model import Evidence
+from graphdoctor.diagnose.findings import Evidence
 from graphdoctor.report.document import Report
-from graphdoctor.report.facts import teardown_calls
 from graphdoctor.trace.event_kinds import BY_NAME, HOST_NOT_TIMED, EventKind, rows_of
 from graphdoctor.trace.model import NONE, Frame, Trace
 from graphdoctor.trace.stream_names import stream_label, stream_names
+from graphdoctor.trace.tallies import teardown_calls
 from graphdoctor.units import format_bytes, format_duration, format_moment
 
 # What a ref may name besides the kinds of event: the trace's structure.

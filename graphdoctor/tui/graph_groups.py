@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from graphdoctor.report.verdict_groups import GROUP_FROM
 from graphdoctor.tui.aggregate import GraphRow
 from graphdoctor.tui.report_view import ReportView
-from graphdoctor.tui.timeline_graph_groups import sites
+from graphdoctor.tui.timeline.graph_groups import sites
 from graphdoctor.units import counted
 
 GroupKey = tuple[int, str, str]  # rank, API, the line

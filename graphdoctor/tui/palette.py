@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from rich.terminal_theme import TerminalTheme
 
-from graphdoctor.diagnose.model import (
+from graphdoctor.diagnose.findings import (
     ERROR,
     FAILED,
     FASTER,

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from graphdoctor.report import facts
+from graphdoctor.trace import tallies
 from graphdoctor.trace.model import NONE, ExceptionRecord, Trace
 from graphdoctor.trace.phases import PhaseIndex
 from graphdoctor.trace.stream_names import stream_names
 from graphdoctor.tui.aggregate import AllocGroup, GraphRow, graph_rows, group_allocs
 from graphdoctor.tui.events import EventDetails, EventRef, describe, event_span
-from graphdoctor.tui.timeline_build import build_lanes
-from graphdoctor.tui.timeline_findings import under_phases
-from graphdoctor.tui.timeline_lanes import Lane
-from graphdoctor.tui.timeline_ranks import rank_lanes
+from graphdoctor.tui.timeline.build import build_lanes
+from graphdoctor.tui.timeline.findings import under_phases
+from graphdoctor.tui.timeline.lanes import Lane
+from graphdoctor.tui.timeline.ranks import rank_lanes
 
 
 class RankView:
@@ -53,7 +53,7 @@ class RankView:
 
     @cached_property
     def devices(self) -> list[int]:
-        return facts.used_devices(self.trace)
+        return tallies.used_devices(self.trace)
 
     def phase_at(self, t: int) -> str:
         return self.phase_index.phase_at(t)

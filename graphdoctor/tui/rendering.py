@@ -1,6 +1,6 @@
 """Rich renderables for the panes that explain things: an event's details, a finding, source
 lines, errors. Rich only, no Textual: the widgets show these, and tests read their text.
-Text from the report enters them through :func:`report_text` or :func:`facts.clean`: shown,
+Text from the report enters them through :func:`report_text` or :func:`clean`: shown,
 never taken as markup or sent to the terminal as a control sequence.
 """
 
@@ -12,8 +12,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from graphdoctor.diagnose.model import Evidence, Finding
-from graphdoctor.report.facts import clean, folded
+from graphdoctor.clean_text import clean
+from graphdoctor.diagnose.findings import Evidence, Finding
+from graphdoctor.report.render.common import folded
 from graphdoctor.trace.locations import frame_text
 from graphdoctor.trace.model import NONE, PYTHON, USER, ErrorLink, Frame
 from graphdoctor.trace.queries import culprit_frame, culprit_of

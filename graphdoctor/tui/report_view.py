@@ -15,14 +15,14 @@ import dataclasses
 import threading
 from functools import cached_property
 
-from graphdoctor.diagnose.model import SEVERITY_RANK, Evidence, Finding, Verdict
+from graphdoctor.diagnose.findings import SEVERITY_RANK, Evidence, Finding, Verdict
 from graphdoctor.report.document import Report
 from graphdoctor.trace.model import NONE, Trace
 from graphdoctor.tui.aggregate import AllocGroup, GraphRow
 from graphdoctor.tui.events import EventDetails, EventRef, ref_from_evidence
 from graphdoctor.tui.rank_view import RankView
 from graphdoctor.tui.same_line import SameLine, same_line
-from graphdoctor.tui.timeline_findings import (
+from graphdoctor.tui.timeline.findings import (
     FINDINGS,
     Problem,
     findings_lane,
@@ -30,8 +30,8 @@ from graphdoctor.tui.timeline_findings import (
     of_rank,
     place_evidence,
 )
-from graphdoctor.tui.timeline_lanes import Lane
-from graphdoctor.tui.timeline_layout import Window, column_edges, run_window
+from graphdoctor.tui.timeline.lanes import Lane
+from graphdoctor.tui.timeline.layout import Window, column_edges, run_window
 
 GraphKey = tuple[int, int]
 """A graph as the Graphs screen is asked to show it: (rank, graph id)."""

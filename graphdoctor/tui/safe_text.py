@@ -2,7 +2,7 @@
 
 What a report says was written by someone else, perhaps to attack whoever opens it. Widgets
 get it as :class:`~rich.text.Text` from :func:`report_text`, never as markup (so
-``[link=...]`` in a message is shown, not followed) and cleaned by :func:`facts.clean` (so an
+``[link=...]`` in a message is shown, not followed) and cleaned by :func:`clean` (so an
 escape sequence is shown as ``?[2J``, not sent to the terminal). :class:`ShowControls`, a
 line filter over the whole app, cleans every line drawn as well: a control character that
 reached a widget some other way is shown as ``?`` too.
@@ -16,12 +16,12 @@ from rich.text import Text
 from textual.color import Color
 from textual.filter import LineFilter
 
-from graphdoctor.report import facts
+from graphdoctor.clean_text import clean
 
 
 def report_text(text: object, style: str | Style = "") -> Text:
     """``text`` (from the report) as plain, cleaned text in ``style``."""
-    return Text(facts.clean(str(text)), style=style)
+    return Text(clean(str(text)), style=style)
 
 
 class ShowControls(LineFilter):
@@ -29,5 +29,5 @@ class ShowControls(LineFilter):
 
     def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
         return [segment if segment.control else
-                Segment(facts.clean(segment.text), segment.style, segment.control)
+                Segment(clean(segment.text), segment.style, segment.control)
                 for segment in segments]

@@ -20,9 +20,9 @@ from graphdoctor.trace.model import NONE, Frame, Trace
 from graphdoctor.trace.queries import SourceLine, culprit_line
 from graphdoctor.tui.events import EventRef, event_span
 from graphdoctor.tui.palette import SAME_LINE_STYLE
-from graphdoctor.tui.timeline_lanes import Lane
-from graphdoctor.tui.timeline_series import Series
-from graphdoctor.tui.timeline_view import Overlay, ScreenRow
+from graphdoctor.tui.timeline.lanes import Lane
+from graphdoctor.tui.timeline.series import Series
+from graphdoctor.tui.timeline.view import Overlay, ScreenRow
 
 Interval = tuple[int, int]
 """When an event happened, [start, end]; an instant has start == end."""

@@ -16,8 +16,8 @@ from textual.content import Content
 from textual.fuzzy import Matcher
 from textual.message import Message
 
-from graphdoctor.diagnose.model import SEVERITY_RANK
-from graphdoctor.report.facts import clean
+from graphdoctor.clean_text import clean
+from graphdoctor.diagnose.findings import SEVERITY_RANK
 from graphdoctor.trace.event_kinds import BY_NAME, KINDS
 from graphdoctor.trace.model import Trace
 from graphdoctor.tui.events import EventRef

@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 
 import graphdoctor  # noqa: E402
 from graphdoctor import api  # noqa: E402
-from graphdoctor.diagnose.model import FASTER  # noqa: E402
+from graphdoctor.diagnose.findings import FASTER  # noqa: E402
 from graphdoctor.errors import GraphDoctorError, NoCudaDevice  # noqa: E402
 from graphdoctor.record import session  # noqa: E402
 from graphdoctor.report.gates import CONDITIONS, TEST_CONDITIONS  # noqa: E402

@@ -21,7 +21,7 @@ pytest.importorskip("torch")
 from graphdoctor.errors import NoCudaDevice  # noqa: E402
 from graphdoctor.record import exercise  # noqa: E402
 from graphdoctor.record.recorder import Recorder  # noqa: E402
-from graphdoctor.trace.spool import SpoolWriter  # noqa: E402
+from graphdoctor.trace.spool.file import SpoolWriter  # noqa: E402
 
 STUCK = "Offset increment outside graph capture encountered unexpectedly."
 INVALIDATED = "operation failed due to a previous error during capture"

@@ -273,8 +273,8 @@ def test_loading_the_plugin_imports_nothing_heavy() -> None:
                           cwd=ROOT)
     assert done.returncode == 0, done.stderr
     loaded = done.stdout.split()
-    assert [m for m in loaded if m.startswith("graphdoctor")] == ["graphdoctor",
-                                                                 "graphdoctor.pytest_plugin"]
+    assert [m for m in loaded if m.startswith("graphdoctor")] == [
+        "graphdoctor", "graphdoctor.pytest_plugin", "graphdoctor.version"]
     assert "torch" not in loaded
 
 

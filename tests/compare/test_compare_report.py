@@ -15,9 +15,9 @@ from graphdoctor.report.compare import (
     over_runs,
     to_json,
 )
-from graphdoctor.report.compare_text import render_compare
 from graphdoctor.report.document import build
 from graphdoctor.report.gates import GATE_EXIT
+from graphdoctor.report.render.compare import render_compare
 from graphdoctor.trace.model import Trace
 from graphdoctor.trace.names import GRAPHS_ENV, GRAPHS_OFF
 from tests.baselines import graphs_off_run

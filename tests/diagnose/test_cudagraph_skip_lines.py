@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from graphdoctor.diagnose import diagnose
-from graphdoctor.diagnose.model import Finding
+from graphdoctor.diagnose.findings import Finding
 from graphdoctor.trace.assemble import assemble
 from graphdoctor.trace.compile_logs import parse
 from graphdoctor.trace.model import Trace

@@ -12,7 +12,7 @@ import pytest
 
 import graphdoctor.diagnose.rules as rules_package
 from graphdoctor.diagnose import diagnose
-from graphdoctor.diagnose.model import Rule
+from graphdoctor.diagnose.findings import Rule
 from graphdoctor.diagnose.rules import ALL_RULES, rule_named
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.report.document import build

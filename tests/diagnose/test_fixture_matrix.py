@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphdoctor.diagnose.model import FAILED
+from graphdoctor.diagnose.findings import FAILED
 from graphdoctor.diagnose.rules import ALL_RULES
 from tests.reports import AWAITING_RECORDING, report_for, scenario_names, scenario_params
 

@@ -10,11 +10,11 @@ import jsonschema
 
 from graphdoctor.diagnose import diagnose
 from graphdoctor.diagnose.engine import fold
-from graphdoctor.diagnose.model import Evidence, Finding, Location
+from graphdoctor.diagnose.findings import Evidence, Finding, Location
 from graphdoctor.diagnose.view import TraceView
-from graphdoctor.report import markdown, text
 from graphdoctor.report.document import build, to_json
 from graphdoctor.report.io import loads
+from graphdoctor.report.render import markdown, text
 from graphdoctor.trace.assemble import assemble
 from graphdoctor.trace.model import Trace
 from tests.report.test_schema import STRICT

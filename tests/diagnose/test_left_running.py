@@ -6,17 +6,17 @@ them. Every reader takes it with no change of its own."""
 from __future__ import annotations
 
 from graphdoctor.diagnose import diagnose
-from graphdoctor.report.chrome_trace import to_chrome_trace
 from graphdoctor.report.document import build, from_json, to_json
+from graphdoctor.report.render.chrome_trace import to_chrome_trace
+from graphdoctor.report.render.text import render_text
 from graphdoctor.report.schema import check
-from graphdoctor.report.text import render_text
 from graphdoctor.trace.assemble import assemble
 from graphdoctor.trace.event_kinds import LeftRunning
 from graphdoctor.trace.model import Trace
-from graphdoctor.trace.spool import read_records
-from graphdoctor.trace.spool_records import encode
+from graphdoctor.trace.spool.file import read_records
+from graphdoctor.trace.spool.records import encode
 from graphdoctor.tui.screens.summary import event_counts
-from graphdoctor.tui.timeline_build import build_lanes
+from graphdoctor.tui.timeline.build import build_lanes
 from tests.conftest import RECORDINGS
 
 LEFT = [LeftRunning(9_000_000_000, 4242, "sleep", 0), LeftRunning(9_000_000_000, 4243, "ffmpeg", 1)]

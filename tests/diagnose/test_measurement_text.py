@@ -7,8 +7,8 @@ from __future__ import annotations
 import dataclasses
 
 from graphdoctor.diagnose import diagnose
+from graphdoctor.diagnose.findings import FASTER, UNMEASURED, WITHOUT_GRAPHS, Verdict
 from graphdoctor.diagnose.measure import BASELINE_RUN, GPU, SAME_RUN
-from graphdoctor.diagnose.model import FASTER, UNMEASURED, WITHOUT_GRAPHS, Verdict
 from graphdoctor.trace.model import Call, Function, Meta, Trace
 from graphdoctor.trace.names import EAGER_CALL, GRAPHS_ENV, GRAPHS_OFF, STEP_BASIS
 from tests.baselines import graphs_off_run

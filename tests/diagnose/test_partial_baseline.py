@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from graphdoctor.diagnose import diagnose
-from graphdoctor.diagnose.model import FASTER, UNMEASURED
+from graphdoctor.diagnose.findings import FASTER, UNMEASURED
 from tests.reports import trace_for
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from graphdoctor.diagnose import diagnose
 from graphdoctor.diagnose.compile_costs import compiled_frames
-from graphdoctor.diagnose.model import ERROR, INFO, WARNING, Finding
+from graphdoctor.diagnose.findings import ERROR, INFO, WARNING, Finding
 from graphdoctor.trace.assemble import assemble
 from graphdoctor.trace.model import Trace
 from graphdoctor.trace.names import REALLOCATED_TENSOR, SPECIALISED_VALUE
@@ -160,7 +160,7 @@ def test_graphs_recorded_per_reallocation_are_not_blamed_on_input_shapes() -> No
 
 def test_the_end_of_a_run_spent_recompiling_says_so() -> None:
     from graphdoctor.report.document import build
-    from graphdoctor.report.summary import outcome_lines
+    from graphdoctor.report.render.summary import outcome_lines
 
     trace = buf_run(12 * S, 102 * S)
     lines = outcome_lines(build(trace, diagnose(trace), read_line=lambda file, line: ""))

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 from graphdoctor.diagnose import diagnose
-from graphdoctor.trace import spool_records as sr
 from graphdoctor.trace.assemble import assemble_file
 from graphdoctor.trace.names import RECORDING_STOPPED
+from graphdoctor.trace.spool import records as sr
 from tests.conftest import RECORDINGS
 
 WHY = "File too large"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from graphdoctor.diagnose import stacks_at_end, waits
-from graphdoctor.diagnose.model import no_source
+from graphdoctor.diagnose.findings import no_source
 from graphdoctor.diagnose.rules import collective_hang, process_hang
 from tests.reports import report_for, traces_for
 

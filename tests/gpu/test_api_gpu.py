@@ -49,7 +49,7 @@ def test_check_a_capture_that_fails(functions: ModuleType, tmp_path: Path) -> No
     import torch
 
     import graphdoctor
-    from graphdoctor.diagnose.model import FAILED
+    from graphdoctor.diagnose.findings import FAILED
 
     stream, mode = torch.cuda.current_stream(), torch.cuda.get_sync_debug_mode()
     grad, autocast = torch.is_grad_enabled(), torch.is_autocast_enabled("cuda")
@@ -73,7 +73,7 @@ def test_a_failed_capture_leaves_cuda_random_numbers_as_they_were(
     import torch
 
     import graphdoctor
-    from graphdoctor.diagnose.model import FAILED
+    from graphdoctor.diagnose.findings import FAILED
 
     x, state = on_gpu(1024), torch.cuda.get_rng_state()
     expected = torch.rand(8, device="cuda")
@@ -95,7 +95,7 @@ def test_a_failed_capture_leaves_cuda_random_numbers_as_they_were(
 
 def test_check_a_function_torch_compile_skips(functions: ModuleType, tmp_path: Path) -> None:
     import graphdoctor
-    from graphdoctor.diagnose.model import SKIPPED
+    from graphdoctor.diagnose.findings import SKIPPED
 
     result = graphdoctor.check(functions.counted, on_gpu(64, 64), report_dir=tmp_path)
     assert SKIPPED in [v.kind for v in result.verdicts]
@@ -106,7 +106,7 @@ def test_check_a_function_torch_compile_skips(functions: ModuleType, tmp_path: P
 
 def test_check_a_healthy_graph(functions: ModuleType, tmp_path: Path) -> None:
     import graphdoctor
-    from graphdoctor.diagnose.model import FASTER, UNMEASURED
+    from graphdoctor.diagnose.findings import FASTER, UNMEASURED
 
     result = graphdoctor.check(functions.layers, on_gpu(64, 64), replays=50,
                                report_dir=tmp_path)

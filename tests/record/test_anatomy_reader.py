@@ -12,10 +12,10 @@ import enum
 from types import SimpleNamespace
 from typing import Any
 
-from graphdoctor.record import anatomy as reader_module
-from graphdoctor.record.anatomy import INLINE_NODES, AnatomyReader, symbol_at
+from graphdoctor.record import anatomy_reader as reader_module
+from graphdoctor.record.anatomy_reader import INLINE_NODES, AnatomyReader, symbol_at
 from graphdoctor.trace import anatomy
-from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.spool import records as sr
 
 
 class CUresult(enum.IntEnum):

@@ -61,7 +61,7 @@ WATCH = '''
 import sys, threading, tempfile, os
 from graphdoctor.record.calls import CallSiteWatcher, Monitor
 from graphdoctor.record.recorder import CaptureState, Recorder
-from graphdoctor.trace.spool import SpoolWriter
+from graphdoctor.trace.spool.file import SpoolWriter
 
 def step(x):
     return x

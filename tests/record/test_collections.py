@@ -14,8 +14,8 @@ import pytest
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.record.syncs import LONG_COLLECTION_NS, _watch_collections
 from graphdoctor.trace.event_kinds import GcPause
-from graphdoctor.trace.spool import SpoolWriter
-from graphdoctor.trace.spool_records import SpoolRecord
+from graphdoctor.trace.spool.file import SpoolWriter
+from graphdoctor.trace.spool.records import SpoolRecord
 
 
 class _Recorder:

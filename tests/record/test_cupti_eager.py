@@ -21,10 +21,10 @@ from tests.record.test_calls import _python_with_monitoring, run_with_monitoring
 SCRIPT = '''
 import json, sys
 from types import SimpleNamespace
-from graphdoctor.record import cupti_graphs
-from graphdoctor.record.cupti_eager import CuptiEager
+from graphdoctor.record.cupti import graphs as cupti_graphs
+from graphdoctor.record.cupti.eager import CuptiEager
 from graphdoctor.record.recorder import Recorder
-from graphdoctor.trace.spool import SpoolWriter
+from graphdoctor.trace.spool.file import SpoolWriter
 from tests.record.test_cupti_layer import EXEC, GRAPH, STREAM, FakeCupti
 
 EAGER_NS, WITH_CUPY, TIMED_CALLS = int(sys.argv[2]), sys.argv[3] == "cupy", int(sys.argv[4])

@@ -11,11 +11,13 @@ from types import SimpleNamespace
 from typing import Any
 
 from graphdoctor.diagnose import diagnose
-from graphdoctor.record import cupti_calls, cupti_graphs, cupti_profilers
+from graphdoctor.record.cupti import calls as cupti_calls
+from graphdoctor.record.cupti import graphs as cupti_graphs
+from graphdoctor.record.cupti import profilers as cupti_profilers
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace.assemble import assemble_file
 from graphdoctor.trace.model import Trace
-from graphdoctor.trace.spool import SpoolWriter
+from graphdoctor.trace.spool.file import SpoolWriter
 
 DRIVER, RUNTIME = 1, 2
 STREAM, GRAPH, EXEC, EVENT = 0x1000, 0x2000, 0x3000, 0x4000

@@ -10,7 +10,7 @@ from typing import Any
 from graphdoctor.record.driver_timer import INVALID_CONTEXT, DriverEventTimer
 from graphdoctor.record.recorder import CaptureState, Recorder
 from graphdoctor.trace.event_kinds import Call
-from graphdoctor.trace.spool import SpoolWriter
+from graphdoctor.trace.spool.file import SpoolWriter
 
 
 class Events:

@@ -22,7 +22,7 @@ import json, os, sys, tempfile, threading
 from graphdoctor.record.calls import call_key
 from graphdoctor.record.eager_history import KEPT, TIMED_CALLS, EagerHistory
 from graphdoctor.record.recorder import Recorder
-from graphdoctor.trace.spool import SpoolWriter, read_records
+from graphdoctor.trace.spool.file import SpoolWriter, read_records
 
 exec(compile("""
 class Timer:

@@ -15,7 +15,7 @@ HISTORY = '''
 import json, os, sys, tempfile, types
 from graphdoctor.record.eager_history import KEPT, TIMED_CALLS, EagerHistory
 from graphdoctor.record.recorder import Recorder
-from graphdoctor.trace.spool import SpoolWriter, read_records
+from graphdoctor.trace.spool.file import SpoolWriter, read_records
 
 def step(x):
     return x + 1

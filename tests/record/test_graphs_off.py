@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from graphdoctor.diagnose.model import WITHOUT_GRAPHS  # noqa: E402
+from graphdoctor.diagnose.findings import WITHOUT_GRAPHS  # noqa: E402
 from graphdoctor.record.graphs_off import Notes, compile_kwargs  # noqa: E402
 from graphdoctor.record.recorder import Recorder  # noqa: E402
 from graphdoctor.report.io import load  # noqa: E402
@@ -29,7 +29,7 @@ from graphdoctor.trace.names import (  # noqa: E402
     SWITCHED_OFF,
     WARMUP_CALL,
 )
-from graphdoctor.trace.spool import SpoolWriter, read_records  # noqa: E402
+from graphdoctor.trace.spool.file import SpoolWriter, read_records  # noqa: E402
 
 OFF = {"triton.cudagraphs": False}
 

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("torch")
 
 from graphdoctor.record import guarded  # noqa: E402
-from graphdoctor.trace import spool_records as sr  # noqa: E402
+from graphdoctor.trace.spool import records as sr
 
 MESSAGE = ("Re-recording function=forward, mode=inference, reason=static input data pointer "
            "changed.\ninput name: arg0_1. data pointer changed from 4096 to 8192. input stack "

@@ -17,10 +17,10 @@ import pytest
 from textual.widgets import OptionList
 
 from graphdoctor.diagnose import waits
-from graphdoctor.diagnose.model import Finding
+from graphdoctor.diagnose.findings import Finding
 from graphdoctor.diagnose.rules import process_hang
 from graphdoctor.report.io import load
-from graphdoctor.report.markdown import escape
+from graphdoctor.report.render.markdown import escape
 from tests.tui.helpers import app_for, plain
 
 pytestmark = pytest.mark.slow

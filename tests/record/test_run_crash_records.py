@@ -25,7 +25,7 @@ SCRIPT = """
 import gc, logging, os, signal, warnings
 import torch
 from graphdoctor.record.session import running
-from graphdoctor.trace import spool_records as sr
+from graphdoctor.trace.spool import records as sr
 
 recorder = running()
 recorder.emit(sr.Devices([{"index": 0, "name": "NVIDIA H100 80GB HBM3",

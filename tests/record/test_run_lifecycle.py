@@ -28,7 +28,7 @@ from graphdoctor.launch.supervisor import ESCALATE_AFTER_S, RunEnd, RunRequest, 
 from graphdoctor.report.io import load
 from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED
 from graphdoctor.trace.run_files import RunFiles
-from graphdoctor.trace.spool import read_records
+from graphdoctor.trace.spool.file import read_records
 from tests.record.processes import (
     HAS_PROC,
     assert_gone,

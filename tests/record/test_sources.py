@@ -12,7 +12,7 @@ pytest.importorskip("torch")
 
 from graphdoctor.record import memory, session  # noqa: E402 - only once torch is known there
 from graphdoctor.record.recorder import Recorder  # noqa: E402
-from graphdoctor.trace.spool import SpoolWriter  # noqa: E402
+from graphdoctor.trace.spool.file import SpoolWriter  # noqa: E402
 
 RECORD = Path(session.__file__).parent
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from graphdoctor.report.io import load
-from graphdoctor.trace import spool as spool_module
-from graphdoctor.trace import spool_records as sr
-from graphdoctor.trace.spool import SpoolWriter, read_records
-from graphdoctor.trace.spool_tail import TAIL_BYTES, Pending
+from graphdoctor.trace.spool import file as spool_module
+from graphdoctor.trace.spool import records as sr
+from graphdoctor.trace.spool.file import SpoolWriter, read_records
+from graphdoctor.trace.spool.tail import TAIL_BYTES, Pending
 
 # A script whose warnings fill a spool: each is recorded with its stack, at once.
 SCRIPT = """\

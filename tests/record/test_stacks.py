@@ -6,7 +6,7 @@ import sys
 import threading
 
 from graphdoctor.record.stacks import StackTable
-from graphdoctor.trace.spool_records import FrameRecord, SpoolRecord, StackRecord
+from graphdoctor.trace.spool.records import FrameRecord, SpoolRecord, StackRecord
 
 
 def test_ids_stay_unique_and_dense_across_threads() -> None:

@@ -9,7 +9,7 @@ import functools
 import json
 from typing import Any
 
-from graphdoctor.diagnose.model import Diagnosis, Evidence, Finding, Location, Verdict
+from graphdoctor.diagnose.findings import Diagnosis, Evidence, Finding, Location, Verdict
 from graphdoctor.report.document import Report, to_json
 from graphdoctor.report.io import dumps
 from tests.reports import report_for, scenario_names

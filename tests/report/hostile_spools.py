@@ -11,8 +11,8 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from graphdoctor.trace import spool_records as sr
-from graphdoctor.trace.spool import read_records
+from graphdoctor.trace.spool import records as sr
+from graphdoctor.trace.spool.file import read_records
 from tests.conftest import RECORDINGS
 
 RECORDING = RECORDINGS / "item_in_capture.spool.jsonl.gz"  # a failed capture, its culprit

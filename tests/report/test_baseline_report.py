@@ -11,9 +11,9 @@ import jsonschema
 from graphdoctor.report import schema
 from graphdoctor.report.document import SCHEMA_VERSION, to_json
 from graphdoctor.report.io import loads
-from graphdoctor.report.markdown import render_markdown
 from graphdoctor.report.redact import redact
-from graphdoctor.report.text import render_text
+from graphdoctor.report.render.markdown import render_markdown
+from graphdoctor.report.render.text import render_text
 from graphdoctor.trace.names import GRAPHS_ENV, GRAPHS_OFF
 from tests.baselines import SWITCHED, report_with_baseline
 from tests.report.helpers import plain

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from graphdoctor.report.chrome_trace import to_chrome_trace
 from graphdoctor.report.document import Report
+from graphdoctor.report.render.chrome_trace import to_chrome_trace
 from graphdoctor.trace.model import Graph, Replay, Trace
 from tests.report.helpers import NAMES, real
 

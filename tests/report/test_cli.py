@@ -12,8 +12,8 @@ from click.testing import CliRunner, Result
 from graphdoctor.cli import main
 from graphdoctor.demo import demo_path
 from graphdoctor.report import io
-from graphdoctor.report.markdown import render_markdown
-from graphdoctor.report.text import render_text
+from graphdoctor.report.render.markdown import render_markdown
+from graphdoctor.report.render.text import render_text
 from tests.conftest import RECORDINGS
 from tests.report.helpers import hand_made, plain
 from tests.reports import report_for

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from graphdoctor.cli import main
 from graphdoctor.report import gates, io
 from graphdoctor.report.diff import compare, to_json
-from graphdoctor.report.diff_render import render_diff_markdown, render_diff_text
 from graphdoctor.report.document import Report
 from graphdoctor.report.redact import redact
+from graphdoctor.report.render.diff import render_diff_markdown, render_diff_text
 from tests.report.helpers import NAMES, finding, real, verdict, with_diagnosis
 
 

@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 
 from graphdoctor.errors import ReportError
 from graphdoctor.report import gates, io, schema
-from graphdoctor.report.chrome_trace import to_chrome_trace
 from graphdoctor.report.diff import compare
 from graphdoctor.report.document import Report
-from graphdoctor.report.markdown import render_markdown
 from graphdoctor.report.redact import redact
-from graphdoctor.report.text import render_text
+from graphdoctor.report.render.chrome_trace import to_chrome_trace
+from graphdoctor.report.render.markdown import render_markdown
+from graphdoctor.report.render.text import render_text
 from tests.report.helpers import hand_made
 
 BASE = hand_made()

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from graphdoctor.cli import main
 from graphdoctor.report import io
-from graphdoctor.report.graph_dot import to_dot
+from graphdoctor.report.render.graph_dot import to_dot
 from graphdoctor.trace import anatomy
 from tests.hostile import EVERYTHING, leaks
 from tests.reports import report_for

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from graphdoctor.cli import main
 from graphdoctor.report import io
 from graphdoctor.report.diff import compare
-from graphdoctor.report.diff_render import render_diff_text
-from graphdoctor.report.text import render_text
+from graphdoctor.report.render.diff import render_diff_text
+from graphdoctor.report.render.text import render_text
 from tests.hostile import (
     MARKUP_SHOWN,
     PAYLOADS,

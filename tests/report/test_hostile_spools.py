@@ -186,7 +186,7 @@ def test_a_line_nested_too_deeply_is_counted_not_raised(tmp_path: Path) -> None:
 
 def test_a_line_too_long_is_skipped_as_it_streams(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                                   ) -> None:
-    from graphdoctor.trace import spool
+    from graphdoctor.trace.spool import file as spool
 
     monkeypatch.setattr(spool, "MAX_LINE_BYTES", 1000)
     path = tmp_path / "long.spool"

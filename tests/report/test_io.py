@@ -207,8 +207,8 @@ def test_report_package_imports_and_works_without_torch(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     io.save(hand_made(), path)
     code = ("import sys; sys.modules['torch'] = None\n"
-            "import graphdoctor.report.io as io, graphdoctor.report.text as t, "
-            "graphdoctor.report.markdown as m, graphdoctor.report.chrome_trace as c, "
+            "import graphdoctor.report.io as io, graphdoctor.report.render.text as t, "
+            "graphdoctor.report.render.markdown as m, graphdoctor.report.render.chrome_trace as c, "
             "graphdoctor.report.diff as d, graphdoctor.report.redact as r, "
             "graphdoctor.report.gates as g, graphdoctor.cli\n"
             f"report = io.load({str(path)!r})\n"

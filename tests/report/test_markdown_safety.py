@@ -26,13 +26,14 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from graphdoctor.diagnose.model import Evidence, Location
-from graphdoctor.report import io, markdown, verdict_groups
+from graphdoctor.diagnose.findings import Evidence, Location
+from graphdoctor.report import io, verdict_groups
 from graphdoctor.report.diff import compare
-from graphdoctor.report.diff_render import render_diff_markdown
 from graphdoctor.report.document import Report
-from graphdoctor.report.markdown import render_markdown
-from graphdoctor.report.markdown_escape import Where, escape
+from graphdoctor.report.render import markdown
+from graphdoctor.report.render.diff import render_diff_markdown
+from graphdoctor.report.render.markdown import render_markdown
+from graphdoctor.report.render.markdown_escape import Where, escape
 from tests.hostile import (
     MARKDOWN_MARKER,
     MARKDOWN_PAYLOADS,

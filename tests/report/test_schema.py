@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from graphdoctor.diagnose.model import Evidence, Finding, Location, Verdict
+from graphdoctor.diagnose.findings import Evidence, Finding, Location, Verdict
 from graphdoctor.report import schema
 from graphdoctor.report.document import SCHEMA_VERSION, BaselineRun, to_json
 from graphdoctor.report.io import loads

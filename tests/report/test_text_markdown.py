@@ -7,9 +7,10 @@ import re
 
 import pytest
 
-from graphdoctor.report import facts, markdown
-from graphdoctor.report.markdown import render_markdown
-from graphdoctor.report.text import render_text
+from graphdoctor.report.render import markdown
+from graphdoctor.report.render.markdown import render_markdown
+from graphdoctor.report.render.text import render_text
+from graphdoctor.trace import endings
 from tests.report.helpers import (
     CULPRIT_LINE,
     NAMES,
@@ -31,7 +32,7 @@ def test_text_names_the_run_and_everything_diagnosed(name: str) -> None:
     text = render_text(report, width=120)
     flat = " ".join(text.split())
     assert flat.startswith(f"graphdoctor report: {report.trace.meta.target}")
-    assert " ".join(facts.outcome(report.trace).split()) in flat
+    assert " ".join(endings.outcome(report.trace).split()) in flat
     for v in report.diagnosis.verdicts:
         assert v.kind in flat
     for f in report.diagnosis.findings:

@@ -6,9 +6,10 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from graphdoctor.report import facts
-from graphdoctor.report.markdown import render_markdown
-from graphdoctor.report.text import render_text
+from graphdoctor.report.render import common
+from graphdoctor.report.render.markdown import render_markdown
+from graphdoctor.report.render.text import render_text
+from graphdoctor.trace import endings
 from graphdoctor.trace.model import RunStatus
 from tests.report.helpers import real
 
@@ -44,11 +45,11 @@ def test_the_header_says_how_many_ranks_and_how_each_ended_when_they_differ() ->
     assert "The run (2 ranks, nccl backend) exited with code 1 after" in flat(render_text(report))
     rank1 = dataclasses.replace(report.trace_of(1), status=RunStatus(True, "exited", 0))
     differing = dataclasses.replace(report, other_ranks={1: rank1})
-    outcome = facts.run_outcome(differing)
+    outcome = common.run_outcome(differing)
     assert outcome.startswith("(2 ranks, nccl backend) ended differently: rank 0 exited with "
                               "code 1 after")
     assert outcome.endswith("; rank 1 exited with code 0")
-    assert facts.run_outcome(real("item_in_capture")) == facts.outcome(real("item_in_capture")
+    assert common.run_outcome(real("item_in_capture")) == endings.outcome(real("item_in_capture")
                                                                        .trace)
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import dataclasses
 
 from graphdoctor.diagnose import diagnose_ranks
-from graphdoctor.diagnose.model import FASTER, SLOWER
+from graphdoctor.diagnose.findings import FASTER, SLOWER
 from graphdoctor.report import schema, verdict_groups
 from graphdoctor.report.document import build_ranks, to_json
-from graphdoctor.report.markdown import render_markdown
-from graphdoctor.report.summary import outcome_lines
-from graphdoctor.report.text import render_text
+from graphdoctor.report.render.markdown import render_markdown
+from graphdoctor.report.render.summary import outcome_lines
+from graphdoctor.report.render.text import render_text
 from tests.report.helpers import plain, real
 from tests.report.many_graphs import many_graphs_report, many_graphs_trace
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from graphdoctor.diagnose import diagnose
 from graphdoctor.report.document import build
-from graphdoctor.report.summary import outcome_lines
+from graphdoctor.report.render.summary import outcome_lines
 from graphdoctor.trace.assemble import assemble
 from graphdoctor.trace.model import Trace
 from graphdoctor.trace.names import CUDA_STATE_UNREAD

@@ -9,18 +9,18 @@ import json
 from pathlib import Path
 
 from graphdoctor.diagnose import diagnose
-from graphdoctor.report.chrome_trace import to_chrome_trace
 from graphdoctor.report.document import build, from_json, to_json
-from graphdoctor.report.facts import event_counts, event_summary
+from graphdoctor.report.render.chrome_trace import to_chrome_trace
 from graphdoctor.report.schema import check
 from graphdoctor.trace.assemble import assemble
 from graphdoctor.trace.event_kinds import BY_NAME
 from graphdoctor.trace.model import CAPTURE, Trace
-from graphdoctor.trace.spool import read_records
+from graphdoctor.trace.spool.file import read_records
+from graphdoctor.trace.tallies import event_counts, event_summary
 from graphdoctor.tui.events import EventRef, describe
 from graphdoctor.tui.palette import kind_mark
 from graphdoctor.tui.screens.summary import event_counts as summary_counts
-from graphdoctor.tui.timeline_build import build_lanes
+from graphdoctor.tui.timeline.build import build_lanes
 
 RECORDINGS = Path(__file__).parents[2] / "fixtures" / "recordings"
 RECORDING = RECORDINGS / "launch_bound.spool.jsonl.gz"

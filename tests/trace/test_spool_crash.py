@@ -13,8 +13,8 @@ import pytest
 
 from graphdoctor.trace.event_kinds import GcPause, Sync
 from graphdoctor.trace.run_files import RunFiles
-from graphdoctor.trace.spool import SpoolWriter, append_record, read_records
-from graphdoctor.trace.spool_records import (
+from graphdoctor.trace.spool.file import SpoolWriter, append_record, read_records
+from graphdoctor.trace.spool.records import (
     URGENT,
     CompileCallback,
     CudaState,
@@ -24,7 +24,7 @@ from graphdoctor.trace.spool_records import (
     RunEnd,
     WarnRecord,
 )
-from graphdoctor.trace.spool_tail import recover
+from graphdoctor.trace.spool.tail import recover
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,8 +52,8 @@ def test_an_urgent_record_reaches_the_file_with_all_before_it(tmp_path: Path) ->
 CHILD = """
 import os, signal, sys
 from graphdoctor.trace.event_kinds import GcPause, Sync
-from graphdoctor.trace.spool import SpoolWriter
-from graphdoctor.trace.spool_records import Hello
+from graphdoctor.trace.spool.file import SpoolWriter
+from graphdoctor.trace.spool.records import Hello
 writer = SpoolWriter(sys.argv[1], tail=sys.argv[2], max_delay_s=3600)
 writer.write(Hello({"version": 1}))
 writer.write_many([Sync(t, "item", -1, -1, 0, -1) for t in range(1000)])

@@ -13,8 +13,8 @@ from graphdoctor.trace.assemble import assemble
 from graphdoctor.trace.frames import classify_path, frames_in_text, trim_runner_frames
 from graphdoctor.trace.model import CAPTURE, EAGER, REPLAY, WARMUP, Replay, Table
 from graphdoctor.trace.phases import Interval, PhaseIndex, derive
-from graphdoctor.trace.spool import SpoolWriter, append_record, read_records
-from graphdoctor.trace.spool_records import Hello, RunEnd
+from graphdoctor.trace.spool.file import SpoolWriter, append_record, read_records
+from graphdoctor.trace.spool.records import Hello, RunEnd
 from tests.reports import scenario_names, trace_for
 
 
@@ -185,7 +185,7 @@ def test_uninteresting_records_are_ignored() -> None:
 def test_a_hung_gpu_run_is_not_said_to_have_no_cuda_device() -> None:
     """The hang ended the child before it could write its CUDA state; the sync it hung in
     shows CUDA ran (the report used to say "no CUDA device was found")."""
-    from graphdoctor.report.summary import outcome_lines
+    from graphdoctor.report.render.summary import outcome_lines
     from tests.reports import report_for
 
     report = report_for("hang_in_gpu_sync")
@@ -194,8 +194,8 @@ def test_a_hung_gpu_run_is_not_said_to_have_no_cuda_device() -> None:
 
 
 def test_graphdoctors_own_time_in_a_capture_is_a_phase_apart() -> None:
-    from graphdoctor.report.facts import phase_totals
     from graphdoctor.trace.model import OWN
+    from graphdoctor.trace.tallies import phase_totals
 
     trace = assemble([
         ["hello", {"version": 1, "target": "t.py", "mode": "default"}],

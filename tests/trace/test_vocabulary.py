@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from graphdoctor.trace import event_kinds, spool_records
+from graphdoctor.trace import event_kinds
 from graphdoctor.trace.assemble import assemble
 from graphdoctor.trace.event_kinds import Alloc
+from graphdoctor.trace.handlers import HANDLERS
 from graphdoctor.trace.model import Trace
-from graphdoctor.trace.records import HANDLERS
-from graphdoctor.trace.spool_records import RECORDS, TAGS, SpoolDrift, decode, encode
+from graphdoctor.trace.spool import records as spool_records
+from graphdoctor.trace.spool.records import RECORDS, TAGS, SpoolDrift, decode, encode
 
 SAMPLES = {int: 7, str: "x", bool: True, "JsonObject": {"id": 1, "t": 2}}
 

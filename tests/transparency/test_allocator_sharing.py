@@ -18,7 +18,7 @@ from graphdoctor.record import compat  # noqa: E402 - only once torch is known t
 from graphdoctor.record.memory import AllocatorWatch  # noqa: E402
 from graphdoctor.record.recorder import RecordConfig, Recorder  # noqa: E402
 from graphdoctor.trace.event_kinds import Alloc
-from graphdoctor.trace.spool import SpoolWriter  # noqa: E402
+from graphdoctor.trace.spool.file import SpoolWriter  # noqa: E402
 
 
 class StandInAllocator:

@@ -192,7 +192,7 @@ async def test_home_and_end_go_to_the_run_s_edges_keeping_the_zoom() -> None:
 async def test_a_click_selects_and_the_wheel_zooms() -> None:
     from textual.events import MouseScrollUp
 
-    from graphdoctor.tui.timeline_layout import column_of, time_of
+    from graphdoctor.tui.timeline.layout import column_of, time_of
 
     app = app_for(report_for("item_in_capture"))
     async with app.run_test(size=(100, 30)) as pilot:

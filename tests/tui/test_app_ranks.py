@@ -200,7 +200,7 @@ async def test_help_says_how_the_ranks_clocks_line_up() -> None:
 
 
 async def test_a_click_on_a_ranks_lane_selects_its_event_past_the_wider_labels() -> None:
-    from graphdoctor.tui.timeline_layout import column_of
+    from graphdoctor.tui.timeline.layout import column_of
 
     app = app_for(report_for(HUNG))
     async with app.run_test(size=(120, 40)) as pilot:

@@ -14,7 +14,7 @@ from graphdoctor.tui.capture_view import capture_lanes, capture_limits, capture_
 from graphdoctor.tui.graph_groups import GraphGroup, group_of, group_rows, shown_rows
 from graphdoctor.tui.palette import LINK_ENDS, UNJOINED_LINK
 from graphdoctor.tui.report_view import ReportView
-from graphdoctor.tui.timeline_view import TimelineState, screen_rows
+from graphdoctor.tui.timeline.view import TimelineState, screen_rows
 from tests.reports import report_for, scenario_names, scenario_params
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphdoctor.diagnose.model import Evidence
+from graphdoctor.diagnose.findings import Evidence
 from graphdoctor.trace.locations import package_path
 from graphdoctor.trace.model import Frame
 from graphdoctor.trace.queries import culprit_of

@@ -11,7 +11,7 @@ from graphdoctor.tui.capture_story import capture_window
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.screens.graph_story import CULPRIT, GraphStoryScreen
 from graphdoctor.tui.screens.graphs import GraphsScreen
-from graphdoctor.tui.timeline_graph_groups import GraphGroupLane
+from graphdoctor.tui.timeline.graph_groups import GraphGroupLane
 from graphdoctor.tui.widgets.timeline import Timeline
 from tests.reports import report_for
 from tests.tui.helpers import app_for, demo_app, plain, settle

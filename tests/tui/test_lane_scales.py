@@ -9,10 +9,10 @@ import pytest
 from graphdoctor.demo import load_demo
 from graphdoctor.tui.palette import OTHER_EVENT
 from graphdoctor.tui.report_view import ReportView
-from graphdoctor.tui.timeline_lanes import LaneRow, MemoryLane, UtilisationLane
-from graphdoctor.tui.timeline_layout import LEVELS, Window, cells_text, column_edges
-from graphdoctor.tui.timeline_memory import MemoryCurve
-from graphdoctor.tui.timeline_series import Series
+from graphdoctor.tui.timeline.lanes import LaneRow, MemoryLane, UtilisationLane
+from graphdoctor.tui.timeline.layout import LEVELS, Window, cells_text, column_edges
+from graphdoctor.tui.timeline.memory import MemoryCurve
+from graphdoctor.tui.timeline.series import Series
 from graphdoctor.units import format_bytes
 
 KIB = 1024

@@ -9,7 +9,7 @@ import pytest
 from rich.color import Color, ColorSystem
 from textual.app import App
 
-from graphdoctor.report.drawn_kinds import DRAWN_APART
+from graphdoctor.report.render.drawn_kinds import DRAWN_APART
 from graphdoctor.trace.event_kinds import KINDS
 from graphdoctor.trace.model import CAPTURE, EAGER, REPLAY, WARMUP
 from graphdoctor.trace.names import CUDAGRAPH_RECORD, TREE_RECORDING

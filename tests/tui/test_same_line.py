@@ -19,10 +19,10 @@ from graphdoctor.tui.same_line import (
     stacks_from,
     underline_overlay,
 )
-from graphdoctor.tui.timeline_lanes import EventAt
-from graphdoctor.tui.timeline_layout import Window, column_edges
-from graphdoctor.tui.timeline_series import Series
-from graphdoctor.tui.timeline_view import ScreenRow, frame_text
+from graphdoctor.tui.timeline.lanes import EventAt
+from graphdoctor.tui.timeline.layout import Window, column_edges
+from graphdoctor.tui.timeline.series import Series
+from graphdoctor.tui.timeline.view import ScreenRow, frame_text
 from graphdoctor.tui.widgets.timeline import Timeline
 from tests.reports import report_for
 from tests.tui.helpers import app_for, settle, shown

@@ -12,13 +12,21 @@ from textual.app import App, ComposeResult
 from textual.widgets import Sparkline, Static
 
 from graphdoctor.diagnose import measure
+from graphdoctor.diagnose.findings import Verdict
 from graphdoctor.diagnose.measure import BASELINE_RUN
-from graphdoctor.diagnose.model import Verdict
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.event_kinds import Table
 from graphdoctor.trace.model import NONE, Replay, Trace
 from graphdoctor.tui.report_view import ReportView
-from graphdoctor.tui.step_compare import (
+from graphdoctor.tui.step_compare.draw import (
+    bar_cells,
+    bar_lines,
+    between_lines,
+    drawn,
+    series,
+    span_text,
+)
+from graphdoctor.tui.step_compare.figures import (
     EAGER_SIDE,
     NO_EAGER,
     REPLAY_SIDE,
@@ -29,14 +37,6 @@ from graphdoctor.tui.step_compare import (
     reading,
     step_story,
     story_for,
-)
-from graphdoctor.tui.step_compare_draw import (
-    bar_cells,
-    bar_lines,
-    between_lines,
-    drawn,
-    series,
-    span_text,
 )
 from graphdoctor.tui.widgets.step_compare import StepCompare
 from graphdoctor.units import format_duration, format_speedup

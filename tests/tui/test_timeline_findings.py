@@ -5,21 +5,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphdoctor.diagnose.model import ERROR, INFO
+from graphdoctor.diagnose.findings import ERROR, INFO
 from graphdoctor.report.io import load
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.palette import FINDING_MARKS
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.screens.timeline import TimelineScreen
-from graphdoctor.tui.timeline_findings import (
+from graphdoctor.tui.timeline.findings import (
     FINDINGS,
     Problem,
     finding_span,
     next_problem,
     place_evidence,
 )
-from graphdoctor.tui.timeline_layout import Window, cells_text, column_edges, column_of
-from graphdoctor.tui.timeline_view import framed, recording_note
+from graphdoctor.tui.timeline.layout import Window, cells_text, column_edges, column_of
+from graphdoctor.tui.timeline.view import framed, recording_note
 from graphdoctor.tui.widgets.timeline import Timeline
 from tests.reports import report_for
 from tests.tui.helpers import app_for, settle, shown

@@ -6,8 +6,8 @@ from graphdoctor.trace.model import CAPTURE
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.palette import FAILED_CAPTURE_SPAN, SYNC_MARKS
 from graphdoctor.tui.report_view import ReportView
-from graphdoctor.tui.timeline_layout import Window, cells_text, column_edges, column_of
-from graphdoctor.tui.timeline_view import TimelineState, frame_text
+from graphdoctor.tui.timeline.layout import Window, cells_text, column_edges, column_of
+from graphdoctor.tui.timeline.view import TimelineState, frame_text
 from tests.reports import report_for
 
 WIDTH = 100

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphdoctor.tui.timeline_layout import (
+from graphdoctor.tui.timeline.layout import (
     BLANK,
     MIN_SPAN_NS,
     Window,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from graphdoctor.tui.report_view import ReportView
-from graphdoctor.tui.timeline_layout import column_edges
-from graphdoctor.tui.timeline_memory import BLOCK, MemoryCurve
+from graphdoctor.tui.timeline.layout import column_edges
+from graphdoctor.tui.timeline.memory import BLOCK, MemoryCurve
 from tests.reports import report_for
 
 

@@ -10,10 +10,10 @@ from graphdoctor.trace.model import Collective, TeardownEvent, Trace
 from graphdoctor.tui.events import EventRef, describe, event_span
 from graphdoctor.tui.palette import CAPTURED_COLLECTIVE
 from graphdoctor.tui.report_view import ReportView
-from graphdoctor.tui.timeline_lanes import Lane, MemoryLane, PhaseLane, fit_heights
-from graphdoctor.tui.timeline_layout import Window, cells_text, column_edges, column_of
-from graphdoctor.tui.timeline_ranks import label_width, lane_in_next_rank, phase_lane_of
-from graphdoctor.tui.timeline_view import TimelineState, frame_text
+from graphdoctor.tui.timeline.lanes import Lane, MemoryLane, PhaseLane, fit_heights
+from graphdoctor.tui.timeline.layout import Window, cells_text, column_edges, column_of
+from graphdoctor.tui.timeline.ranks import label_width, lane_in_next_rank, phase_lane_of
+from graphdoctor.tui.timeline.view import TimelineState, frame_text
 from tests.reports import report_for
 
 WIDTH = 100

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from graphdoctor.trace.model import Sync, Table
 from graphdoctor.tui.palette import Mark
-from graphdoctor.tui.timeline_layout import cells_text
-from graphdoctor.tui.timeline_series import Series, TimeOrder
+from graphdoctor.tui.timeline.layout import cells_text
+from graphdoctor.tui.timeline.series import Series, TimeOrder
 
 DOT = Mark("•", "white", 1)
 EDGES = [0, 10, 20, 30, 40]

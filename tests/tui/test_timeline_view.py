@@ -6,10 +6,10 @@ from dataclasses import replace
 
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.palette import Mark
-from graphdoctor.tui.timeline_lanes import EventAt, Lane
-from graphdoctor.tui.timeline_layout import Window
-from graphdoctor.tui.timeline_series import Series
-from graphdoctor.tui.timeline_view import (
+from graphdoctor.tui.timeline.lanes import EventAt, Lane
+from graphdoctor.tui.timeline.layout import Window
+from graphdoctor.tui.timeline.series import Series
+from graphdoctor.tui.timeline.view import (
     ScreenRow,
     TimelineState,
     fit,

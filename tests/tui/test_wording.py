@@ -11,11 +11,11 @@ import pytest
 from textual.widgets import OptionList
 
 from graphdoctor.demo import DEMOS, load_demo
-from graphdoctor.diagnose.model import FASTER, NEUTRAL, SLOWER, UNSAFE, Verdict
+from graphdoctor.diagnose.findings import FASTER, NEUTRAL, SLOWER, UNSAFE, Verdict
 from graphdoctor.report.document import Report
 from graphdoctor.report.io import load
-from graphdoctor.report.markdown import render_markdown
-from graphdoctor.report.text import render_text, summary_without_speedup
+from graphdoctor.report.render.markdown import render_markdown
+from graphdoctor.report.render.text import render_text, summary_without_speedup
 from graphdoctor.tui.app import GraphDoctorApp
 from tests.tui.helpers import plain, screen_text, settle
 

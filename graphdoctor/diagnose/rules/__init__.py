@@ -7,7 +7,7 @@ distributed run, and where a run that hung was waiting.
 
 from __future__ import annotations
 
-from graphdoctor.diagnose.model import Rule
+from graphdoctor.diagnose.findings import Rule
 from graphdoctor.diagnose.rules import (
     capture_failed,
     collective_hang,

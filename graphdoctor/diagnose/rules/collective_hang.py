@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from graphdoctor.diagnose import stacks_at_end, waits
-from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
+from graphdoctor.diagnose.findings import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.endings import TIMED_OUT
 

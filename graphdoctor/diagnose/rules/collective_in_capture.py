@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graphdoctor.diagnose.model import INFO, NEUTRAL, Finding, Rule
+from graphdoctor.diagnose.findings import INFO, NEUTRAL, Finding, Rule
 from graphdoctor.diagnose.view import TraceView, ranks_named
 
 ID, NAME = "GD401", "collective-in-capture"

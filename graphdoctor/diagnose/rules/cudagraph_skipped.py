@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graphdoctor.diagnose.model import SKIPPED, WARNING, Finding, Rule
+from graphdoctor.diagnose.findings import SKIPPED, WARNING, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import USER, CompileEvent
 from graphdoctor.trace.names import CUDAGRAPH_SKIP

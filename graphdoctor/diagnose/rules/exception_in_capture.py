@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from graphdoctor.diagnose.failures import failures_of_kind
-from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
+from graphdoctor.diagnose.findings import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 
 ID, NAME = "GD108", "exception-in-capture"

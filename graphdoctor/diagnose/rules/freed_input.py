@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graphdoctor.diagnose.model import ERROR, UNSAFE, Finding, Rule
+from graphdoctor.diagnose.findings import ERROR, UNSAFE, Finding, Rule
 from graphdoctor.diagnose.view import TraceView, mib
 
 ID, NAME = "GD302", "freed-captured-input"

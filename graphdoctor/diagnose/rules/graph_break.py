@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphdoctor.diagnose import compile_costs
-from graphdoctor.diagnose.model import INFO, NEUTRAL, WARNING, Finding, Rule
+from graphdoctor.diagnose.findings import INFO, NEUTRAL, WARNING, Finding, Rule
 from graphdoctor.diagnose.view import TraceView, times
 from graphdoctor.trace.model import CompileEvent, Function
 from graphdoctor.trace.names import GRAPH_BREAK, REPLAYING_CALL, RESUME_FUNCTION

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graphdoctor.diagnose.model import WARNING, WASTEFUL, Finding, Rule
+from graphdoctor.diagnose.findings import WARNING, WASTEFUL, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace import anatomy
 from graphdoctor.trace.names import CAPTURED

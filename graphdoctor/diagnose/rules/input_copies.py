@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from graphdoctor.diagnose import measure
-from graphdoctor.diagnose.model import NEUTRAL, WARNING, Finding, Location, Rule
+from graphdoctor.diagnose.findings import NEUTRAL, WARNING, Finding, Location, Rule
 from graphdoctor.diagnose.view import TraceView, mib
 from graphdoctor.units import counted
 

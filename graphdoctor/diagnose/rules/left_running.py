@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graphdoctor.diagnose.model import WARNING, WASTEFUL, Finding, Rule
+from graphdoctor.diagnose.findings import WARNING, WASTEFUL, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 
 ID, NAME = "GD407", "left-running"

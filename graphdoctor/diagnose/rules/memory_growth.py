@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graphdoctor.diagnose.model import WARNING, WASTEFUL, Finding, Rule
+from graphdoctor.diagnose.findings import WARNING, WASTEFUL, Finding, Rule
 from graphdoctor.diagnose.view import TraceView, mib
 from graphdoctor.trace.model import REPLAY
 from graphdoctor.trace.names import ALLOC_ACTION

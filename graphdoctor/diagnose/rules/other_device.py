@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from graphdoctor.diagnose.failures import cause_of
-from graphdoctor.diagnose.model import ERROR, FAILED, UNSAFE, Finding, Rule
+from graphdoctor.diagnose.findings import ERROR, FAILED, UNSAFE, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.names import CAPTURED
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from graphdoctor.diagnose.model import ERROR, UNSAFE, Finding, Rule
+from graphdoctor.diagnose.findings import ERROR, UNSAFE, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.names import UNCAUGHT
 

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from graphdoctor.diagnose import stacks_at_end, waits
-from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Location, Rule
+from graphdoctor.diagnose.findings import ERROR, FAILED, Finding, Location, Rule
 from graphdoctor.diagnose.rules.teardown_hang import unfinished_teardown
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.endings import TIMED_OUT

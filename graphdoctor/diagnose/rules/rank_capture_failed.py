@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
+from graphdoctor.diagnose.findings import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView, ranks_named
 from graphdoctor.trace.model import Graph
 from graphdoctor.trace.names import CAPTURED

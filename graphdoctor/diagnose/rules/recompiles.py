@@ -24,7 +24,7 @@ from typing import Any
 
 from graphdoctor.diagnose import compile_costs
 from graphdoctor.diagnose.compile_costs import CompiledFrame, Recompile
-from graphdoctor.diagnose.model import ERROR, INFO, NEUTRAL, WARNING, Finding, Rule
+from graphdoctor.diagnose.findings import ERROR, INFO, NEUTRAL, WARNING, Finding, Rule
 from graphdoctor.diagnose.view import TraceView, times
 from graphdoctor.trace.model import NONE, GuardedTensor
 from graphdoctor.trace.names import (

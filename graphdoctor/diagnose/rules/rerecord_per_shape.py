@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from graphdoctor.diagnose import compile_costs
-from graphdoctor.diagnose.model import NEUTRAL, WARNING, Finding, Rule
+from graphdoctor.diagnose.findings import NEUTRAL, WARNING, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Function
 from graphdoctor.trace.names import CUDAGRAPH_RECORD, INPUT_SHAPE, RECOMPILE, RERECORD

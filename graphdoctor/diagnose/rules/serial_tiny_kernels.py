@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from graphdoctor.diagnose import measure
-from graphdoctor.diagnose.model import INFO, WASTEFUL, Finding, Rule
+from graphdoctor.diagnose.findings import INFO, WASTEFUL, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace import anatomy
 from graphdoctor.trace.names import CUPTI_APIS

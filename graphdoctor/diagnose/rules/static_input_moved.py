@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from graphdoctor.diagnose import compile_costs
-from graphdoctor.diagnose.model import WARNING, WASTEFUL, Finding, Rule
+from graphdoctor.diagnose.findings import WARNING, WASTEFUL, Finding, Rule
 from graphdoctor.diagnose.view import TraceView, times
 from graphdoctor.trace.model import NONE, CompileEvent
 from graphdoctor.trace.names import RERECORD

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graphdoctor.diagnose.model import ERROR, UNSAFE, Finding, Rule
+from graphdoctor.diagnose.findings import ERROR, UNSAFE, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import TeardownEvent
 from graphdoctor.trace.names import CAPTURED

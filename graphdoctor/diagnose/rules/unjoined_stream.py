@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from graphdoctor.diagnose.failures import cause_of
-from graphdoctor.diagnose.model import ERROR, FAILED, Finding, Rule
+from graphdoctor.diagnose.findings import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Graph
 from graphdoctor.trace.stream_links import stream_links, unjoined_forks

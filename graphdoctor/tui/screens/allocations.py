@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Static, Tab, Tabs
 
-from graphdoctor.report.facts import clean
+from graphdoctor.clean_text import clean
 from graphdoctor.tui.aggregate import ALLOC_COLUMNS, AllocGroup, sort_groups
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.navigation import ShowEvent

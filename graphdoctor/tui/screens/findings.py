@@ -11,8 +11,9 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from graphdoctor.diagnose.model import Finding
-from graphdoctor.report.facts import clean, folded
+from graphdoctor.clean_text import clean
+from graphdoctor.diagnose.findings import Finding
+from graphdoctor.report.render.common import folded
 from graphdoctor.tui.navigation import ShowEvent
 from graphdoctor.tui.palette import severity_badge, severity_style
 from graphdoctor.tui.rendering import evidence_label, finding_view, labelled
@@ -20,7 +21,7 @@ from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.screens.base import ReportScreen
 from graphdoctor.tui.screens.help import binding_lines
-from graphdoctor.tui.timeline_findings import finding_span
+from graphdoctor.tui.timeline.findings import finding_span
 
 NO_FINDINGS = ("No findings: the diagnosis found nothing in this run that needs changing. "
                "The Summary (1) has the verdicts; the Timeline (3) shows what happened.")

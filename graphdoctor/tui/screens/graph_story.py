@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
-from graphdoctor.report.facts import clean
+from graphdoctor.clean_text import clean
 from graphdoctor.trace.model import OWN, Graph
 from graphdoctor.tui.capture_story import (
     BEGIN,

@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Static
 
-from graphdoctor.report.facts import clean
+from graphdoctor.clean_text import clean
 from graphdoctor.trace import anatomy
 from graphdoctor.trace.anatomy import Anatomy
 from graphdoctor.trace.model import NONE

@@ -12,9 +12,9 @@ from textual.containers import VerticalScroll
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from graphdoctor.diagnose.model import Verdict
-from graphdoctor.report.facts import clean
-from graphdoctor.report.text import summary_without_speedup
+from graphdoctor.clean_text import clean
+from graphdoctor.diagnose.findings import Verdict
+from graphdoctor.report.render.text import summary_without_speedup
 from graphdoctor.report.verdict_groups import VerdictRow, rows
 from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT, signal_name
 from graphdoctor.trace.event_kinds import KINDS, rows_of

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
-from graphdoctor.report.facts import clean
+from graphdoctor.clean_text import clean
 from graphdoctor.tui.capture_view import run_overlays
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.rendering import details_view
@@ -20,8 +20,8 @@ from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.same_line import SameLine
 from graphdoctor.tui.screens.base import ReportScreen
 from graphdoctor.tui.screens.help import binding_lines
-from graphdoctor.tui.timeline_findings import Span, evidence_lines
-from graphdoctor.tui.timeline_view import TimelineState, recording_note
+from graphdoctor.tui.timeline.findings import Span, evidence_lines
+from graphdoctor.tui.timeline.view import TimelineState, recording_note
 from graphdoctor.tui.widgets.timeline import Timeline
 from graphdoctor.units import format_duration, format_moment
 

@@ -1,7 +1,7 @@
 """One graph's eager step beside its replay, on one time scale, with each step's time over
 the run and what happens between replays: the picture that explains the graph's verdict.
 
-The numbers and the words are :mod:`graphdoctor.tui.step_compare`'s; this widget lays them
+The numbers and the words are :mod:`graphdoctor.tui.step_compare.figures`'s; this widget lays them
 out: the reading, the aligned bars (drawn again at each resize, to fit the width), one
 sparkline per measured series with its range beside it, and the gaps, syncs and input
 copies between replays.
@@ -18,19 +18,19 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Sparkline, Static
 
 from graphdoctor.tui.report_view import ReportView
-from graphdoctor.tui.step_compare import (
-    Series,
-    StepStory,
-    notes,
-    reading,
-    story_for,
-)
-from graphdoctor.tui.step_compare_draw import (
+from graphdoctor.tui.step_compare.draw import (
     bar_lines,
     between_lines,
     drawn,
     series,
     span_text,
+)
+from graphdoctor.tui.step_compare.figures import (
+    Series,
+    StepStory,
+    notes,
+    reading,
+    story_for,
 )
 
 FALLBACK_WIDTH = 80  # before the first layout gives the widget its width

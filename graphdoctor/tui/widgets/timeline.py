@@ -1,6 +1,6 @@
 """The timeline widget: lanes of events against a time axis, drawn with the Line API.
 
-Only the visible rows are drawn, and each comes from :mod:`graphdoctor.tui.timeline_view`,
+Only the visible rows are drawn, and each comes from :mod:`graphdoctor.tui.timeline.view`,
 whose lanes bisect their events for the visible window; so a redraw costs the same for a
 report of a thousand events or a million. The axis stays on the first row while the lanes
 scroll under it.
@@ -22,14 +22,14 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from graphdoctor.tui import timeline_view as moves
 from graphdoctor.tui.events import EventRef
-from graphdoctor.tui.timeline_findings import Problem, Span, next_problem
-from graphdoctor.tui.timeline_graph_groups import GraphGroupLane
-from graphdoctor.tui.timeline_lanes import EventAt, Lane, fit_heights
-from graphdoctor.tui.timeline_layout import Cell, Window, column_edges, time_of
-from graphdoctor.tui.timeline_ranks import label_width, lane_in_next_rank, phase_lane_of
-from graphdoctor.tui.timeline_view import (
+from graphdoctor.tui.timeline import view as moves
+from graphdoctor.tui.timeline.findings import Problem, Span, next_problem
+from graphdoctor.tui.timeline.graph_groups import GraphGroupLane
+from graphdoctor.tui.timeline.lanes import EventAt, Lane, fit_heights
+from graphdoctor.tui.timeline.layout import Cell, Window, column_edges, time_of
+from graphdoctor.tui.timeline.ranks import label_width, lane_in_next_rank, phase_lane_of
+from graphdoctor.tui.timeline.view import (
     Overlay,
     ScreenRow,
     TimelineState,

@@ -1,0 +1,1 @@
+"""Graphs made outside PyTorch, seen through CUPTI (``graphdoctor run --cupti``)."""

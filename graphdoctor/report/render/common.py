@@ -1,0 +1,176 @@
+"""What the text report, the markdown and the TUI say alike of a report: its headline and
+outcome, the command, the ranks, folded findings, compile costs, crash stacks and graph
+contents, worded once."""
+
+from __future__ import annotations
+
+import shlex
+from typing import TYPE_CHECKING
+
+from graphdoctor import units
+from graphdoctor.diagnose import compile_costs, stacks_at_end
+from graphdoctor.diagnose.findings import (
+    Finding,
+)
+from graphdoctor.trace import anatomy, locations, queries
+from graphdoctor.trace.model import Graph, Trace
+from graphdoctor.trace.names import CAPTURE_FAILED, IN_PROCESS_TARGET
+
+if TYPE_CHECKING:
+    from graphdoctor.report.document import Report
+from graphdoctor.clean_text import clean
+from graphdoctor.diagnose.findings import verdict_rank
+from graphdoctor.trace.endings import outcome
+from graphdoctor.trace.tallies import ReplayStats, replay_stats
+
+
+def compile_costs_by_function(trace: Trace) -> list[tuple[str, int, int, int, str]]:
+    """(function, compiles, recompiles, compile time in ns, share of the run) of each
+    function torch.compile compiled."""
+    rows = []
+    for frame in compile_costs.compiled_frames(trace):
+        share = compile_costs.share(trace, frame.compile_ns)
+        rows.append((frame.name, frame.compiles, len(frame.recompiles), frame.compile_ns,
+                     f"{share:.0%}" if share is not None else "-"))
+    return rows
+
+
+def folded(finding: Finding) -> str:
+    """`` (×40, first at 1.2 s, last at 9.8 s)`` for a finding that stands for several."""
+    if finding.count <= 1:
+        return ""
+    first, last = units.format_duration(finding.first_t), units.format_duration(finding.last_t)
+    when = f", first at {first}, last at {last}" if finding.first_t >= 0 else ""
+    return f" (×{finding.count}{when})"
+
+
+BASELINE_TITLE = "Baseline run (graphdoctor run --baseline)"
+
+
+def baseline_lines(report: Report) -> list[str]:
+    """What the second run of ``run --baseline`` was, one line each: how it ended and what
+    it timed, then what it switched off and what it kept; [] without one."""
+    run = report.baseline
+    if run is None:
+        return []
+    lines = [f"the script ran again with CUDA graphs off and {run.outcome}; "
+             f"{units.counted(run.eager_calls, 'eager call')} timed"]
+    lines += [f"switched off: {what}" for what in run.switched_off]
+    lines += [f"kept as written: {what}" for what in run.kept_as_written]
+    return [clean(line) for line in lines]
+
+
+def command_line(trace: Trace) -> str:
+    """The command that made the recording, or what recorded it inside the user's process."""
+    if trace.meta.target_kind == IN_PROCESS_TARGET:
+        return clean(f"# recorded in-process: {trace.meta.target}")
+    argv = trace.meta.argv or ("run", trace.meta.target)
+    return clean("graphdoctor " + shlex.join(argv))
+
+
+def rank_traces(report: Report) -> list[tuple[int, Trace]]:
+    """(rank, trace) for every rank of a distributed run's report; [(-1, trace)] otherwise."""
+    return [(rank, report.trace_of(rank)) for rank in report.ranks] or [(-1, report.trace)]
+
+
+def ranked_graphs(report: Report) -> list[tuple[int, Trace, Graph, ReplayStats | None]]:
+    """Every rank's user graphs, each with its rank, trace and replay statistics."""
+    found: list[tuple[int, Trace, Graph, ReplayStats | None]] = []
+    for rank, trace in rank_traces(report):
+        stats = replay_stats(trace)
+        found += [(rank, trace, g, stats.get(g.id)) for g in queries.user_graphs(trace)]
+    return found
+
+
+def rank_tag(rank: int) -> str:
+    """"rank 1 " before what belongs to a rank; nothing in a single-process report."""
+    return f"rank {rank} " if rank >= 0 else ""
+
+
+def world(report: Report) -> str:
+    """A distributed run's ranks, in a phrase ("2 ranks, nccl backend"); "" for one process."""
+    if not report.ranks:
+        return ""
+    backend = f", {clean(report.trace.meta.backend)} backend" if report.trace.meta.backend else ""
+    return f"{units.counted(len(report.ranks), 'rank')}{backend}"
+
+
+def run_outcome(report: Report) -> str:
+    """How the run ended, as :func:`outcome` says: "exited with code 1 after 5.33 s"; for a
+    distributed run, with its world, and how each rank ended if they ended differently."""
+    main = outcome(report.trace)
+    if not report.ranks:
+        return main
+    endings = {rank: outcome(trace) for rank, trace in rank_traces(report)}
+    if len(set(endings.values())) == 1:
+        return f"({world(report)}) {main}"
+    each = "; ".join(f"rank {rank} {ending}" for rank, ending in endings.items())
+    return f"({world(report)}) ended differently: {each}"
+
+
+def headline(report: Report) -> str:
+    """One line that says what happened, for a title: the worst verdict or what the trace shows."""
+    verdicts = report.diagnosis.verdicts
+    if verdicts:
+        worst = max(verdicts, key=verdict_rank)
+        return clean(f"{worst.subject}: {worst.summary}")
+    failed = [g for g in queries.user_graphs(report.trace) if g.status == CAPTURE_FAILED]
+    if failed:
+        return f"capture of {len(failed)} graph{'s' if len(failed) > 1 else ''} failed"
+    if not report.trace.status.complete:
+        return f"the run did not complete ({outcome(report.trace)})"
+    graphs = queries.user_graphs(report.trace)
+    return f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''} captured, no verdict"
+
+
+MAX_THREADS = 8  # threads, and frames of each, in a compact stack dump
+
+
+MAX_FRAMES = 4
+
+
+def stack_lines(dump: str) -> list[str]:
+    """A faulthandler dump, compactly: a line per thread with the user's frames (innermost
+    first), then what they called; threads with no frame of the user's are counted."""
+    threads = stacks_at_end.parse(dump)
+    shown = [t for t in threads if t.user_frame][:MAX_THREADS]
+    lines = [line for thread in shown for line in _thread_lines(thread)]
+    hidden = len(threads) - len(shown)
+    if hidden:
+        lines.append(f"{units.counted(hidden, 'other thread')} (graphdoctor's, Python's or "
+                     "torch's own) left out")
+    return [clean(line) for line in lines]
+
+
+def _thread_lines(thread: stacks_at_end.ThreadStack) -> list[str]:
+    start = thread.user_index or 0
+    users = [f for f in thread.frames[start:] if stacks_at_end.is_users(f)][:MAX_FRAMES]
+    called = [_frame_text(f) for f in reversed(thread.called) if not _is_graphdoctors(f)]
+    lines = [f"{thread.label}: " + " < ".join(stacks_at_end.spot(f) for f in users)]
+    return lines + ([f"  called: {' > '.join(called[:MAX_FRAMES])}"] if called else [])
+
+
+def _frame_text(frame: stacks_at_end.DumpFrame) -> str:
+    """``torch/cuda/__init__.py:1162 in synchronize``: a package's file by its place in the
+    package, any other by its name."""
+    path = frame[0].replace("\\", "/")
+    inside = path.split("-packages/", 1)[1] if "-packages/" in path else locations.file_name(path)
+    return f"{inside}:{frame[1]} in {frame[2]}"
+
+
+def _is_graphdoctors(frame: stacks_at_end.DumpFrame) -> bool:
+    return "/graphdoctor/" in frame[0].replace("\\", "/")
+
+
+MAX_CONTENTS = 12  # graphs whose content the text and markdown reports list
+
+
+def graph_contents(report: Report) -> list[tuple[str, str, list[str]]]:
+    """What each graph holds, for the reports: (its name, with the rank in a multi-rank
+    report; its nodes and shape in a line; its largest kernel groups), for the graphs whose
+    anatomy was read, at most MAX_CONTENTS of them."""
+    read = [(rank, g, g.anatomy) for rank, trace in rank_traces(report)
+            for g in queries.user_graphs(trace) if g.anatomy is not None][:MAX_CONTENTS]
+    return [(f"{rank_tag(rank)}graph {g.id}", anatomy.summary(found),
+             anatomy.top_kernels(found) + [f"host node: {f}" for f in found.host_functions[:3]])
+            for rank, g, found in read]

@@ -1,0 +1,307 @@
+"""The report as a terminal summary (``graphdoctor report REPORT``).
+
+A pure function: it returns the text, with ANSI colour only when asked, and the CLI asks
+only when stdout is a terminal. Every string that came from the report is passed to rich
+as plain :class:`~rich.text.Text` (never as markup) after :func:`clean`, so a report
+cannot restyle or take over the reader's terminal; :class:`Printable` cleans what is drawn
+once more, for text that reached a renderable some other way. A distributed run's summary
+covers every rank: findings, graphs, exceptions and phases each say which rank they are from.
+"""
+
+from __future__ import annotations
+
+import io
+
+from rich import box
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.segment import Segment
+from rich.table import Table
+from rich.text import Text
+
+from graphdoctor import units
+from graphdoctor.clean_text import clean, first_line
+from graphdoctor.diagnose.findings import (
+    FAILED,
+    FASTER,
+    NEUTRAL,
+    RERECORDED,
+    SKIPPED,
+    SLOWER,
+    UNSAFE,
+    Finding,
+    Verdict,
+    severity_counts,
+)
+from graphdoctor.report import verdict_groups
+from graphdoctor.report.document import Report
+from graphdoctor.report.redact import KEPT_NOTICE, REDACTED_NOTICE
+from graphdoctor.report.render import common
+from graphdoctor.trace import locations, tallies
+from graphdoctor.trace.model import ExceptionRecord, Graph, Trace
+from graphdoctor.trace.names import CAPTURE_FAILED
+
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+VERDICT_STYLE = {FASTER: "green", FAILED: "bold red", UNSAFE: "bold red", SLOWER: "red",
+                 NEUTRAL: "yellow", SKIPPED: "yellow", RERECORDED: "yellow"}
+NO_WRAP = frozenset({"graph", "verdict", "speedup", "status", "replays", "host p50", "GPU p50"})
+MAX_FINDINGS = 20
+MAX_EXCEPTIONS = 5
+
+
+def render_text(report: Report, *, width: int = 100, color: bool = False) -> str:
+    """The summary a person reads in a terminal: verdicts, findings with their code line,
+    graphs, errors, phases and what was not recorded."""
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, force_terminal=color,
+                      color_system="standard" if color else None, no_color=not color,
+                      highlight=False, emoji=False, soft_wrap=False)
+    for part in _parts(report):
+        console.print(Printable(part))
+    return buffer.getvalue()
+
+
+class Printable:
+    """A renderable drawn with :func:`clean` applied to all its text: only the control
+    codes the console writes itself (colours, styles) reach the terminal."""
+
+    def __init__(self, renderable: RenderableType):
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for segment in console.render(self.renderable, options):
+            yield segment if segment.control else Segment(clean(segment.text),
+                                                          segment.style)
+
+
+def _parts(report: Report) -> list[RenderableType]:
+    parts = [_header(report), _verdicts(report), _baseline(report), _findings(report),
+             _graphs(report), _contents(report),
+             _exceptions(report), _stacks(report), _compile(report), _phases(report),
+             _notes(report)]
+    return [p for p in parts if p is not None]
+
+
+def _t(text: object, style: str = "") -> Text:
+    return Text(clean(str(text)), style=style)
+
+
+def _title(text: str) -> Text:
+    return Text(f"\n{text}", style="bold")
+
+
+def _header(report: Report) -> RenderableType:
+    trace = report.trace
+    lines = Text.assemble(("graphdoctor report: ", "bold"), _t(trace.meta.target or "?", "bold"))
+    lines.append_text(_t(f"\n{common.headline(report)}", "bold"))
+    where = [d.name for d in trace.meta.devices] or ["no GPU recorded"]
+    versions = [f"torch {trace.meta.torch}" if trace.meta.torch else "",
+                f"CUDA {trace.meta.cuda}" if trace.meta.cuda else "",
+                f"Python {trace.meta.python}" if trace.meta.python else ""]
+    lines.append_text(_t(f"\nThe run {common.run_outcome(report)}. " + " · ".join(
+        [", ".join(where)] + [v for v in versions if v])))
+    lines.append_text(_t(f"\n{common.command_line(trace)}", "dim"))
+    notice = REDACTED_NOTICE if report.redacted else KEPT_NOTICE
+    lines.append_text(_t(f"\n({notice})", "dim"))
+    return lines
+
+
+def _table(*columns: str) -> Table:
+    """A plain table; the short columns (NO_WRAP) stay on one line, the others fold."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=True, expand=False)
+    for column in columns:
+        table.add_column(column, overflow="fold", no_wrap=column in NO_WRAP,
+                         min_width=len(column))
+    return table
+
+
+def _verdicts(report: Report) -> RenderableType:
+    verdicts = report.diagnosis.verdicts
+    if not verdicts:
+        return Group(_title("Verdicts"), _t("  none: the diagnosis gave no verdict", "dim"))
+    table = _table("subject", "verdict", "speedup", "summary")
+    for row in verdict_groups.ranked(report):
+        v = row.verdict
+        table.add_row(_t(v.subject), _t(v.kind, VERDICT_STYLE.get(v.kind, "")),
+                      _t(units.format_speedup(v.speedup)), _summary(row))
+    return Group(_title("Verdicts"), table)
+
+
+def _summary(row: verdict_groups.VerdictRow) -> Text:
+    """A verdict's summary; a group's, with its members in a dim line below."""
+    text = _t(summary_without_speedup(row.verdict))
+    if row.members:
+        labels = ", ".join(verdict_groups.member_label(v) for v in row.members)
+        text.append_text(_t(f"\nmembers: {labels}", "dim"))
+    return text
+
+
+def summary_without_speedup(verdict: Verdict) -> str:
+    """A verdict's summary without the clause that states its speedup, for a line that shows
+    the speedup on its own (a table's column, the TUI's verdict title): said once, not as
+    "7.54×  7.54x faster: ...". The kind says faster, neutral or slower; a group's median is
+    the speedup shown, its range stays. Unchanged where the summary words it otherwise."""
+    if verdict.speedup is None:
+        return verdict.summary
+    said = f"{verdict.speedup:.2f}x"
+    summary = verdict.summary
+    for clause in SPEEDUP_CLAUSES:
+        summary = summary.replace(clause.format(said), "", 1)
+    return summary
+
+
+# How the diagnosis's verdict summaries state a speedup (diagnose.verdicts, verdict_groups).
+SPEEDUP_CLAUSES = ("{} faster: ", "no speedup ({}): ", "{}, slower than eager: ", " (median {})")
+
+
+def _baseline(report: Report) -> RenderableType | None:
+    lines = common.baseline_lines(report)
+    if not lines:
+        return None
+    return Group(_title(common.BASELINE_TITLE), *(_t(f"  {line}") for line in lines))
+
+
+def _findings(report: Report) -> RenderableType:
+    findings = report.diagnosis.findings
+    counts = ", ".join(f"{n} {s}" for s, n in severity_counts(findings).items())
+    grid = _grid()
+    for finding in findings[:MAX_FINDINGS]:
+        grid.add_row(_t(finding.severity.upper(), SEVERITY_STYLE.get(finding.severity, "")),
+                     _finding(report, finding))
+    parts: list[RenderableType] = [_title(f"Findings ({counts or 'none'})"), grid]
+    if len(findings) > MAX_FINDINGS:
+        parts.append(_t(f"  ... and {len(findings) - MAX_FINDINGS} more: "
+                        "graphdoctor report --format markdown lists them all", "dim"))
+    return Group(*parts)
+
+
+def _grid() -> Table:
+    """Two columns, the second wrapping under itself (a hanging indent)."""
+    grid = Table.grid(padding=(0, 2), pad_edge=True)
+    grid.add_column(no_wrap=True, min_width=7)
+    grid.add_column(overflow="fold")
+    return grid
+
+
+def _finding(report: Report, finding: Finding) -> Text:
+    rank = f" (rank {finding.rank})" if report.ranks and finding.rank >= 0 else ""
+    text = Text.assemble(_t(f"{finding.id} {finding.name}{rank}: ", "bold"),
+                         _t(finding.title + common.folded(finding)))
+    location = finding.location
+    if location is not None:
+        path = locations.display_path(location.file, report.trace.meta.cwd)
+        text.append_text(_t(f"\nat {path}:{location.line}"
+                            + (f" in {location.function}" if location.function else "")))
+        if location.code:
+            text.append_text(_t(f"\n{location.line:>5} | {location.code}", "bold"))
+    if finding.fix:
+        text.append_text(_t(f"\nfix: {first_line(finding.fix, 300)}", "green"))
+    return text
+
+
+def _graphs(report: Report) -> RenderableType | None:
+    """Every rank's graphs (graph ids repeat across ranks: a rank column tells them apart)."""
+    ranked = bool(report.ranks)
+    table = _table(*(["rank"] if ranked else []), "graph", "api", "status", "captured at",
+                   "replays", "host p50", "GPU p50", "pool")
+    rows = [[*([_t(rank)] if ranked else []), *_graph_cells(trace, g, stats)]
+            for rank, trace, g, stats in common.ranked_graphs(report)]
+    for row in rows:
+        table.add_row(*row)
+    return Group(_title(f"Graphs ({len(rows)})"), table) if rows else None
+
+
+def _graph_cells(trace: Trace, g: Graph, s: tallies.ReplayStats | None) -> list[Text]:
+    return [_t(g.id), _t(g.api), _t(g.status, "red" if g.status == CAPTURE_FAILED else ""),
+            _t(locations.site(trace, g.stack, short=True) or "?"), _t(s.count if s else 0),
+            _t(units.format_duration(s.host_p50_ns if s else None)),
+            _t(units.format_duration(s.gpu_p50_ns if s else None)),
+            _t(g.pool + (" shared" if g.shared_pool else ""))]
+
+
+def _contents(report: Report) -> RenderableType | None:
+    """What each graph holds: its nodes and shape, and its largest kernel groups."""
+    contents = common.graph_contents(report)
+    if not contents:
+        return None
+    grid = _grid()
+    for name, line, kernels in contents:
+        grid.add_row(_t(name), _t(line + "".join(f"\n  {k}" for k in kernels)))
+    return Group(_title("Graph content"), grid)
+
+
+def _exceptions(report: Report) -> RenderableType | None:
+    """Every rank's exceptions, each rank's first."""
+    exceptions = [(rank, trace, e) for rank, trace in common.rank_traces(report)
+                  for e in trace.exceptions]
+    if not exceptions:
+        return None
+    grid = _grid()
+    for rank, trace, exception in exceptions[:MAX_EXCEPTIONS]:
+        grid.add_row(_t(f"{common.rank_tag(rank)}{exception.where}"),
+                     _exception(trace, exception))
+    parts: list[RenderableType] = [_title(f"Exceptions ({len(exceptions)})"), grid]
+    if len(exceptions) > MAX_EXCEPTIONS:
+        parts.append(_t(f"  ... and {len(exceptions) - MAX_EXCEPTIONS} more", "dim"))
+    return Group(*parts)
+
+
+def _exception(trace: Trace, exception: ExceptionRecord) -> Text:
+    if not exception.chain:
+        return _t("(no details recorded)")
+    raised = exception.chain[-1]
+    text = _t(f"{raised.type}: {first_line(raised.message)}", "red")
+    if len(exception.chain) > 1:
+        text.append_text(_t(f"\nfirst error: {tallies.root_cause(exception)}"))
+    where = locations.site(trace, exception.chain[0].stack)
+    if where:
+        text.append_text(_t(f"\nraised at {where}"))
+    return text
+
+
+def _stacks(report: Report) -> RenderableType | None:
+    """Where each thread was when a crash or a time-out ended the run, each rank's."""
+    lines: list[RenderableType] = []
+    for rank, trace in common.rank_traces(report):
+        shown = common.stack_lines(trace.status.stacks_at_end)
+        if shown and rank >= 0:
+            lines.append(_t(f"  rank {rank}:"))
+        indent = "    " if rank >= 0 else "  "
+        lines += [_t(f"{indent}{line}") for line in shown]
+    if not lines:
+        return None
+    return Group(_title("Stacks when the run ended"), *lines,
+                 _t("  (in full: graphdoctor report --format markdown)", "dim"))
+
+
+def _compile(report: Report) -> RenderableType | None:
+    counts = tallies.compile_counts(report.trace)
+    if not counts:
+        return None
+    events = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in counts.items())
+    costs = [_t(f"  {name}: {units.counted(compiles, 'compile')}"
+                + (f" ({units.counted(recompiles, 'recompile')})" if recompiles else "")
+                + f", {units.format_duration(ns)} of compiling, {share} of the run")
+             for name, compiles, recompiles, ns, share in common.compile_costs_by_function(
+                 report.trace)]
+    return Group(_title("torch.compile"), _t(f"  {events}"), *costs)
+
+
+def _phases(report: Report) -> RenderableType:
+    lines: list[RenderableType] = [_title("Phases and events")]
+    for rank, trace in common.rank_traces(report):
+        totals = tallies.phase_totals(trace)
+        phases = " · ".join(f"{p.phase} {units.format_duration(p.total_ns)}"
+                            + (f" ({p.spans} spans)" if p.spans > 1 else "") for p in totals)
+        events = tallies.event_summary(trace)
+        tag = f"rank {rank}: " if rank >= 0 else ""
+        lines += [_t(f"  {tag}{phases or 'no phases recorded'}"),
+                  _t(f"  {tag}{events or 'no events recorded'}")]
+    return Group(*lines)
+
+
+def _notes(report: Report) -> RenderableType | None:
+    notes = report.trace.meta.not_recorded
+    if not notes:
+        return None
+    return Group(_title("Not recorded"),
+                 *(_t(f"  {n.what}: {n.why}", "dim") for n in notes))

@@ -1,0 +1,248 @@
+"""What each spool record does to the trace being assembled: one small handler per record.
+
+The records of the columnar event kinds need no handler of their own: a record is its row
+(:func:`_columnar`), as :data:`event_kinds.KINDS` declares.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from graphdoctor.trace import compile_logs, guards
+from graphdoctor.trace.builder import Builder
+from graphdoctor.trace.event_kinds import RECORDED, EventKind
+from graphdoctor.trace.model import (
+    NONE,
+    Collective,
+    CompileEvent,
+    ErrorLink,
+    ExceptionRecord,
+    Frame,
+    Function,
+    GuardedTensor,
+    InputEvent,
+    Note,
+    SourceFile,
+    TeardownEvent,
+    WarningRecord,
+)
+from graphdoctor.trace.names import COMPILE, COMPILE_START, RECOMPILE
+from graphdoctor.trace.spool import records as sr
+
+Handler = Callable[[Builder, Any], None]
+
+
+def _meta(b: Builder, r: sr.Hello | sr.MetaInfo) -> None:
+    b.meta.update(r.info)
+
+
+def _devices(b: Builder, r: sr.Devices) -> None:
+    b.meta["devices"] = r.devices
+
+
+def _note(b: Builder, r: sr.NoteRecord) -> None:
+    b.notes.append(Note(str(r.what), str(r.why)))
+
+
+def _frame(b: Builder, r: sr.FrameRecord) -> None:
+    b.frames[r.id] = Frame(r.file, int(r.line), r.name, r.kind)
+
+
+def _source(b: Builder, r: sr.SourceDigest) -> None:
+    b.sources[str(r.file)] = SourceFile(str(r.file), int(r.size), str(r.sha256))
+
+
+def _stack(b: Builder, r: sr.StackRecord) -> None:
+    b.stacks[r.id] = tuple(r.frames)
+
+
+def _fn(b: Builder, r: sr.FunctionRecord) -> None:
+    b.trace.functions.append(Function(r.id, r.name, r.kind, r.file, int(r.line), r.compile_id))
+
+
+def _graph_begin(b: Builder, r: sr.GraphBegin) -> None:
+    b.graphs[r.info["id"]] = dict(r.info)
+    b.see(r.info["t"])
+
+
+def _graph_end(b: Builder, r: sr.GraphEnd) -> None:
+    graph_id = r.info["id"]
+    b.graphs.setdefault(graph_id, {"id": graph_id, "t": r.info["t"]})["end"] = r.info
+    b.see(r.info["t"])
+
+
+def _graph_del(b: Builder, r: sr.GraphDeleted) -> None:
+    if r.graph in b.graphs:
+        b.graphs[r.graph]["deleted"] = r.t
+
+
+def _graph_step(b: Builder, r: sr.GraphStep) -> None:
+    if r.graph in b.graphs:
+        b.graphs[r.graph]["step"] = r.fn
+
+
+def _graph_anatomy(b: Builder, r: sr.GraphAnatomy) -> None:
+    if r.graph in b.graphs:
+        b.graphs[r.graph]["anatomy"] = dict(r.info)
+
+
+def _kernel_times(b: Builder, r: sr.KernelTimes) -> None:
+    if r.graph in b.graphs:
+        b.graphs[r.graph]["kernel_times"] = (dict(r.times), int(r.total))
+
+
+def _columnar(kind: EventKind) -> Handler:
+    """Append a row of ``kind``: its record as written (the phase comes later)."""
+    table, spans = kind.name, bool(kind.span)
+
+    def handle(b: Builder, r: tuple[Any, ...]) -> None:
+        b.trace.tables[table].append(r)
+        b.see(r[0] + (r[1] if spans else 0))
+
+    return handle
+
+
+def _tree_inputs(b: Builder, r: sr.TreeInputs) -> None:
+    functions = b.trace.functions
+    for i, function in enumerate(functions):
+        if function.id == r.fn and r.size >= function.copied_bytes:
+            functions[i] = dataclasses.replace(function, copied_inputs=int(r.inputs),
+                                               copied_bytes=int(r.size))
+    b.see(r.t)
+
+
+def _coll(b: Builder, r: sr.CollectiveRecord) -> None:
+    b.open_collectives[r.token] = len(b.trace.tables["collectives"])
+    b.trace.tables["collectives"].append(Collective(r.t, NONE, r.op, r.group, r.seq, r.size,
+                                                    r.graph, r.thread, r.stack))
+    b.see(r.t)
+
+
+def _coll_end(b: Builder, r: sr.CollectiveEnd) -> None:
+    index = b.open_collectives.pop(r.token, None)
+    if index is not None:
+        durations = b.trace.tables["collectives"].data["dur"]
+        durations[index] = r.t - b.trace.tables["collectives"].data["t"][index]
+    b.see(r.t)
+
+
+def _dist(b: Builder, r: sr.DistInfo) -> None:
+    b.meta.update({k: v for k, v in r.info.items() if k in ("backend", "rank", "world_size")})
+
+
+def _teardown(b: Builder, r: sr.TeardownRecord) -> None:
+    b.trace.teardown.append(TeardownEvent(b.see(r.t), r.kind, r.stack))
+
+
+def _input(b: Builder, r: sr.InputRecord) -> None:
+    b.trace.input_events.append(InputEvent(b.see(r.t), r.graph, r.kind, r.addr, r.size,
+                                           r.stack, r.replays))
+
+
+def _exc(b: Builder, r: sr.ExceptionInfo) -> None:
+    e = r.info
+    chain = tuple(ErrorLink(str(c[0]), str(c[1]), str(c[2]), int(c[3])) for c in e["chain"])
+    b.trace.exceptions.append(ExceptionRecord(e["id"], b.see(e["t"]), e["where"],
+                                              e.get("graph", NONE), e.get("thread", 0), chain))
+
+
+def _log(b: Builder, r: sr.LogRecord) -> None:
+    parsed = compile_logs.parse(r.logger, r.message)
+    if parsed is None:
+        return
+    frames = parsed.pop("frames", None)
+    event = CompileEvent(r.t, parsed["kind"], parsed.get("compile_id") or r.compile_id,
+                         parsed.get("function", ""), parsed.get("reason", ""),
+                         parsed.get("detail", ""), parsed.get("key", ""),
+                         b.text_stack(frames) if frames else r.stack)
+    b.trace.compile_events.append(event)
+    b.see(r.t)
+
+
+def _guard_failures(b: Builder, r: sr.GuardFailures) -> None:
+    """A recompile as the recorder saw it: the same event as its log line (which it
+    replaces, when the script turned that log on), with the call that set it off."""
+    parsed = compile_logs.recompile(r.function, r.file, int(r.line), list(r.reasons))
+    frames = b.frames_of(r.stack) + parsed["frames"]
+    event = CompileEvent(r.t, RECOMPILE, r.compile_id, parsed["function"], parsed["reason"],
+                         parsed["detail"], parsed["key"], b.text_stack(frames))
+    b.trace.compile_events = [e for e in b.trace.compile_events if not (
+        e.kind == RECOMPILE and r.compile_id and e.compile_id == r.compile_id)]
+    b.trace.compile_events.append(event)
+    b.see(r.t)
+
+
+def _guarded_tensor(b: Builder, r: sr.GuardedTensor) -> None:
+    shape = "x".join(str(int(n)) for n in r.shape)
+    b.trace.guarded_tensors.append(GuardedTensor(
+        b.see(r.t), r.compile_id, r.source, r.name or guards.user_name(r.source),
+        int(r.position), shape, r.dtype, int(r.addr), int(r.size), int(r.device),
+        int(r.stack)))
+
+
+def _compile_cb(b: Builder, r: sr.CompileCallback) -> None:
+    key = f"{r.compile_id}:{r.trigger}"
+    if r.kind == COMPILE_START:
+        b.compile_spans[key] = (r.t, r.trigger, r.stack)
+        return
+    start = b.compile_spans.pop(key, None)
+    if start is not None:
+        b.trace.compile_events.append(CompileEvent(start[0], COMPILE, r.compile_id,
+                                                   reason=r.trigger, stack=start[2],
+                                                   dur=r.t - start[0]))
+    b.see(r.t)
+
+
+def _warn(b: Builder, r: sr.WarnRecord) -> None:
+    b.trace.warnings.append(WarningRecord(b.see(r.t), r.category, r.message, r.graph, r.stack))
+
+
+def _region(b: Builder, r: sr.Region) -> None:
+    b.regions.append((r.name, r.t0, r.t1))
+    b.see(r.t1)
+
+
+def _counters(b: Builder, r: sr.Counters) -> None:
+    b.trace.counters = r.counters
+
+
+def _progress(b: Builder, r: sr.Progress) -> None:
+    replays = r.counts.get("replays", {})
+    b.trace.replay_counts = {int(k): int(v) for k, v in replays.items()}
+    b.see(r.t)
+
+
+def _untimed(b: Builder, r: sr.Untimed) -> None:
+    b.untimed += int(r.calls)
+
+
+def _cuda_state(b: Builder, r: sr.CudaState) -> None:
+    b.cuda = r.info
+
+
+def _end(b: Builder, r: sr.End) -> None:
+    b.end = r.info
+
+
+def _run_end(b: Builder, r: sr.RunEnd) -> None:
+    b.run_end = r.info
+
+
+HANDLERS: dict[type[tuple[Any, ...]], Handler] = {
+    sr.Hello: _meta, sr.MetaInfo: _meta, sr.Devices: _devices, sr.NoteRecord: _note,
+    sr.FrameRecord: _frame, sr.SourceDigest: _source, sr.StackRecord: _stack,
+    sr.FunctionRecord: _fn,
+    sr.GraphBegin: _graph_begin, sr.GraphEnd: _graph_end, sr.GraphDeleted: _graph_del,
+    sr.GraphStep: _graph_step, sr.GraphAnatomy: _graph_anatomy, sr.KernelTimes: _kernel_times,
+    sr.ExceptionInfo: _exc, sr.LogRecord: _log, sr.GuardFailures: _guard_failures,
+    sr.GuardedTensor: _guarded_tensor,
+    sr.CompileCallback: _compile_cb,
+    sr.WarnRecord: _warn, sr.Region: _region, sr.Counters: _counters, sr.Untimed: _untimed,
+    sr.Progress: _progress, sr.InputRecord: _input, sr.CollectiveRecord: _coll,
+    sr.CollectiveEnd: _coll_end, sr.DistInfo: _dist, sr.TeardownRecord: _teardown,
+    sr.TreeInputs: _tree_inputs, sr.CudaState: _cuda_state, sr.End: _end,
+    sr.RunEnd: _run_end,
+    **{kind.row: _columnar(kind) for kind in RECORDED},
+}

@@ -1,0 +1,1 @@
+"""The timeline: its lanes built from a trace, laid out, drawn and navigated."""

@@ -1,0 +1,71 @@
+"""The timeline of a multi-rank report: each rank's lanes as a group, one rank after another,
+the way Nsight Systems shows the processes of a multi-process run; every group on one time
+axis. Each trace counts its times from its own rank's start; the launcher starts the ranks
+together, so that is close enough to line them up without a shared clock.
+
+A rank's lanes are the single-process lanes, keyed, labelled and referring to events with
+its rank (``r1/syncs``, "r1 Syncs", ``EventRef("syncs", 0, 1)``). Pure; no Textual import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from graphdoctor.tui.timeline.lanes import Lane, PhaseLane
+
+LABEL_WIDTH = 13  # twelve characters of lane name and a gap
+RANKED_LABEL_WIDTH = 16  # room for "r1 " before the longest name, "default strm"
+GPU_KEY = "gpu:"
+
+
+def rank_lanes(rank: int, lanes: Sequence[Lane], devices: Collection[int]) -> list[Lane]:
+    """``lanes`` of one rank, tagged with it. NVML reads every GPU of the host, so each rank
+    sampled the others' GPUs too: only the GPUs the rank used (``devices``, when known)
+    keep their utilisation lane."""
+    kept = [lane for lane in lanes if not _other_gpu(lane, devices)]
+    for lane in kept:
+        lane.rank = rank
+        lane.key = f"r{rank}/{lane.key}"
+        lane.label = f"r{rank} {lane.label}"
+        for series in lane.series:
+            series.rank = rank
+    return kept
+
+
+def _other_gpu(lane: Lane, devices: Collection[int]) -> bool:
+    if not devices or not lane.key.startswith(GPU_KEY):
+        return False
+    return int(lane.key[len(GPU_KEY):]) not in devices
+
+
+def label_width(lanes: Sequence[Lane]) -> int:
+    """Columns for lane names (and a gap): wider when they carry a rank."""
+    return RANKED_LABEL_WIDTH if any(lane.rank >= 0 for lane in lanes) else LABEL_WIDTH
+
+
+def phase_lane_of(lanes: Sequence[Lane], index: int) -> Lane | None:
+    """The phases lane of the group lane ``index`` is in: the nearest at or above it (a
+    single-process timeline has one, on top)."""
+    for lane in reversed(lanes[:index + 1]):
+        if isinstance(lane, PhaseLane):
+            return lane
+    return next((lane for lane in lanes if isinstance(lane, PhaseLane)), None)
+
+
+def lane_in_next_rank(lanes: Sequence[Lane], index: int, step: int) -> int:
+    """The lane of the next (``step`` 1) or previous (-1) rank that shows what lane ``index``
+    shows (its collectives, its "s1 capture" stream), else that rank's first lane; ``index``
+    if there is no such rank. Lanes match by name: stream ids differ between processes."""
+    ranks = sorted({lane.rank for lane in lanes})
+    here = lanes[index]
+    position = ranks.index(here.rank) + step
+    if not 0 <= position < len(ranks):
+        return index
+    target = ranks[position]
+    group = [i for i, lane in enumerate(lanes) if lane.rank == target]
+    same = [i for i in group if _unranked(lanes[i]) == _unranked(here)]
+    return (same or group)[0]
+
+
+def _unranked(lane: Lane) -> str:
+    return lane.label.removeprefix(f"r{lane.rank} ")
