@@ -174,6 +174,40 @@ class LeftRunning(NamedTuple):
     survived: int
 
 
+class FrozenValue(NamedTuple):
+    """A Python number a captured graph took by value (``name``, as the source or the
+    optimizer calls it, ``held_by`` an optimizer, a variable, an argument or an attribute
+    of ``owner``), seen with another: by an eager call of the same function before the
+    capture, or after it (``seen``: how, ``t``: when, ``stack``: the line that changed it,
+    where known). ``site``: where the graph took it. ``replays``: the graph's replays known
+    to have run before the change. ``changes``: its changes so far. ``tensor_fix``: 1 where
+    the torch that recorded it accepts a device tensor there and its schedulers update it
+    in place."""
+
+    t: int
+    graph: int
+    name: str
+    held_by: str
+    owner: str
+    captured: str  # repr() of the value the graph holds
+    value: str  # repr() of the other one
+    seen: str
+    site: int
+    stack: int
+    replays: int
+    changes: int
+    tensor_fix: int
+
+
+FROZEN_CHANGES_KEPT = 16  # rows written per watched value; later changes are counted only
+TENSOR_VALUE = "a tensor"  # how a value that became a tensor is written: never read (a sync)
+
+
+def tensor_value(dtype: object, device: object) -> str:
+    """A :class:`FrozenValue`'s value when the number was moved into a tensor."""
+    return f"{TENSOR_VALUE} ({dtype}, {device})"
+
+
 # A row whose GPU time is filled in once its CUDA events have completed.
 Timed = Replay | Call
 
@@ -365,6 +399,7 @@ KINDS: tuple[EventKind, ...] = (
               sort="generation"),
     EventKind("left_running", "process left running", LeftRunning, True, "left", sort="name",
               plural="processes left running"),
+    EventKind("frozen_values", "frozen host value", FrozenValue, True, "frozen", sort="seen"),
     EventKind("exceptions", "exception", ExceptionRecord, False),
     EventKind("compile_events", "compile event", CompileEvent, False, sort="kind"),
     EventKind("guarded_tensors", "guarded tensor", GuardedTensor, False),

@@ -126,3 +126,21 @@ CUPTI_STREAM_API = "stream capture"  # a graph's api: a capture through the driv
 CUPTI_EXPLICIT_API = "graph built node by node"  # cuGraphCreate and cuGraphAdd*Node
 CUPTI_APIS = (CUPTI_STREAM_API, CUPTI_EXPLICIT_API)  # a graph's api starts with one of them
 CUDA_API_ERROR = "cuda_api"  # where a CUDA error the driver returned to a call was recorded
+
+# A host value a graph took by value (a FrozenValue row): what held it, and how its other
+# value was seen. Held by an optimizer's param_groups, or a number the captured code passed
+# to torch from a name: a variable (a module's, or the capturing function's), an argument
+# of a user function, an attribute of the user's object.
+HELD_BY_OPTIMIZER = "optimizer"
+HELD_BY_VARIABLE = "variable"
+HELD_BY_ARGUMENT = "argument"
+HELD_BY_ATTRIBUTE = "attribute"
+# Seen by an eager call of the same function before the capture; right after an LR
+# scheduler's step (its line is the change's); at a sampled replay; when the recording ended.
+SEEN_EAGER = "eager"
+SEEN_SCHEDULER = "scheduler"
+SEEN_AT_REPLAY = "replay"
+SEEN_AT_END = "end"
+# The replays the recorder samples (memory, and frozen values): each graph's 1st, 2nd, 4th,
+# 8th... and, past those, one whenever this long has passed since the last sample.
+SAMPLE_EVERY_NS = 100_000_000
