@@ -29,7 +29,13 @@ def _frame_var() -> Any:
     return get_var
 
 
-_GET_VAR = _frame_var()
+FRAME_VAR = _frame_var()
+
+
+def is_number(value: Any) -> bool:
+    """A Python number a kernel takes by value (a bool is a flag, not a number)."""
+    kind = type(value)
+    return kind is int or kind is float
 
 
 def bound_values(frame: FrameType) -> Iterator[tuple[str, Any]]:
@@ -41,10 +47,10 @@ def bound_values(frame: FrameType) -> Iterator[tuple[str, Any]]:
         yield from list(namespace.items())
         if namespace is frame.f_globals:
             return
-    elif _GET_VAR is not None:  # never frame.f_locals here: see _frame_var
+    elif FRAME_VAR is not None:  # never frame.f_locals here: see _frame_var
         for name in (*code.co_varnames, *code.co_cellvars, *code.co_freevars):
             try:
-                yield name, _GET_VAR(frame, name)
+                yield name, FRAME_VAR(frame, name)
             except (NameError, ValueError):  # not bound yet
                 continue
     yield from list(frame.f_globals.items())
@@ -54,7 +60,7 @@ _WITH = (ast.With, ast.AsyncWith)
 
 def names_read(path: str, begin_line: int, end_line: int) -> dict[str, int]:
     """{name: first line reading it} for the captured block; empty if the source is gone."""
-    tree = _parse(path)
+    tree = parse_source(path)
     if tree is None:
         return {}
     block = _with_body(tree, begin_line)
@@ -69,7 +75,7 @@ def names_read(path: str, begin_line: int, end_line: int) -> dict[str, int]:
 
 
 @functools.lru_cache(maxsize=64)
-def _parse(path: str) -> ast.Module | None:
+def parse_source(path: str) -> ast.Module | None:
     source = "".join(linecache.getlines(path))
     if not source:
         return None

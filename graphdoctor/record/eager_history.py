@@ -47,6 +47,7 @@ from graphdoctor.record.calls import (
     callee_code,
     monitoring_available,
 )
+from graphdoctor.record.captured_names import FRAME_VAR, is_number
 from graphdoctor.record.recorder import Recorder, TimerSource, TimerToken, Uninstall
 from graphdoctor.trace.event_kinds import Call
 from graphdoctor.trace.model import LIBRARY, PYTHON, TORCH, USER
@@ -57,6 +58,7 @@ TIMED_CALLS = 256  # per function, from its first; then it costs nothing more
 KEPT = 32  # the latest timed calls of a function, what medians are taken from
 MAX_TIMED = 4096  # CUDA event pairs held at once for kept calls
 STEP_CALLS = 3  # kept calls a step function needs besides its cold first one
+NUMBERS_KEPT = 8  # distinct numbers kept per argument of a user function
 REACH = 4  # how deep a covering function's calls into other user functions are followed
 _NOT_PLAIN_CALLS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE
                     | inspect.CO_ASYNC_GENERATOR)  # their PY_START/PY_RETURN are not one call
@@ -78,6 +80,8 @@ class _Function:
     makes: set[str] = field(default_factory=set)  # what it calls (calls.call_key)
     inner: set[CodeType] = field(default_factory=set)  # the user functions it calls
     step: int = -1  # its function id once a graph replays inside it
+    # the numbers its calls were given, by argument: what a graph that froze one is told of
+    arguments: dict[str, list[Any]] | None = None  # None: a library's function, not kept
 
 
 class EagerHistory:
@@ -192,6 +196,8 @@ class EagerHistory:
             if not self._keeps(code, sys._getframe(1)):
                 return _monitoring.DISABLE
             function = self._functions[code] = _Function()
+            if self._rec.stacks.is_user_code(code):
+                function.arguments = {}
             self._places[_place(code)] = code
             self._monitor.add_local(code, _monitoring.events.CALL)
         if function.timed >= TIMED_CALLS or code in self._claimed:
@@ -199,9 +205,16 @@ class EagerHistory:
         if self._rec.capturing_anywhere or not self._rec.enabled:
             return None
         mode = WARMUP_CALL if self._rec.in_warmup else EAGER_CALL
+        if function.arguments is not None:
+            _note_numbers(function.arguments, code, sys._getframe(1))
         function.open.setdefault(threading.get_ident(), []).append(
             (self._rec.now(), mode, self._start_timer()))
         return None
+
+    def argument_values(self, code: CodeType, name: str) -> list[Any]:
+        function = self._functions.get(self._places.get(_place(code), code))
+        arguments = function.arguments if function is not None else None
+        return list(arguments.get(name, ())) if arguments else []
 
     def _keeps(self, code: CodeType, frame: FrameType) -> bool:
         """A plain function of the user's, or a library's that the user's code called; not
@@ -263,6 +276,21 @@ class EagerHistory:
             if inner is not None:
                 function.inner.add(inner)
         return _monitoring.DISABLE
+
+
+def _note_numbers(seen: dict[str, list[Any]], code: CodeType, frame: FrameType) -> None:
+    """The distinct numbers (at most ``NUMBERS_KEPT``) each argument was given."""
+    if FRAME_VAR is None:
+        return
+    for name in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
+        try:
+            value = FRAME_VAR(frame, name)
+        except (NameError, ValueError):
+            continue
+        if is_number(value):
+            values = seen.setdefault(name, [])
+            if value not in values and len(values) < NUMBERS_KEPT:
+                values.append(value)
 
 
 def _innermost(functions: dict[CodeType, _Function],

@@ -63,12 +63,12 @@ from graphdoctor.trace.names import (
     GRAPHED_CALLABLES,
     GRAPHED_FUNCTION,
     MANUAL_APIS,
+    SAMPLE_EVERY_NS,
 )
 from graphdoctor.trace.spool import records as sr
 
 _ID = "_graphdoctor_id"
 _thread_ident = threading.get_ident
-MEMORY_SAMPLE_NS = 100_000_000
 STEP_LOOKUPS = 3  # replays of each graph after which its step function is no longer looked for
 
 
@@ -127,7 +127,7 @@ class _GraphHooks:
         self._open: dict[int, _OpenCapture] = {}  # graph id -> what its end must settle
         self.watched: dict[int, inputs.GraphInputs] = {}
         self._last_memory_sample = 0
-        self._replay_counts: dict[int, int] = {}
+        self._replay_counts = recorder.replays
         self._reported_counts: dict[int, int] = {}
         off = recorder.config.off
         self.anatomy = anatomy.new_reader(recorder) if ANATOMY_PART not in off else None
@@ -198,6 +198,8 @@ class _GraphHooks:
         opened = self._open.get(state.graph)
         if opened is None or opened.frame is None:
             return
+        if self.rec.frozen is not None:
+            self.rec.frozen.capture_began(state.graph, opened.frame)
         opened.watched_code = self.call_sites.start(opened.frame)
         if inputs.available():
             opened.candidates = inputs.candidates(opened.frame)
@@ -232,6 +234,8 @@ class _GraphHooks:
         opened = self._open.pop(state.graph, None)
         if opened is not None:
             self.call_sites.stop(opened.watched_code)
+        if self.rec.frozen is not None:
+            self.rec.frozen.capture_ended(state.graph)
         return opened
 
     def _watch_inputs(self, graph: int, opened: _OpenCapture, caller: FrameType) -> None:
@@ -353,8 +357,10 @@ class _GraphHooks:
                 rec.history.replaying(gid)
             # samples at the 1st, 2nd, 4th, 8th... replay of each graph, and at least every
             # 100 ms: enough to see memory grow across replays, at a few samples per run
-            if count & (count - 1) == 0 or t1 - self._last_memory_sample > MEMORY_SAMPLE_NS:
+            if count & (count - 1) == 0 or t1 - self._last_memory_sample > SAMPLE_EVERY_NS:
                 self._sample_memory(gid)
+                if rec.frozen is not None:
+                    rec.frozen.sampled(gid, count, sys._getframe(1))
 
         return replay
 

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from types import CodeType
+from types import CodeType, FrameType
 from typing import Any, Protocol
 
 from graphdoctor.record.nvtx_ranges import NvtxRanges
@@ -103,9 +103,34 @@ class EagerClaims(Protocol):
         ran before the graph existed, becomes the graph's step (``GraphStep``)."""
         ...
 
+    def argument_values(self, code: CodeType, name: str) -> list[Any]:
+        """The numbers the kept eager calls of ``code`` were given for argument ``name``."""
+        ...
+
+
+class FrozenWatch(Protocol):
+    """The host values graphs took by value (``graphdoctor.record.frozen_values``, on
+    ``recorder.frozen``): the graphs source tells it of manual captures and of the replays
+    it samples anyway, so comparing costs no replay anything."""
+
+    def capture_began(self, graph: int, frame: FrameType | None) -> None:
+        """A manual capture began; its block runs in ``frame``."""
+        ...
+
+    def capture_ended(self, graph: int) -> None: ...
+
+    def sampled(self, graph: int, replays: int, caller: FrameType) -> None:
+        """``graph``'s ``replays``-th replay ran, called from ``caller``, and is sampled."""
+        ...
+
+    def finish(self, replays: dict[int, int]) -> None:
+        """The recording ends; ``replays``: each graph's replays."""
+        ...
+
 
 # Parts that can be switched off, to measure what each costs (bench/overhead.py --variants):
-# GRAPHDOCTOR_OFF="graphs,devices,syncs,streams,memory,timing,eager_calls,eager_history,anatomy"
+# GRAPHDOCTOR_OFF="graphs,devices,syncs,streams,memory,timing,eager_calls,eager_history,anatomy,
+# frozen_values"
 OFF_ENV = "GRAPHDOCTOR_OFF"
 
 
@@ -177,6 +202,8 @@ class Recorder:
         self.timer: GpuTimer | None = None  # once CUDA is up (session starts it)
         self.memory: CaptureMemory | None = None  # session wires it before the sources
         self.history: EagerClaims | None = None  # the eager history source, once installed
+        self.frozen: FrozenWatch | None = None  # the frozen values source, once installed
+        self.replays: dict[int, int] = {}  # graph id -> its replays so far (graphs counts)
         self.nvtx = NvtxRanges()  # session enables them where the nvtx package is installed
         # graphdoctor's own profiler is recording (--full's kernel times): not the script's
         self.profiling_itself = False

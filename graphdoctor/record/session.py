@@ -16,6 +16,7 @@ from graphdoctor.record import (
     devices,
     distributed,
     eager_history,
+    frozen_values,
     graphs,
     memory,
     streams,
@@ -33,15 +34,18 @@ Source = Callable[[Recorder], Uninstall | None]
 def sources(watch: memory.AllocatorWatch) -> tuple[Source, ...]:
     """Every source, in the order they are installed. Sources import none of each other;
     what they share is on the recorder, typed: the eager history (installed first, so it
-    keeps calls from the start; ``graphs`` and ``compiled`` claim them), the GPU timer
-    (started here once CUDA is up), the compiled call in progress (opened by ``compiled``,
-        marked captured or replayed by ``graphs``), and the allocator watch, wired here:
-    ``graphs`` asks it (``recorder.memory``) at each capture boundary and sampled replay,
-    even when the "memory" source (the watch's own install, which only turns --full's
-    history on) is off.
+    keeps calls from the start; ``graphs`` and ``compiled`` claim them, ``frozen_values``
+    asks it what numbers a function was given), the GPU timer (started here once CUDA is
+    up), the compiled call in progress (opened by ``compiled``, marked captured or replayed
+    by ``graphs``), the frozen values (``recorder.frozen``, told by ``graphs`` of each
+    manual capture and sampled replay), and the allocator watch, wired here: ``graphs``
+    asks it (``recorder.memory``) at each capture boundary and sampled replay, even when
+    the "memory" source (the watch's own install, which only turns --full's history on)
+    is off.
     """
-    return (eager_history.install, graphs.install, syncs.install, streams.install,
-            watch.install, compiled.install, distributed.install, devices.install)
+    return (eager_history.install, graphs.install, frozen_values.install, syncs.install,
+            streams.install, watch.install, compiled.install, distributed.install,
+            devices.install)
 
 
 def part_of(source: Source) -> str:
@@ -112,6 +116,8 @@ def _settle(recorder: Recorder) -> None:
     if initialized and recorder.memory is not None:
         recorder.memory.finish()
         recorder.memory.sample(-1)
+    if recorder.frozen is not None:
+        recorder.frozen.finish(dict(recorder.replays))
     recorder.emit(sr.CudaState({**_cuda_state(), "when": CUDA_AT_END}))
 
 
