@@ -16,7 +16,9 @@ from typing import Any, NamedTuple
 from graphdoctor.diagnose.findings import Evidence
 from graphdoctor.report.document import Report
 from graphdoctor.trace.event_kinds import BY_NAME, HOST_NOT_TIMED, EventKind, rows_of
+from graphdoctor.trace.locations import where
 from graphdoctor.trace.model import NONE, Frame, Trace
+from graphdoctor.trace.queries import graph_by_id
 from graphdoctor.trace.stream_names import stream_label, stream_names
 from graphdoctor.trace.tallies import teardown_calls
 from graphdoctor.units import format_bytes, format_duration, format_moment
@@ -269,6 +271,19 @@ def _teardown(context: _Context, index: int) -> Described:
     return "destroy_process_group()", [] if returned else NEVER_RETURNED, event.stack
 
 
+def _frozen_value(context: _Context, index: int) -> Described:
+    """A number a graph froze, seen with another value: its stack is the line that changed
+    it, where known; the fields name the capture that froze it and the use in it."""
+    row = _row(context, "frozen_values", index)
+    graph = graph_by_id(context.trace, row.graph)
+    captured = f", captured at {where(context.trace, graph.stack)}" if graph else ""
+    owner = f"{row.held_by} of {row.owner}" if row.owner else row.held_by
+    return (f"{row.name} is {row.value}; graph {row.graph} froze {row.captured}",
+            [("graph", f"{row.graph}{captured}"), ("held by", owner),
+             ("frozen at", where(context.trace, row.site)), ("seen", row.seen),
+             ("replays before", str(row.replays)), ("change", f"#{row.changes}")], row.stack)
+
+
 def _phase(context: _Context, index: int) -> Described:
     span = context.trace.phases[index]
     return f"{span.phase} phase", [("graph", _graph_name(span.graph))], NONE
@@ -295,5 +310,5 @@ _DESCRIBERS: dict[str, Callable[[_Context, int], Described]] = {
     "stream_ops": _stream_op, "memory": _memory, "gpu_samples": _gpu_sample,
     "exceptions": _exception, "compile_events": _compile_event, "warnings": _warning,
     "input_events": _input_event, "graphs": _graph, "phases": _phase, "functions": _function,
-    "collectives": _collective, "teardown": _teardown,
+    "collectives": _collective, "teardown": _teardown, "frozen_values": _frozen_value,
 }

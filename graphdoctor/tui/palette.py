@@ -190,6 +190,8 @@ KIND_MARKS = {
     "exceptions": Mark("✗", "bright_red", 1), "compile_events": Mark("C", "yellow", 1),
     "guarded_tensors": Mark("T", "yellow", 1), "warnings": Mark("!", "yellow", 1),
     "input_events": Mark("F", "bright_red", 1), "teardown": Mark("═", "yellow", 1),
+    # a number a graph holds frozen while the script changed it: unsafe, in its colour
+    "frozen_values": Mark("≡", "bright_red", 1),
 }
 OTHER_KIND_STYLE = "white"
 
