@@ -605,6 +605,8 @@ def _real_resnet(trace: Trace, note: dict[str, Any]) -> None:
     # a ResNet training step: forward, backward and the optimizer, hundreds of kernels
     step = anatomy_of(graph)
     assert step.kernel_count > 100 and step.longest_chain > 50, step
+    # PyTorch's recipe with a constant lr: the captured Adam's numbers never change
+    frozen_expectations.no_frozen_finding(trace)
 
 
 @expect("real_graphed_callables_autocast")
@@ -729,3 +731,8 @@ def _host_node(trace: Trace, note: dict[str, Any]) -> None:
     assert (held.longest_chain, plain.longest_chain) == (25, 24)
     assert [f.startswith("a function at 0x") for f in held.host_functions] == [True]
     assert plain.count_of(anatomy.HOST) == 0 and not plain.host_functions
+
+
+# the frozen-host-value scenarios register themselves here; imported last, as they use the
+# helpers above
+from tests import frozen_expectations  # noqa: E402

@@ -76,6 +76,18 @@ EXPECTED: dict[str, tuple[set[str], tuple[str, int] | None, list[str]]] = {
     "dist_rank_capture_fails": (
         {"sync-in-capture", "ranks-diverged", "rank-capture-failed", "collective-in-capture"},
         ("dist_rank_capture_fails.py", 24), ["unmeasured", "failed"]),
+    # host numbers frozen into a graph, each script checking for itself what its replays
+    # did (its note's truth): the finding names the number's use in the captured code
+    "frozen_lr_scheduler": ({"frozen-host-value", "serial-tiny-kernels"},
+                            ("frozen_lr_scheduler.py", 66), ["unsafe"]),
+    "frozen_decode_position": ({"frozen-host-value", "sync-between-replays"},
+                               ("frozen_decode_position.py", 69), ["unsafe"]),
+    "frozen_scale_between_replays": ({"frozen-host-value"},
+                                     ("frozen_scale_between_replays.py", 19), ["unsafe"]),
+    "real_frozen_lr_transformers": ({"frozen-host-value", "serial-tiny-kernels"},
+                                    ("real_frozen_lr_transformers.py", 81), ["unsafe"]),
+    # the fix: a tensor lr the scheduler fills in place, which the replays read
+    "frozen_lr_tensor": ({"serial-tiny-kernels"}, ("frozen_lr_tensor.py", 66), ["faster"]),
     # Real-library scripts that time their eager code before the capture or before
     # torch.compile: each measured its own speedup (3.1x to 6.6x, in its recording's note),
     # and graphdoctor's is within 15% of it (tests/expectations.py)
@@ -114,7 +126,7 @@ EXPECTED: dict[str, tuple[set[str], tuple[str, int] | None, list[str]]] = {
 }
 HEALTHY_DISTRIBUTED = ("dist_healthy_capture",)
 HEALTHY = ("launch_bound", "compile_healthy", "healthy_make_graphed_callables",
-           "real_mlp48_sidestream_warmup", "real_tv_resnet_train_capture",
+           "frozen_lr_tensor", "real_mlp48_sidestream_warmup", "real_tv_resnet_train_capture",
            "real_graphed_callables_autocast", "real_decode_eager_then_compiled",
            "real_timm_infer_compiled")
 

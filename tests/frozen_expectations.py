@@ -1,0 +1,135 @@
+"""What the frozen-host-value scenarios must show: each script checks for itself whether its
+replays used the new value (its note's ``truth``), and graphdoctor must agree: a GD305
+finding where the script saw the replays keep the captured value, none where they followed
+it. Lines are found in the scripts' own source, so an edit there cannot leave a stale number
+here. Registered in :data:`tests.expectations.EXPECTATIONS`, which imports this module."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphdoctor.diagnose import diagnose
+from graphdoctor.diagnose.findings import Finding
+from graphdoctor.trace import queries
+from graphdoctor.trace.event_kinds import BY_NAME, rows_of
+from graphdoctor.trace.model import Trace
+from graphdoctor.trace.names import HELD_BY_OPTIMIZER, SEEN_AT_REPLAY, SEEN_SCHEDULER
+from tests.conftest import ROOT
+from tests.expectations import expect, graphs
+
+SCRIPTS = ROOT / "fixtures" / "scripts"
+FROZEN = BY_NAME["frozen_values"]
+LR = "param_groups[0]['lr']"
+
+
+def line_of(script: str, text: str, after: str = "") -> int:
+    """The number of the first line of ``script`` holding ``text`` (after the first line
+    holding ``after``)."""
+    lines = (SCRIPTS / script).read_text().splitlines()
+    start = next(n for n, line in enumerate(lines) if after in line) if after else 0
+    return next(n for n, line in enumerate(lines[start:], start + 1) if text in line)
+
+
+def told_by_script(note: dict[str, Any], truth: str) -> None:
+    """The script ran to its end and its own check found ``truth``."""
+    assert note["exit_code"] == 0, note["stderr_tail"]
+    assert note["self_timing"]["truth"] == truth, note["truth"]
+
+
+def frozen_finding(trace: Trace) -> Finding:
+    """The one GD305 finding on the run's one graph, the graph captured and replayed."""
+    [graph] = graphs(trace)
+    assert graph.status == "captured" and queries.replay_count(trace, graph) > 0
+    [finding] = [f for f in diagnose(trace).findings if f.id == "GD305"]
+    assert finding.graph == graph.id and finding.category == "unsafe"
+    return finding
+
+
+def located(finding: Finding, script: str, line: int) -> None:
+    assert finding.location is not None
+    assert (finding.location.file.rsplit("/", 1)[-1], finding.location.line) == (script, line)
+
+
+def lr_frozen(trace: Trace, note: dict[str, Any], script: str, optimizer: str) -> Finding:
+    """A scheduled lr frozen into a captured optimizer step: named, its captured value the
+    one the script's first replay ran with, its change at the scheduler.step() line, and
+    the replays after that change counted as the script's own lr log implies."""
+    told_by_script(note, "frozen")
+    finding = frozen_finding(trace)
+    lrs = note["self_timing"]["lr_per_replay"]
+    assert finding.title.startswith(f"graph 0 replays {optimizer}'s {LR} frozen at ")
+    assert float(finding.measurements["captured"]) == lrs[0]
+    assert finding.measurements["seen"] == SEEN_SCHEDULER
+    step_line = line_of(script, "scheduler.step()", after="for step in range(REPLAYS)")
+    assert finding.title.endswith(f"({script}:{step_line})")
+    located(finding, script, line_of(script, "opt.step()", after="with torch.cuda.graph(g)"))
+    # the first change follows the first replay whose lr the script logged changed
+    changed_before = next(n for n, lr in enumerate(lrs) if lr != lrs[0])
+    assert finding.measurements["replays_after"] == \
+        queries.replay_count(trace, graphs(trace)[0]) - changed_before
+    assert "lr=torch.tensor(" in finding.fix and "capturable=True" in finding.fix
+    return finding
+
+
+@expect("frozen_lr_scheduler")
+def _lr_scheduler(trace: Trace, note: dict[str, Any]) -> None:
+    finding = lr_frozen(trace, note, "frozen_lr_scheduler.py", "AdamW")
+    assert finding.measurements["latest"] == "0.0"
+    assert finding.measurements["values"] == ["0.0"]  # LambdaLR: 1e-3 three times, then 0
+
+
+@expect("real_frozen_lr_transformers")
+def _lr_transformers(trace: Trace, note: dict[str, Any]) -> None:
+    finding = lr_frozen(trace, note, "real_frozen_lr_transformers.py", "AdamW")
+    assert float(finding.measurements["captured"]) == note["self_timing"]["captured_lr"]
+    # a cosine schedule: every scheduler step is a change, each recorded up to the limit
+    lrs = note["self_timing"]["lr_per_replay"]
+    assert [float(v) for v in finding.measurements["values"]] == lrs[1:17]
+
+
+@expect("frozen_lr_tensor")
+def _lr_tensor(trace: Trace, note: dict[str, Any]) -> None:
+    told_by_script(note, "follows")
+    [graph] = graphs(trace)
+    assert graph.status == "captured" and queries.replay_count(trace, graph) > 0
+    # the lr is a tensor the scheduler fills in place: no number was watched, none frozen
+    assert not list(rows_of(trace, FROZEN))
+    assert not [f for f in diagnose(trace).findings if f.id == "GD305"]
+
+
+@expect("frozen_decode_position")
+def _decode_position(trace: Trace, note: dict[str, Any]) -> None:
+    told_by_script(note, "frozen")
+    script = "frozen_decode_position.py"
+    finding = frozen_finding(trace)
+    assert finding.measurements["captured"] == "3" and finding.measurements["seen"] == \
+        SEEN_AT_REPLAY
+    assert finding.title.startswith("graph 0 replays pos in frozen_decode_position.py frozen at 3")
+    assert finding.title.endswith(f"({script}:{line_of(script, 'for pos in range(CAPTURE_AT')})")
+    located(finding, script, line_of(script, "decode_step(static_tok, pos)",
+                                     after="with torch.cuda.graph(g)"))
+    # values the loop held at the sampled replays: positions it had moved on to
+    assert all(3 < int(v) <= 15 for v in finding.measurements["values"])
+    # the warmup's positions, passed eagerly to decode_step, are told in the same finding
+    assert {"0", "1", "2"} <= set(finding.measurements["eager_values"])
+    assert "pos_t" in finding.fix and "index_copy_" in finding.fix
+
+
+@expect("frozen_scale_between_replays")
+def _scale_between_replays(trace: Trace, note: dict[str, Any]) -> None:
+    told_by_script(note, "frozen")
+    script = "frozen_scale_between_replays.py"
+    finding = frozen_finding(trace)
+    assert finding.measurements["captured"] == "2.0"
+    assert finding.title.endswith(f"({script}:{line_of(script, 'scale = 1.0 / (i + 1)')})")
+    located(finding, script, line_of(script, "model(static_x) * scale"))
+    scales = {repr(s) for s in note["self_timing"]["scale_per_replay"]}
+    assert set(finding.measurements["values"]) <= scales
+    assert "scale_t.fill_(new_value)" in finding.fix
+
+
+def no_frozen_finding(trace: Trace) -> None:
+    """A captured optimizer step or scalar the script never changed: watched, and silent."""
+    assert not [f for f in diagnose(trace).findings if f.id == "GD305"]
+    assert all(row.held_by != HELD_BY_OPTIMIZER or row.value == row.captured
+               for row in rows_of(trace, FROZEN))
