@@ -133,3 +133,25 @@ def no_frozen_finding(trace: Trace) -> None:
     assert not [f for f in diagnose(trace).findings if f.id == "GD305"]
     assert all(row.held_by != HELD_BY_OPTIMIZER or row.value == row.captured
                for row in rows_of(trace, FROZEN))
+
+
+@expect("real_frozen_lr_manual_timm")
+def _lr_manual_timm(trace: Trace, note: dict[str, Any]) -> None:
+    """No scheduler: the lr is set by hand each iteration, and the change is seen at the
+    replays already sampled, put on the assignment the source holds for the key."""
+    told_by_script(note, "frozen")
+    script = "real_frozen_lr_manual_timm.py"
+    finding = frozen_finding(trace)
+    lrs = note["self_timing"]["lr_per_replay"]
+    assert finding.title.startswith(f"graph 0 replays AdamW's {LR} frozen at ")
+    assert float(finding.measurements["captured"]) == note["self_timing"]["captured_lr"]
+    assert finding.measurements["seen"] == SEEN_AT_REPLAY
+    assigned = line_of(script, 'param_group["lr"] = lr', after="for it in range(ITERS)")
+    assert finding.title.endswith(f"({script}:{assigned})")
+    located(finding, script, line_of(script, "opt.step()", after="def train_step"))
+    # each value it was seen with is one the loop set, and the last is the schedule's 0
+    assert {float(v) for v in finding.measurements["values"]} <= set(lrs)
+    assert float(finding.measurements["latest"]) == lrs[-1] == 0.0
+    changed_before = next(n for n, lr in enumerate(lrs) if lr != lrs[0])
+    assert finding.measurements["replays_after"] == \
+        queries.replay_count(trace, graphs(trace)[0]) - changed_before

@@ -86,6 +86,9 @@ EXPECTED: dict[str, tuple[set[str], tuple[str, int] | None, list[str]]] = {
                                      ("frozen_scale_between_replays.py", 19), ["unsafe"]),
     "real_frozen_lr_transformers": ({"frozen-host-value", "serial-tiny-kernels"},
                                     ("real_frozen_lr_transformers.py", 81), ["unsafe"]),
+    # no scheduler: the lr set by hand at the top of each iteration (nanoGPT's way)
+    "real_frozen_lr_manual_timm": ({"frozen-host-value"},
+                                   ("real_frozen_lr_manual_timm.py", 44), ["unsafe"]),
     # the fix: a tensor lr the scheduler fills in place, which the replays read
     "frozen_lr_tensor": ({"serial-tiny-kernels"}, ("frozen_lr_tensor.py", 66), ["faster"]),
     # Real-library scripts that time their eager code before the capture or before
