@@ -204,6 +204,10 @@ class Recorder:
         self.history: EagerClaims | None = None  # the eager history source, once installed
         self.frozen: FrozenWatch | None = None  # the frozen values source, once installed
         self.replays: dict[int, int] = {}  # graph id -> its replays so far (graphs counts)
+        # graphdoctor's frames that only pass the user's own torch call through (the frozen
+        # values' function mode): a sync or warning torch raises below one is the line's
+        # above it, not graphdoctor's
+        self.transparent: set[CodeType] = set()
         self.nvtx = NvtxRanges()  # session enables them where the nvtx package is installed
         # graphdoctor's own profiler is recording (--full's kernel times): not the script's
         self.profiling_itself = False

@@ -66,6 +66,7 @@ class ScalarUses(TorchFunctionMode):
                  found: Callable[[Binding], None]):
         super().__init__()
         self._rec = recorder
+        recorder.transparent.add(ScalarUses.__torch_function__.__code__)
         self._top = capture_frame
         self._found = found
         self._seen: set[tuple[CodeType, int, tuple[str, ...]]] = set()

@@ -127,11 +127,22 @@ class _SyncHooks:
 
     def on_sync_warning(self, msg: Any, frame: FrameType | None) -> None:
         if self.rec.enabled:
-            self.emit_sync(self._site_kind(msg.filename, msg.lineno), -1,
-                           self.rec.stacks.from_frame(frame))
+            line = self._outside_transparent(frame)
+            site = (line.f_code.co_filename, line.f_lineno) if line is not frame and \
+                line is not None else (msg.filename, msg.lineno)
+            self.emit_sync(self._site_kind(*site), -1, self.rec.stacks.from_frame(line))
+
+    def _outside_transparent(self, frame: FrameType | None) -> FrameType | None:
+        """The frame the user's call came from, past graphdoctor's frames that only pass
+        it through to torch (``recorder.transparent``)."""
+        transparent = self.rec.transparent
+        while frame is not None and frame.f_code in transparent:
+            frame = frame.f_back
+        return frame
 
     def on_warning(self, msg: Any, frame: FrameType | None) -> None:
         rec = self.rec
+        frame = self._outside_transparent(frame)
         if rec.enabled:
             category = msg.category
             rec.emit(sr.WarnRecord(rec.now(), getattr(category, "__name__", str(category)),
