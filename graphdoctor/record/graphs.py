@@ -4,7 +4,8 @@
 Every capture path in PyTorch (the context manager, the raw API, make_graphed_callables and
 CUDAGraph Trees under ``torch.compile(mode="reduce-overhead")``) goes through the methods of
 the Python ``CUDAGraph`` class, so patching that class sees them all. The replay wrapper is
-the hot path: a clock read, two pooled CUDA events and one buffered record.
+the hot path, kept apart in :mod:`graphdoctor.record.replay_path`: two clock reads and a
+queued tuple for most replays, CUDA events for a sample.
 
 This source depends on one other: at each capture boundary and sampled replay it asks the
 allocator watch (``recorder.memory``, see :mod:`graphdoctor.record.memory`) for the
@@ -48,12 +49,11 @@ from graphdoctor.record.recorder import (
     Uninstall,
     patch,
 )
-from graphdoctor.trace.event_kinds import Replay
+from graphdoctor.record.replay_path import ReplayPath
 from graphdoctor.trace.names import (
     ANATOMY_PART,
     AT_CAPTURE_BEGIN,
     AT_CAPTURE_END,
-    AT_REPLAY,
     CALLEES_BASIS,
     CAPTURE_FAILED,
     CAPTURED,
@@ -63,13 +63,11 @@ from graphdoctor.trace.names import (
     GRAPHED_CALLABLES,
     GRAPHED_FUNCTION,
     MANUAL_APIS,
-    SAMPLE_EVERY_NS,
 )
 from graphdoctor.trace.spool import records as sr
 
 _ID = "_graphdoctor_id"
 _thread_ident = threading.get_ident
-STEP_LOOKUPS = 3  # replays of each graph after which its step function is no longer looked for
 
 
 @dataclass
@@ -90,11 +88,12 @@ def install(recorder: Recorder) -> Uninstall:
     undos = [
         patch(cls, "capture_begin", state.wrap_capture_begin),
         patch(cls, "capture_end", state.wrap_capture_end),
-        patch(cls, "replay", state.wrap_replay),
+        patch(cls, "replay", state.replay_path.wrap),
         patch(torch.cuda.graph, "__exit__", state.wrap_region_exit),
         patch(torch.cuda, "make_graphed_callables", state.wrap_make_graphed_callables),
     ]
     recorder.heartbeats.append(state.progress)
+    recorder.heartbeats.append(state.replay_path.heartbeat)
     if state.anatomy is not None:
         recorder.heartbeats.append(state.anatomy.drain)
     recorder.follow = state.follow
@@ -104,6 +103,8 @@ def install(recorder: Recorder) -> Uninstall:
 
     def uninstall() -> None:
         recorder.follow = None
+        recorder.heartbeats.remove(state.replay_path.heartbeat)
+        state.replay_path.finish()
         if state.anatomy is not None:
             state.anatomy.drain()  # the copies no heartbeat has read yet
             recorder.heartbeats.remove(state.anatomy.drain)
@@ -126,12 +127,13 @@ class _GraphHooks:
         self.notes = graphs_off.Notes(recorder)  # with CUDA graphs off: what stayed, what went
         self._open: dict[int, _OpenCapture] = {}  # graph id -> what its end must settle
         self.watched: dict[int, inputs.GraphInputs] = {}
-        self._last_memory_sample = 0
+        self.last_sample_ns = 0  # perf_counter ns of the last sampled replay
         self._replay_counts = recorder.replays
         self._reported_counts: dict[int, int] = {}
         off = recorder.config.off
         self.anatomy = anatomy.new_reader(recorder) if ANATOMY_PART not in off else None
         self.kernel_timer = KernelTimer(recorder) if recorder.config.mode == FULL_MODE else None
+        self.replay_path = ReplayPath(recorder, self, _ID)
 
     # -- capture -------------------------------------------------------------------------
     # Everything a capture costs graphdoctor is bounded and measured: no import, no per-op
@@ -310,59 +312,14 @@ class _GraphHooks:
 
         return __exit__
 
-    # -- replay (hot path) -----------------------------------------------------------------
-    def wrap_replay(self, original: Any) -> Any:
-        rec = self.rec
-        now = time.perf_counter_ns
-        watched_inputs = self.watched
-        replays = self._replay_counts
-        ranges = rec.nvtx
-        kernel_timer = self.kernel_timer
-
-        @functools.wraps(original)
-        def replay(graph: Any) -> Any:
-            timer = rec.timer
-            if not rec.enabled or timer is None:
-                return original(graph)
-            gid = graph.__dict__.get(_ID, -1)
-            if rec.compiled_call:
-                call = rec.compiled_call.get(_thread_ident())
-                if call is not None:
-                    call.replayed = True
-            watched = watched_inputs.get(gid)
-            if watched is not None:
-                inputs.before_replay(rec, watched)
-            run = original if kernel_timer is None else kernel_timer.replay_for(
-                gid, replays.get(gid, 0), original)
-            ranges.push_replay(gid)
-            t0 = now()
-            token = timer.start()
-            try:
-                run(graph)
-            except BaseException as error:
-                record_exception(rec, error, AT_REPLAY, gid)
-                raise
-            finally:
-                ranges.pop()
-            t1 = now()
-            row = Replay(t0 - rec.t0, t1 - t0, -1, gid, token[3] if token else 0,
-                                  rec.thread())
-            if token is None:
-                rec.emit(row)
-            else:
-                timer.stop(token, row)
-            count = replays.get(gid, 0) + 1
-            replays[gid] = count
-            if count <= STEP_LOOKUPS and rec.history is not None:
-                rec.history.replaying(gid)
-            # samples at the 1st, 2nd, 4th, 8th... replay of each graph, and at least every
-            # 100 ms: enough to see memory grow across replays, at a few samples per run
-            if count & (count - 1) == 0 or t1 - self._last_memory_sample > SAMPLE_EVERY_NS:
-                self._sample_memory(gid)
-                if rec.frozen is not None:
-                    rec.frozen.sampled(gid, count, sys._getframe(1))
-
-        return replay
+    # -- replay (the hot path: graphdoctor.record.replay_path) -----------------------------
+    def sampled(self, graph: int, count: int, caller: FrameType) -> None:
+        """A replay sampled (the 1st, 2nd, 4th... of a graph, and one every 100 ms): the
+        allocator's totals, and the host values the graph froze."""
+        self.last_sample_ns = time.perf_counter_ns()
+        self.memory.sample(graph)
+        if self.rec.frozen is not None:
+            self.rec.frozen.sampled(graph, count, caller)
 
     def progress(self) -> sr.Progress | None:
         counts = dict(self._replay_counts)
@@ -370,10 +327,6 @@ class _GraphHooks:
             return None
         self._reported_counts = counts
         return sr.Progress(self.rec.now(), {"replays": counts})
-
-    def _sample_memory(self, graph: int) -> None:
-        self._last_memory_sample = time.perf_counter_ns()
-        self.memory.sample(graph)
 
     # -- make_graphed_callables --------------------------------------------------------------
     def wrap_make_graphed_callables(self, original: Any) -> Any:

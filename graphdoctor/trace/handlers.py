@@ -12,7 +12,7 @@ from typing import Any
 
 from graphdoctor.trace import compile_logs, guards
 from graphdoctor.trace.builder import Builder
-from graphdoctor.trace.event_kinds import RECORDED, EventKind
+from graphdoctor.trace.event_kinds import RECORDED, EventKind, Replay
 from graphdoctor.trace.model import (
     NONE,
     Collective,
@@ -214,6 +214,21 @@ def _progress(b: Builder, r: sr.Progress) -> None:
     b.see(r.t)
 
 
+def _replay_run(b: Builder, r: sr.ReplayRun) -> None:
+    """Each replay of the run as a row of its own, untimed on the GPU (as the recorder's
+    untimed rows are); a run that is not one the recorder writes is a bad record."""
+    gaps, durs = [int(g) for g in r.gaps], [int(d) for d in r.durs]
+    if len(gaps) != len(durs) or len(gaps) > sr.REPLAY_RUN_MAX or min(gaps + durs, default=0) < 0:
+        raise ValueError("not a run of replays")
+    graph, thread, stream, t = int(r.graph), int(r.thread), int(r.stream), int(r.t)
+    table = b.trace.tables["replays"]
+    for gap, dur in zip(gaps, durs):
+        t += gap
+        table.append(Replay(t, dur, NONE, graph, stream, thread))
+    if durs:
+        b.see(t + durs[-1])
+
+
 def _untimed(b: Builder, r: sr.Untimed) -> None:
     b.untimed += int(r.calls)
 
@@ -240,7 +255,8 @@ HANDLERS: dict[type[tuple[Any, ...]], Handler] = {
     sr.GuardedTensor: _guarded_tensor,
     sr.CompileCallback: _compile_cb,
     sr.WarnRecord: _warn, sr.Region: _region, sr.Counters: _counters, sr.Untimed: _untimed,
-    sr.Progress: _progress, sr.InputRecord: _input, sr.CollectiveRecord: _coll,
+    sr.Progress: _progress, sr.ReplayRun: _replay_run, sr.InputRecord: _input,
+    sr.CollectiveRecord: _coll,
     sr.CollectiveEnd: _coll_end, sr.DistInfo: _dist, sr.TeardownRecord: _teardown,
     sr.TreeInputs: _tree_inputs, sr.CudaState: _cuda_state, sr.End: _end,
     sr.RunEnd: _run_end,

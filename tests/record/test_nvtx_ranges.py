@@ -26,3 +26,16 @@ def test_ranges_nest_while_enabled_and_stop_once_disabled() -> None:
         ranges.pop()
     ranges.disable()
     ranges.pop()  # disabled: nothing to pop, and nothing raised
+
+
+def test_a_tool_listens_only_where_nvtx_is_told_to_load_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("nvtx")
+    for name in ("NVTX_INJECTION64_PATH", "NVTX_INJECTION32_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    ranges = NvtxRanges()
+    assert ranges.enable() and not ranges.listened
+    monkeypatch.setenv("NVTX_INJECTION64_PATH", "/opt/nsight-systems/libToolsInjection64.so")
+    assert ranges.enable() and ranges.listened
+    ranges.disable()
+    assert not ranges.listened

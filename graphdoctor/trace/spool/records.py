@@ -163,6 +163,23 @@ class Progress(NamedTuple):
     counts: JsonObject
 
 
+class ReplayRun(NamedTuple):
+    """Replays of one graph on one thread whose GPU time was not taken, written together:
+    the first at ``t``, each next one ``gaps[i]`` ns after the one before (``gaps[0]`` is 0),
+    each lasting ``durs[i]`` ns on the host; ``stream``: the stream of the graph's last
+    timed replay. At most :data:`REPLAY_RUN_MAX` of them."""
+
+    graph: int
+    thread: int
+    stream: int
+    t: int
+    gaps: list[int]
+    durs: list[int]
+
+
+REPLAY_RUN_MAX = 4096  # replays one ReplayRun holds at most; a longer one is not ours
+
+
 class Region(NamedTuple):
     """A span of the run where graphs are made on the user's behalf (make_graphed_callables)."""
 
@@ -323,7 +340,8 @@ class TeardownRecord(NamedTuple):
 EventRecord = tuple[Any, ...]
 SpoolRecord = (Hello | MetaInfo | Devices | NoteRecord | CudaState | End | RunEnd | FrameRecord
                | SourceDigest | StackRecord | FunctionRecord | GraphBegin | GraphEnd
-               | GraphDeleted | GraphStep | GraphAnatomy | KernelTimes | Progress | Region
+               | GraphDeleted | GraphStep | GraphAnatomy | KernelTimes | Progress | ReplayRun
+               | Region
                | Untimed | InputRecord | ExceptionInfo | WarnRecord | LogRecord | GuardFailures
                | GuardedTensor | CompileCallback | Counters | TreeInputs | CollectiveRecord
                | CollectiveEnd | DistInfo | TeardownRecord | EventRecord)
@@ -335,7 +353,8 @@ TAGS: dict[type[tuple[Any, ...]], str] = {
     FunctionRecord: "fn",
     GraphBegin: "graph", GraphEnd: "graph_end", GraphDeleted: "graph_del",
     GraphStep: "graph_step", GraphAnatomy: "anatomy", KernelTimes: "kernel_times",
-    Progress: "progress", Region: "region", Untimed: "untimed", InputRecord: "input",
+    Progress: "progress", ReplayRun: "replay_run", Region: "region", Untimed: "untimed",
+    InputRecord: "input",
     ExceptionInfo: "exc", WarnRecord: "warn", LogRecord: "log", GuardFailures: "guards",
     GuardedTensor: "guarded",
     CompileCallback: "compile_cb", Counters: "counters", TreeInputs: "tree_inputs",
