@@ -156,6 +156,13 @@ def test_eager_values_of_the_number_changed_later_are_told_in_its_one_finding() 
     assert [e.index for e in finding.evidence] == [3, 4, 0, 1, 2]
 
 
+def test_eager_values_of_another_name_stay_a_finding_of_their_own() -> None:
+    eager = [FrozenValue(500, 0, "step", HELD_BY_ARGUMENT, "decode_step", "3", value,
+                         SEEN_EAGER, POS_SITE, NONE, 0, 0, 0) for value in ("0", "1")]
+    found = findings(trace_of(eager + [pos_changed("4", 1, 1)], {0: 50}, CAPTURE_DECODE))
+    assert [f.measurements["seen"] for f in found] == [SEEN_AT_REPLAY, SEEN_EAGER]
+
+
 def test_eager_values_of_another_frozen_number_stay_a_finding_of_their_own() -> None:
     eager = [pos_passed(0, "5", value) for value in ("0", "1")]
     [changed, passed] = findings(trace_of(eager + [pos_changed("4", 1, 1)], {0: 50},

@@ -68,15 +68,14 @@ def _by_graph(view: TraceView) -> dict[int, list[list[Row]]]:
 
 def _graph_findings(view: TraceView, graph: Graph, values: list[list[Row]]) -> Iterator[Finding]:
     """A finding per value changed after the capture while replays went on; one told only
-    by eager calls is told inside such a finding where it froze the same number (``pos`` of
-    ``decode_step`` is the loop's ``pos`` under another name), else on its own where no
-    other graph holds the values."""
+    by eager calls is told inside such a finding where it is the same number (``pos`` of
+    ``decode_step`` is the loop's ``pos``, passed on), else on its own where no other graph
+    holds the values."""
     replays = queries.replay_count(view.trace, graph)
     changed = [rows for rows in values if _stale(rows, replays)]
     untold = [rows for rows in values if rows not in changed]
     for rows in changed:
-        frozen = rows[0][1].captured
-        same = [other for other in untold if other[0][1].captured == frozen]
+        same = [other for other in untold if _same_number(rows[0][1], other[0][1])]
         untold = [other for other in untold if other not in same]
         eager = [row for other in [rows, *same] for row in _eager(other)]
         yield _changed(view, graph, _later(rows), replays, _uncovered(view, graph, eager))
@@ -84,6 +83,13 @@ def _graph_findings(view: TraceView, graph: Graph, values: list[list[Row]]) -> I
         eager = _uncovered(view, graph, _eager(rows))
         if eager and replays > 0:
             yield _passed_eagerly(view, graph, eager, replays)
+
+
+def _same_number(changed: FrozenValue, eager: FrozenValue) -> bool:
+    """Whether an argument eager calls were given is the number changed later under the
+    caller's name: the same name (``self.pos`` and ``pos`` too) and the same frozen value."""
+    return (changed.captured == eager.captured
+            and changed.name.rsplit(".", 1)[-1] == eager.name.rsplit(".", 1)[-1])
 
 
 def _later(rows: list[Row]) -> list[Row]:
