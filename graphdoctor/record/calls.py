@@ -6,7 +6,8 @@ events: each user function it calls (``step`` in ``with torch.cuda.graph(g): out
 ``Model.forward`` behind ``model(x)``) is a top-level callee of the capture. No per-op or
 per-call hook runs anywhere else, so the capture costs what it costs without graphdoctor.
 Afterwards just those code objects are watched for PY_START and PY_RETURN, so every eager
-call of them is timed (host and GPU). These eager times are the baseline a replay is
+call of them is timed on the host, and a sample of them on the GPU too
+(:mod:`graphdoctor.record.gpu_sample`). These eager times are the baseline a replay is
 compared with; without them graphdoctor says it has no baseline rather than guessing one.
 A watched function that starts while its thread captures (the forward pass that
 ``make_graphed_callables`` captures) is a callee of that capture.
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from types import BuiltinFunctionType, CodeType, FrameType, FunctionType, MethodType, ModuleType
 from typing import Any
 
+from graphdoctor.record.gpu_sample import GpuSample, sampled_note
 from graphdoctor.record.recorder import CaptureState, Recorder, TimerSource, TimerToken
 from graphdoctor.trace.event_kinds import Call
 from graphdoctor.trace.names import EAGER_CALL, WARMUP_CALL
@@ -269,7 +271,8 @@ def note_callee(state: CaptureState, code: CodeType) -> None:
 
 
 class EagerCallTimer:
-    """Times every call of chosen code objects through ``sys.monitoring`` (3.12+), or with
+    """Times every call of chosen code objects through ``sys.monitoring`` (3.12+), on the
+    GPU a sample of them (:class:`~graphdoctor.record.gpu_sample.GpuSample`), or with
     ``limit``, each one's first ``limit`` calls: then its events are switched off where
     they fire (``DISABLE``), and a long eager loop pays for no more than those."""
 
@@ -284,6 +287,7 @@ class EagerCallTimer:
         # function id -> its calls in progress: (start, mode, GPU timer token)
         self._open: dict[int, list[tuple[int, str, TimerToken | None]]] = {}
         self._claimed = False
+        self._sample = GpuSample()  # which calls have their GPU time taken
 
     @property
     def available(self) -> bool:
@@ -319,7 +323,7 @@ class EagerCallTimer:
                 note_callee(state, code)
             return None
         timer = self._timer()
-        token = timer.start() if timer is not None else None
+        token = timer.start() if timer is not None and self._sample.due(watched[0]) else None
         mode = WARMUP_CALL if self._recorder.in_warmup else EAGER_CALL
         self._open.setdefault(watched[0], []).append((self._recorder.now(), mode, token))
         return None
@@ -346,6 +350,8 @@ class EagerCallTimer:
         return None
 
     def close(self) -> None:
+        if self._sample.skipped:
+            self._recorder.note("eager call GPU times", sampled_note("eager calls"))
         for code in self._watched:
             events = SYS_MONITORING.events
             self._monitor.remove_local(code, events.PY_START | events.PY_RETURN)

@@ -1,12 +1,9 @@
 """The replay path: what one ``CUDAGraph.replay()`` costs the script, kept to the least.
 
 CUDA graphs matter most where the host is the bottleneck, a small graph replayed in a tight
-loop, and a plain replay of a one-kernel graph takes about 3 µs of host time there. A pair
-of CUDA events costs several times that, so the GPU time of a replay is taken only for a
-sample: each graph's first :data:`TIMED_FIRST` replays, then one whenever
-:data:`TIMED_GAP_NS` has passed since its last timed one (a loop of 3 µs replays times one
-in about 300; a graph that takes milliseconds, every one). Medians of replay GPU time rest
-on that sample; what each replay took on the host is still kept, for every replay.
+loop, and a plain replay of a one-kernel graph takes about 3 µs of host time there. The GPU
+time of a replay is taken for a sample (:mod:`graphdoctor.record.gpu_sample`); medians of
+replay GPU time rest on it, and what each replay took on the host is kept for every one.
 
 The other replays are counted and their start and host time put in a queue, nothing more;
 the queue is written as :class:`~graphdoctor.trace.spool.records.ReplayRun` records at the
@@ -14,7 +11,8 @@ replays sampled anyway (the 1st, 2nd, 4th... of a graph, and at least every 100 
 it holds :data:`REPLAY_RUN_MAX`, twice a second from the spool's flushing thread, and at the
 end. A crash loses at most half a second of them; the replay counts, written twice a second
 as ever, survive. The stream of an untimed replay is taken to be that of its graph's last
-timed one (reading the current stream costs as much as the replay).
+timed one (reading the current stream costs as much as the replay), and it gets an NVTX range
+only where a tool listens (:mod:`graphdoctor.record.nvtx_ranges`).
 """
 
 from __future__ import annotations
@@ -29,19 +27,15 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, Protocol
 
-from graphdoctor.record import inputs
+from graphdoctor.record import gpu_sample, inputs
 from graphdoctor.record.errors import record_exception
+from graphdoctor.record.gpu_sample import TIMED_FIRST, sampled_note
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace.event_kinds import NONE, Replay
 from graphdoctor.trace.names import AT_REPLAY, SAMPLE_EVERY_NS
 from graphdoctor.trace.spool.records import REPLAY_RUN_MAX, ReplayRun
 
-TIMED_FIRST = 16  # each graph's first replays, all timed on the GPU
-TIMED_GAP_NS = 1_000_000  # then one, whenever this long has passed since the last timed one
 STEP_LOOKUPS = 3  # replays of each graph after which its step function is no longer looked for
-SAMPLED_NOTE = (f"taken for a sample of replays: each graph's first {TIMED_FIRST}, then one "
-                f"whenever {TIMED_GAP_NS // 1_000_000} ms had passed since its last timed "
-                "one; every replay's host time is kept")
 Pending = tuple[int, int, int, int]  # perf_counter ns at its start, host ns, graph, thread
 
 
@@ -74,6 +68,7 @@ class ReplayPath:
         now, pending, ident, ranges = time.perf_counter_ns, self.pending, threading.get_ident, \
             rec.nvtx
         id_attr, watched_inputs, timed = self.id_attr, hooks.watched, self._timed
+        gap = gpu_sample.TIMED_GAP_NS
 
         @functools.wraps(original)
         def replay(graph: Any) -> Any:
@@ -87,7 +82,7 @@ class ReplayPath:
                 inputs.before_replay(rec, watched)
             count = counts.get(gid, 0) + 1
             t0 = now()
-            if count <= TIMED_FIRST or t0 - last_timed.get(gid, 0) >= TIMED_GAP_NS \
+            if count <= TIMED_FIRST or t0 - last_timed.get(gid, 0) >= gap \
                     or hooks.kernel_timer is not None:
                 return timed(original, graph, gid, count)
             listened = ranges.listened
@@ -200,7 +195,7 @@ class ReplayPath:
         """The recording ends: the queue written, and how GPU times were sampled said."""
         self.flush()
         if self.sampled_out:
-            self.rec.note("replay GPU times", SAMPLED_NOTE)
+            self.rec.note("replay GPU times", sampled_note("replays"))
 
 
 def _by_graph_and_thread(taken: list[Pending]) -> dict[tuple[int, int], list[tuple[int, int]]]:

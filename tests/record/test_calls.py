@@ -3,6 +3,7 @@ seen through sys.monitoring (Python 3.12+)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -131,3 +132,54 @@ def test_torch_work_names_what_an_eager_step_of_the_callees_leaves_out() -> None
     # neither the user's code, Python's, nor the stream and graph machinery of torch.cuda
     assert [torch_work(t) for t in (step, len, torch.cuda.current_stream,
                                     torch.cuda.CUDAGraph)] == ["", "", "", ""]
+
+
+SAMPLED = '''
+import json, os, tempfile
+from graphdoctor.record import gpu_sample
+from graphdoctor.record.calls import EagerCallTimer, Monitor
+from graphdoctor.record.recorder import Recorder
+from graphdoctor.trace.spool.file import SpoolWriter, read_records
+
+gpu_sample.TIMED_GAP_NS = 10**15  # no call comes late enough to be timed again
+
+class Timer:  # stands in for the CUDA event timer
+    untimed = 0
+    def __init__(self, recorder):
+        self.recorder, self.started = recorder, 0
+    def start(self):
+        self.started += 1
+        return ("token",)
+    def stop(self, token, row):
+        self.recorder.emit(row._replace(gpu=5000))
+
+def step(x):
+    return x + 1
+
+path = os.path.join(tempfile.mkdtemp(), "s.spool")
+recorder = Recorder(SpoolWriter(path))
+timer, monitor = Timer(recorder), Monitor()
+eager = EagerCallTimer(recorder, monitor, timer=lambda: timer)
+assert eager.watch(step.__code__, 3, 0)
+for i in range(200):
+    step(i)
+eager.close()
+monitor.release()
+recorder.spool.close()
+records = list(read_records(path))
+calls = [r for r in records if r[0] == "call"]
+print(json.dumps({"started": timer.started, "n": len(calls),
+                  "timed": sum(r[3] >= 0 for r in calls),
+                  "notes": [r[1] for r in records if r[0] == "note"]}))
+'''
+
+
+@pytest.mark.skipif(_python_with_monitoring() is None, reason="needs Python 3.12+")
+def test_every_eager_call_is_kept_and_a_sample_timed_on_the_gpu(tmp_path: Path) -> None:
+    from graphdoctor.record.gpu_sample import TIMED_FIRST
+
+    done = run_with_monitoring(tmp_path, SAMPLED)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["n"] == 200 and seen["started"] == seen["timed"] == TIMED_FIRST
+    assert seen["notes"] == ["eager call GPU times"]

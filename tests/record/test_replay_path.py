@@ -15,10 +15,11 @@ import pytest
 
 pytest.importorskip("torch")
 
-from graphdoctor.record import replay_path  # noqa: E402
+from graphdoctor.record import gpu_sample  # noqa: E402
+from graphdoctor.record.gpu_sample import TIMED_FIRST  # noqa: E402
 from graphdoctor.record.inputs import GraphInputs  # noqa: E402
 from graphdoctor.record.recorder import Recorder  # noqa: E402
-from graphdoctor.record.replay_path import TIMED_FIRST, ReplayPath  # noqa: E402
+from graphdoctor.record.replay_path import ReplayPath  # noqa: E402
 from graphdoctor.trace.assemble import assemble, assemble_file  # noqa: E402
 from graphdoctor.trace.event_kinds import NONE  # noqa: E402
 from graphdoctor.trace.spool.file import SpoolWriter  # noqa: E402
@@ -87,7 +88,7 @@ def replays_of(tmp_path: Path, recorder: Recorder, path: ReplayPath) -> list[Any
 
 def test_the_first_replays_are_timed_then_a_sample_and_every_one_is_kept(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(replay_path, "TIMED_GAP_NS", 10**15)  # no replay is late enough
+    monkeypatch.setattr(gpu_sample, "TIMED_GAP_NS", 10**15)  # no replay is late enough
     recorder, timer, hooks, path = recording(tmp_path)
     replay, graph = path.wrap(original), Graph(3)
     for _ in range(200):
@@ -107,7 +108,7 @@ def test_the_first_replays_are_timed_then_a_sample_and_every_one_is_kept(
 
 def test_a_replay_late_after_the_last_timed_one_is_timed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(replay_path, "TIMED_GAP_NS", 0)  # every replay is late enough
+    monkeypatch.setattr(gpu_sample, "TIMED_GAP_NS", 0)  # every replay is late enough
     recorder, timer, _, path = recording(tmp_path)
     replay = path.wrap(original)
     for _ in range(TIMED_FIRST + 10):
@@ -131,7 +132,7 @@ def test_a_replay_that_raises_is_recorded_and_raises(tmp_path: Path) -> None:
 
 def test_replays_on_threads_are_kept_apart_and_a_flush_from_another_thread_loses_none(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(replay_path, "TIMED_GAP_NS", 10**15)
+    monkeypatch.setattr(gpu_sample, "TIMED_GAP_NS", 10**15)
     recorder, _, _, path = recording(tmp_path)
     replay, stop, together = path.wrap(original), threading.Event(), threading.Barrier(2)
 
@@ -180,7 +181,7 @@ def test_a_timer_that_declines_is_not_asked_again_at_every_replay(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A profiler of the script's, or a capture on another thread: the timer takes no
     events then, and the replays after it go the cheap way until the gap has passed."""
-    monkeypatch.setattr(replay_path, "TIMED_GAP_NS", 10**15)
+    monkeypatch.setattr(gpu_sample, "TIMED_GAP_NS", 10**15)
     recorder, timer, _, path = recording(tmp_path)
     monkeypatch.setattr(timer, "start", lambda: None)
     asked = []
