@@ -59,7 +59,8 @@ _WITH = (ast.With, ast.AsyncWith)
 
 
 def names_read(path: str, begin_line: int, end_line: int) -> dict[str, int]:
-    """{name: first line reading it} for the captured block; empty if the source is gone."""
+    """{name: first line reading it} for the captured block, for the names it reads from
+    before the capture; empty if the source is gone."""
     tree = parse_source(path)
     if tree is None:
         return {}
@@ -67,11 +68,15 @@ def names_read(path: str, begin_line: int, end_line: int) -> dict[str, int]:
     if block is None:
         block = _statements_between(tree, begin_line, max(end_line, begin_line))
     reads: dict[str, int] = {}
+    stores: dict[str, int] = {}
     for statement in block:
         for node in ast.walk(statement):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                reads[node.id] = min(reads.get(node.id, node.lineno), node.lineno)
-    return reads
+            if isinstance(node, ast.Name):
+                seen = reads if isinstance(node.ctx, ast.Load) else stores
+                seen[node.id] = min(seen.get(node.id, node.lineno), node.lineno)
+    # a name the block binds before it reads it (``out = layer(x)``, then ``f(out)``) reads
+    # the block's own tensor, not one from before the capture
+    return {name: line for name, line in reads.items() if stores.get(name, line) >= line}
 
 
 @functools.lru_cache(maxsize=64)

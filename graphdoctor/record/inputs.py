@@ -7,6 +7,11 @@ capture begins, the CUDA tensors bound to names in the capturing frame (its loca
 module's globals) are noted with a weak reference to their storage. Nothing runs per op, so
 the capture costs what it costs without graphdoctor.
 
+Where the last reference went is kept too: each candidate tensor carries a weak reference
+whose callback notes the Python stack when the tensor object dies, which is the line that
+rebound its name (or ``del``-ed it), the line to change. The callback only notes (file,
+line, function) triples: it runs inside a deallocation, anywhere, so it takes no lock.
+
 Weak references are checked before replays: all of them at each of the first replays, then
 a few at a time every few replays, so the replay path stays cheap. Only a free followed by a
 replay counts (memory released after the last replay harms nothing), and only for a name the
@@ -17,6 +22,8 @@ healthy program.
 
 from __future__ import annotations
 
+import sys
+import weakref
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
@@ -26,6 +33,7 @@ import torch
 from graphdoctor.record import captured_names, compat
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.record.stacks import qualname
+from graphdoctor.trace.event_kinds import FREED
 from graphdoctor.trace.spool import records as sr
 
 MAX_CANDIDATES = 256  # a namespace with more CUDA tensors than this is not a capture script
@@ -37,6 +45,25 @@ class _Input:
     ref: Any  # compat.storage_weak_ref: expired() once the storage is freed
     addr: int
     size: int
+    # a weak reference to the tensor object the name held, whose callback fills ``dropped``
+    watch: Any = None
+    dropped: list[tuple[str, int, str]] | None = None  # the stack where that object died
+
+
+DROP_FRAMES = 32  # frames kept of the stack where a watched tensor died
+
+
+def _dropped_here(item: _Input) -> Any:
+    """The callback noting where ``item``'s tensor object died: the caller's stack."""
+    def died(_: Any) -> None:
+        frames: list[tuple[str, int, str]] = []
+        frame: FrameType | None = sys._getframe(1)
+        while frame is not None and len(frames) < DROP_FRAMES:
+            code = frame.f_code
+            frames.append((code.co_filename, frame.f_lineno or 0, qualname(code)))
+            frame = frame.f_back
+        item.dropped = frames
+    return died
 
 
 @dataclass
@@ -84,7 +111,11 @@ def _note(found: dict[int, _Input], name: str, tensor: torch.Tensor) -> None:
     except (RuntimeError, NotImplementedError, TypeError):  # a subclass without real storage
         return
     if addr and addr not in found:
-        found[addr] = _Input(name, compat.storage_weak_ref(storage), addr, size)
+        item = found[addr] = _Input(name, compat.storage_weak_ref(storage), addr, size)
+        try:
+            item.watch = weakref.ref(tensor, _dropped_here(item))
+        except TypeError:  # a tensor type without weak references: its free is still seen
+            pass
 
 
 def site_of(frame: FrameType, begin_line: int, end_line: int) -> CaptureSite:
@@ -121,9 +152,10 @@ def _check(recorder: Recorder, watched: GraphInputs, items: list[_Input]) -> Non
         watched.freed.add(item.addr)
         line = _read_at(watched.site, item.name)
         if line is not None:
-            recorder.emit(sr.InputRecord(recorder.now(), watched.graph, "freed", item.addr,
+            dropped = recorder.stacks.from_named(item.dropped) if item.dropped else -1
+            recorder.emit(sr.InputRecord(recorder.now(), watched.graph, FREED, item.addr,
                                          item.size, _stack_at(recorder, watched.site, line),
-                                         watched.replays))
+                                         watched.replays, dropped))
 
 
 def _read_at(site: CaptureSite, name: str) -> int | None:

@@ -328,17 +328,23 @@ class WarningRecord:
     stack: int = NONE
 
 
+FREED = "freed"  # an input event's kind: the tensor a graph reads was freed
+
+
 @dataclass(frozen=True)
 class InputEvent:
-    """Something that happened to memory a captured graph reads: freed or rebound."""
+    """Something that happened to memory a captured graph reads: freed. ``stack`` is where
+    the captured block read it; ``dropped`` where the tensor object holding it died (the
+    line that rebound or deleted its name), where that was seen."""
 
     t: int
     graph: int
-    kind: str  # freed
+    kind: str  # FREED
     addr: int
     size: int
     stack: int = NONE
     replays: int = 0  # replays of the graph so far when it was noticed
+    dropped: int = NONE
 
 
 @dataclass(frozen=True)

@@ -138,7 +138,7 @@ def _teardown(b: Builder, r: sr.TeardownRecord) -> None:
 
 def _input(b: Builder, r: sr.InputRecord) -> None:
     b.trace.input_events.append(InputEvent(b.see(r.t), r.graph, r.kind, r.addr, r.size,
-                                           r.stack, r.replays))
+                                           r.stack, r.replays, r.dropped))
 
 
 def _exc(b: Builder, r: sr.ExceptionInfo) -> None:

@@ -236,9 +236,13 @@ def _warning(context: _Context, index: int) -> Described:
 
 def _input_event(context: _Context, index: int) -> Described:
     event = context.trace.input_events[index]
-    return (f"input of graph {event.graph} {event.kind}",
-            [("address", hex(event.addr)), ("size", format_bytes(event.size)),
-             ("replays before", str(event.replays))], event.stack)
+    fields = [("address", hex(event.addr)), ("size", format_bytes(event.size)),
+              ("replays before", str(event.replays)),
+              ("read at", where(context.trace, event.stack))]
+    if event.dropped != NONE:  # the line that let it go: the one to change
+        fields.append(("let go at", where(context.trace, event.dropped)))
+    return (f"input of graph {event.graph} {event.kind}", fields,
+            event.dropped if event.dropped != NONE else event.stack)
 
 
 def _graph(context: _Context, index: int) -> Described:

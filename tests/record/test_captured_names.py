@@ -36,7 +36,20 @@ def _write(tmp_path: Path) -> str:
 
 def test_a_with_block_reads_the_names_in_its_body_only(tmp_path: Path) -> None:
     reads = names_read(_write(tmp_path), 5, 5)
-    assert reads == {"static_x": 6, "static_y": 7}
+    assert reads == {"static_x": 6}  # static_y is the block's own, bound before it is read
+
+
+def test_a_name_the_block_binds_before_reading_it_is_not_an_input(tmp_path: Path) -> None:
+    path = tmp_path / "ranks.py"
+    path.write_text(textwrap.dedent('''\
+        with torch.cuda.graph(g):
+            out = layer(x)
+            if rank == 1:
+                out = reduce(out)
+            y = y + out
+        '''))
+    # `out` was rebound by the block before it read it; `y` is read on the line it is bound
+    assert names_read(str(path), 1, 1) == {"layer": 2, "x": 2, "rank": 3, "reduce": 4, "y": 5}
 
 
 def test_a_raw_capture_reads_the_lines_between_begin_and_end(tmp_path: Path) -> None:

@@ -5,6 +5,11 @@ A graph keeps the addresses its kernels read. Rebinding a captured input
 back to the allocator and is reused, and every later replay reads whatever lives there now.
 Nothing raises: results are silently wrong or stale.
 
+The line to change is the one that let the tensor go (``x = torch.randn(...)`` in the loop,
+``del x``), not the captured line that read it: where the recorder saw the tensor object
+die, that line is the finding's location, and the capture's read is named beside it. Where
+it was not seen (the storage was freed some other way), the captured read is the location.
+
 How to fix: keep every captured input alive as long as the graph, and feed new data with
 ``static_input.copy_(new)``.
 """
@@ -15,26 +20,42 @@ from collections.abc import Iterator
 
 from graphdoctor.diagnose.findings import ERROR, UNSAFE, Finding, Rule
 from graphdoctor.diagnose.view import TraceView, mib
+from graphdoctor.trace.event_kinds import FREED, InputEvent
+from graphdoctor.trace.model import NONE
 
 ID, NAME = "GD302", "freed-captured-input"
 
 
 def check(view: TraceView) -> Iterator[Finding]:
     for index, event in enumerate(view.trace.input_events):
-        if event.kind != "freed":
-            continue
-        yield Finding(
-            ID, NAME, ERROR, UNSAFE,
-            title=f"graph {event.graph} reads a {mib(event.size)} tensor (used at "
-                  f"{view.where(event.stack)}) that was freed after capture",
-            explanation=(f"During capture, graph {event.graph} read a tensor at "
-                         f"{view.where(event.stack)}. By replay {event.replays} that tensor had "
-                         "been freed, so this replay and every later one read memory the "
-                         "allocator may have given to something else."),
-            fix="Keep captured inputs alive and update them in place: static_x.copy_(new_x).",
-            evidence=(view.evidence("input_events", index),),
-            location=view.location(event.stack), graph=event.graph,
-            measurements={"bytes": event.size, "noticed_at_replay": event.replays})
+        if event.kind == FREED:
+            yield _finding(view, index, event)
+
+
+def _finding(view: TraceView, index: int, event: InputEvent) -> Finding:
+    used, dropped = view.where(event.stack), event.dropped
+    let_go = f"; its last reference went at {view.where(dropped)}" if dropped != NONE else ""
+    return Finding(
+        ID, NAME, ERROR, UNSAFE,
+        title=f"graph {event.graph} reads a {mib(event.size)} tensor (used at {used}) that "
+              f"was freed after capture{let_go}",
+        explanation=(f"During capture, graph {event.graph} read a tensor at {used}. "
+                     + (f"The last reference to it went at {view.where(dropped)} (a name "
+                        "rebound or deleted there), and by " if dropped != NONE else "By ")
+                     + f"replay {event.replays} its memory had been freed, so this replay "
+                     "and every later one read memory the allocator may have given to "
+                     "something else."),
+        fix=("Keep captured inputs alive and update them in place: static_x.copy_(new_x)"
+             + (f" at {view.where(dropped)}, instead of binding the name to a new tensor."
+                if dropped != NONE else ".")),
+        evidence=(view.evidence("input_events", index),)
+        + ((view.evidence("graphs", event.graph),)
+           if 0 <= event.graph < len(view.trace.graphs) else ()),
+        location=view.location(dropped if dropped != NONE else event.stack),
+        graph=event.graph,
+        measurements={"bytes": event.size, "noticed_at_replay": event.replays,
+                      "used_at": used}
+        | ({"dropped_at": view.where(dropped)} if dropped != NONE else {}))
 
 
 RULE = Rule(ID, NAME, check, __doc__ or "")

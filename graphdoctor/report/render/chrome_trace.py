@@ -301,7 +301,8 @@ def _inputs(x: _Export) -> Iterator[Event]:
             yield _instant(x.host_pid, x.lanes.tid(x.host_pid, "captured inputs"),
                            clean(f"input {e.kind} (graph {e.graph})"), e.t, "input",
                            bytes=e.size, replays_before=e.replays,
-                           site=x.site(e.stack))
+                           site=x.site(e.stack), **({"let_go_at": x.site(e.dropped)}
+                                                    if e.dropped != NONE else {}))
 
 
 def _memory(x: _Export) -> Iterator[Event]:

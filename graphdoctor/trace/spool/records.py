@@ -200,8 +200,9 @@ class InputRecord(NamedTuple):
     kind: str
     addr: int
     size: int
-    stack: int
+    stack: int  # where the captured block read it
     replays: int
+    dropped: int = -1  # where the tensor object holding it died (the name rebound), if seen
 
 
 # -- memory, syncs, streams ------------------------------------------------------------------
