@@ -53,7 +53,9 @@ METHOD = ("median GPU time between CUDA events around each call (eager) and each
           "median host (CPU) time of each; each side's step time is the longer of the two; "
           "GPU-busy share = replay GPU time / eager GPU time; spread = interquartile range / "
           "median; host-bound = eager host time >= 80% of eager GPU time")
-MIN_SAMPLES = 3
+# samples a side should have; fewer (PyTorch's recipe warms up 3 times, the first cold) are
+# still compared, and the verdict says the figure rests on a small sample, with its range
+WANTED_SAMPLES = 3
 HOST_BOUND_FROM = 0.8  # eager host time / eager GPU time from which eager is host-bound
 GPU, HOST = "GPU", "host"  # the figure a side's step time is
 SAME_RUN, BASELINE_RUN = "same run", "baseline run"  # where the eager figures come from
@@ -66,15 +68,23 @@ class Stat:
     p75_us: float
     n: int
     p95_us: float = 0.0
+    low_us: float = 0.0  # the smallest and the largest sample: what a small sample shows
+    high_us: float = 0.0
 
     @property
     def spread(self) -> float:
         """Interquartile range relative to the median."""
         return (self.p75_us - self.p25_us) / self.median_us if self.median_us else 0.0
 
+    @property
+    def small(self) -> bool:
+        """Fewer samples than a side should have: the figure stands, with its range said."""
+        return self.n < WANTED_SAMPLES
+
     def as_dict(self) -> dict[str, Any]:
         return {"median_us": round(self.median_us, 2), "p25_us": round(self.p25_us, 2),
-                "p75_us": round(self.p75_us, 2), "p95_us": round(self.p95_us, 2), "n": self.n}
+                "p75_us": round(self.p75_us, 2), "p95_us": round(self.p95_us, 2), "n": self.n,
+                "low_us": round(self.low_us, 2), "high_us": round(self.high_us, 2)}
 
 
 def stat(values_ns: list[int]) -> Stat | None:
@@ -82,10 +92,11 @@ def stat(values_ns: list[int]) -> Stat | None:
     if not values:
         return None
     if len(values) == 1:
-        return Stat(values[0], values[0], values[0], 1, values[0])
+        return Stat(values[0], values[0], values[0], 1, values[0], values[0], values[0])
     quartiles = statistics.quantiles(values, n=4)
     return Stat(statistics.median(values), quartiles[0], quartiles[2], len(values),
-                statistics.quantiles(values, n=20, method="inclusive")[-1])
+                statistics.quantiles(values, n=20, method="inclusive")[-1], values[0],
+                values[-1])
 
 
 @dataclass(frozen=True)
@@ -161,12 +172,12 @@ class Measurement:
 
     @property
     def compared(self) -> Comparison | None:
-        """Eager against replay; None unless both have MIN_SAMPLES and a replay took time."""
+        """Eager against replay, however few the samples of either (:attr:`Stat.small`);
+        None where either was not timed, a replay took no time, or the eager calls do not
+        cover the step."""
         if self.replay is None or self.eager is None or self.replay.median_us <= 0:
             return None
         if self.not_covered:
-            return None
-        if self.eager.n < MIN_SAMPLES or self.replay.n < MIN_SAMPLES:
             return None
         return Comparison(self.eager, self.replay, self.eager_host, self.replay_host)
 
@@ -276,7 +287,7 @@ def _host_times(replays: list[Any]) -> Stat | None:
 
 
 def _too_few(eager: Stat | None) -> bool:
-    return eager is None or eager.n < MIN_SAMPLES
+    return eager is None or eager.small
 
 
 def _baseline_calls(view: TraceView, baseline_trace: Trace,
@@ -310,7 +321,8 @@ def _summed(stats: list[Stat | None]) -> Stat | None:
         return None
     return Stat(sum(s.median_us for s in present), sum(s.p25_us for s in present),
                 sum(s.p75_us for s in present), min(s.n for s in present),
-                sum(s.p95_us for s in present))
+                sum(s.p95_us for s in present), sum(s.low_us for s in present),
+                sum(s.high_us for s in present))
 
 
 def of_function(view: TraceView, fn: int) -> Measurement:
@@ -320,7 +332,7 @@ def of_function(view: TraceView, fn: int) -> Measurement:
     replaying = [c for c in calls if c.mode == REPLAYING_CALL]
     eager = [c for c in calls if c.mode == EAGER_CALL]
     source = SAME_RUN
-    if len(eager) < MIN_SAMPLES and view.baseline is not None:
+    if len(eager) < WANTED_SAMPLES and view.baseline is not None:
         borrowed, _ = _baseline_calls(view, view.baseline, (fn,))
         if len(borrowed) > len(eager):
             eager, source = borrowed, BASELINE_RUN
@@ -353,15 +365,18 @@ def from_dict(data: dict[str, Any]) -> Measurement:
 
 
 def _stat_from(value: Any) -> Stat | None:
-    """A :class:`Stat` as :meth:`Stat.as_dict` wrote it (p95 came later: 0 when absent)."""
+    """A :class:`Stat` as :meth:`Stat.as_dict` wrote it (p95 came later: 0 when absent; the
+    low and high samples later still: the median when absent)."""
     if not isinstance(value, dict):
         return None
     n = _count(value.get("n"))
     median, p25, p75 = (_figure(value.get(name)) for name in ("median_us", "p25_us", "p75_us"))
     p95 = _figure(value.get("p95_us", 0.0))
-    if n is None or median is None or p25 is None or p75 is None or p95 is None:
+    low, high = (_figure(value.get(name, median)) for name in ("low_us", "high_us"))
+    if n is None or median is None or p25 is None or p75 is None or p95 is None \
+            or low is None or high is None:
         return None
-    return Stat(median, p25, p75, n, p95)
+    return Stat(median, p25, p75, n, p95, low, high)
 
 
 def _figure(value: Any) -> float | None:

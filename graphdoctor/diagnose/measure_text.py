@@ -8,6 +8,7 @@ from graphdoctor.diagnose.measure import (
     BASELINE_RUN,
     GPU,
     HOST,
+    WANTED_SAMPLES,
     Comparison,
     Measurement,
     Side,
@@ -27,19 +28,42 @@ def compared_detail(m: Measurement, compared: Comparison) -> str:
     """``eager A vs replay B per step (figure, samples, spread); other figures; host-bound;
     why`` and, for eager figures from another run, which run."""
     eager, replay = compared.eager_side, compared.replay_side
+    spread = (f"{_spread(eager.step)} and {_spread(replay.step)}"
+              if eager.step.small or replay.step.small else
+              f"IQR {eager.step.spread:.0%} and {replay.step.spread:.0%}")
     samples = (f"({_figure_name(compared)}, medians of {eager.step.n} and {replay.step.n}, "
-               f"IQR {eager.step.spread:.0%} and {replay.step.spread:.0%})")
+               f"{spread})")
     if m.basis == STEP_BASIS:
         first = (f"{m.eager_of}() per call: {us(eager.step)} before the graph existed vs "
                  f"{us(replay.step)} with it {samples}")
     else:
         first = f"eager {us(eager.step)} vs replay {us(replay.step)} per step {samples}"
-    parts = [first, _covering(m), _other_figures(eager, replay), _host_bound(m),
-             WHY_THIS_FIGURE]
+    parts = [first, _small_sample(eager.step, replay.step), _covering(m),
+             _other_figures(eager, replay), _host_bound(m), WHY_THIS_FIGURE]
     if m.eager_source == BASELINE_RUN:
         parts.append(FROM_BASELINE)
     parts.append(_around(m))
     return "; ".join(p for p in parts if p)
+
+
+def _spread(value: Stat) -> str:
+    """IQR relative to the median; for a small sample, its range instead."""
+    if value.small:
+        return f"range {value.low_us:,.1f}-{value.high_us:,.1f} µs" if value.n > 1 \
+            else "one sample"
+    return f"IQR {value.spread:.0%}"
+
+
+def _small_sample(eager: Stat, replay: Stat) -> str:
+    """Said where either side rests on fewer samples than it should (WANTED_SAMPLES)."""
+    small = [f"{name} on {value.n}" for name, value in (("eager", eager), ("replay", replay))
+             if value.small]
+    if not small:
+        return ""
+    more = " and ".join(name for name, value in (("eager calls", eager), ("replays", replay))
+                        if value.small)
+    return (f"a small sample ({' and '.join(small)}, fewer than {WANTED_SAMPLES}): the figure "
+            f"stands, more {more} would firm it up")
 
 
 def _around(m: Measurement) -> str:

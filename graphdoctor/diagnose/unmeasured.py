@@ -1,6 +1,8 @@
 """What an unmeasured verdict tells the user to add, so that the next run measures a speedup.
 
-A speedup needs eager calls of the code a graph runs, at least ``MIN_SAMPLES`` of them:
+A speedup needs eager calls of the code a graph runs: one will do (a verdict on fewer than
+``WANTED_SAMPLES`` says it rests on a small sample), so this is said only where none was
+timed, and it never asks for calls that were made:
 
 - a raw ``torch.cuda.graph`` or ``CUDAGraph`` capture has no graph-free form graphdoctor
   could run instead, so the script itself has to call the captured function eagerly; the
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from graphdoctor.diagnose.measure import MIN_SAMPLES, Measurement
+from graphdoctor.diagnose.measure import WANTED_SAMPLES, Measurement
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Function, Graph
 from graphdoctor.trace.names import CUPTI_EXPLICIT_API, CUPTI_STREAM_API, MANUAL_APIS
@@ -58,19 +60,14 @@ def for_function(view: TraceView, fn: Function) -> str:
 def _for_raw_capture(view: TraceView, graph: Graph, names: list[str], m: Measurement) -> str:
     if not names:
         return (f"put the captured code in a function, capture a call of it, and call it "
-                f"eagerly {MIN_SAMPLES} times outside the capture; {TIMED} (--baseline "
+                f"eagerly {WANTED_SAMPLES} times outside the capture; {TIMED} (--baseline "
                 "cannot switch a raw capture off)")
-    timed = m.eager.n if m.eager else 0
     call = _captured_call(view, graph, names)
     what = f"`{call}`" if call else " and ".join(f"{n}()" for n in names)
-    times = MIN_SAMPLES - timed
-    example = f", e.g. `for _ in range({times}): {call}` before the replay loop" if call else \
-        ", with the inputs the capture used, e.g. before the replay loop"
-    done = f"{timed} eager call{'s' if timed > 1 else ''} timed, {MIN_SAMPLES} needed: " \
-        if timed else ""
-    more = " more" if timed else ""
-    return (f"{done}run {what} eagerly {times}{more} time{'s' if times > 1 else ''} outside "
-            f"the capture{example}; {TIMED} (--baseline cannot switch a raw capture off)")
+    example = f", e.g. `for _ in range({WANTED_SAMPLES}): {call}` before the replay loop" \
+        if call else ", with the inputs the capture used, e.g. before the replay loop"
+    return (f"run {what} eagerly {WANTED_SAMPLES} times outside the capture{example}; {TIMED} "
+            "(--baseline cannot switch a raw capture off)")
 
 
 def _callee_names(view: TraceView, graph: Graph) -> list[str]:

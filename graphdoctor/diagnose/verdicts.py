@@ -30,7 +30,7 @@ from graphdoctor.diagnose.findings import (
     Verdict,
 )
 from graphdoctor.diagnose.measure_text import compared_detail, us
-from graphdoctor.diagnose.rules import recompiles, static_input_moved
+from graphdoctor.diagnose.rules import recompiles, rerecord_per_shape, static_input_moved
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Function, Graph
 from graphdoctor.trace.names import CAPTURED, GRAPHS_ENV, GRAPHS_OFF
@@ -68,7 +68,20 @@ def _graph_verdict(view: TraceView, graph: Graph, findings: Sequence[Finding]) -
 
 
 def _lacks_eager(m: measure.Measurement) -> bool:
-    return m.replays > 0 and (m.eager is None or m.eager.n < measure.MIN_SAMPLES)
+    """No eager call was timed at all: the verdict says what to add (never calls that were
+    made, only whose figures were not known)."""
+    return m.replays > 0 and m.eager is None and m.eager_host is None
+
+
+def _why_unmeasured(m: measure.Measurement) -> str:
+    timed = m.eager or m.eager_host
+    if timed is None:
+        return "no eager run of the same code to compare with, so no speedup is claimed"
+    calls = f"its {timed.n} eager call{'s' if timed.n != 1 else ''} of the same code"
+    if m.eager is None:
+        return (f"{calls} were timed on the host only: their GPU time was not known when the "
+                "run ended, so no speedup is claimed")
+    return f"{calls} were timed, but not the replays, so no speedup is claimed"
 
 
 def _measured(subject: str, m: measure.Measurement, mine: list[Finding], ids: tuple[str, ...],
@@ -94,8 +107,7 @@ def _kind_and_summary(m: measure.Measurement, advice: str) -> tuple[str, str]:
     if compared is None:
         replay = (f"{m.replay.median_us:,.1f} µs per replay" if m.replay else
                   "not timed: the run ended before their GPU time was known")
-        return UNMEASURED, (f"replayed {m.replays} times ({replay}); no eager run of the same "
-                            "code to compare with, so no speedup is claimed"
+        return UNMEASURED, (f"replayed {m.replays} times ({replay}); " + _why_unmeasured(m)
                             + (f"; {advice}" if advice else ""))
     speedup = compared.speedup
     detail = compared_detail(m, compared)
@@ -135,12 +147,16 @@ def _rerecorded(graphs: int, replays: int, mine: list[Finding]) -> str:
     its static inputs."""
     recompiled = [f for f in mine if f.name == recompiles.NAME]
     moved = [f for f in mine if f.name == static_input_moved.NAME]
+    per_shape = [f for f in mine if f.name == rerecord_per_shape.NAME]
     if moved:
         return (f"recorded {graphs} graphs for {replays} replays, a new one at each move of "
                 f"its static inputs: {moved[0].title}")
+    if per_shape:
+        return per_shape[0].title
     if recompiled:
-        return (f"recorded {graphs} graphs for {replays} replays, a new one at each recompile: "
-                f"{recompiled[0].title}")
+        count = sum(int(f.measurements.get("recompiles", 0)) for f in recompiled)
+        each = ", a new one at each recompile" if graphs == count + 1 else ""
+        return f"recorded {graphs} graphs for {replays} replays{each}: {recompiled[0].title}"
     return f"recorded {graphs} graphs, one per input shape, for {replays} replays"
 
 

@@ -11,6 +11,12 @@ call of them is timed on the host, and a sample of them on the GPU too
 compared with; without them graphdoctor says it has no baseline rather than guessing one.
 A watched function that starts while its thread captures (the forward pass that
 ``make_graphed_callables`` captures) is a callee of that capture.
+
+A captured block of inline code calls torch itself (PyTorch's own recipe: ``model(x)`` of an
+``nn.Sequential``, ``loss_fn(...)``, ``loss.backward()``, ``opt.step()`` at the top level of
+the script). Those calls are a step's parts too (:func:`torch_step_part`), timed only where
+the user's own code makes them (:func:`called_by_user_itself`): the same ``forward`` runs
+for every ``nn.Sequential`` inside a model, and only the script's own call is the step's.
 """
 
 from __future__ import annotations
@@ -22,12 +28,19 @@ from typing import Any
 
 from graphdoctor.record.gpu_sample import GpuSample, sampled_note
 from graphdoctor.record.recorder import CaptureState, Recorder, TimerSource, TimerToken
+from graphdoctor.record.stacks import USER
 from graphdoctor.trace.event_kinds import Call
 from graphdoctor.trace.names import EAGER_CALL, WARMUP_CALL
 
 # Calls of torch that launch no work of their own inside a capture: streams, graphs, and
 # graphdoctor's sight of the capture machinery itself.
 _NOT_WORK = ("torch.cuda", "torch._C._cuda", "torch.utils")
+# torch's functions that are a step's parts when the user's code calls them: a module's
+# forward (behind nn.Module.__call__), Tensor.backward, and an optimizer's step, which runs
+# first as the profiling wrapper torch puts around every optimizer's step
+STEP_PARTS = frozenset({"forward", "backward"})
+OPTIMIZER_STEP = ("torch/optim/optimizer.py", "wrapper")
+MODULE_CALL = frozenset({"_wrapped_call_impl", "_call_impl"})  # nn.Module.__call__'s frames
 EAGER_TIMES_LOST = "eager time of captured functions"  # the part a note is about
 SCRIPT_TOOK_THE_ID = ("the script asked for graphdoctor's sys.monitoring tool id and no other "
                       "was free, so calls from then on were not timed")
@@ -147,6 +160,23 @@ def _free_tool_ids() -> list[int]:
     return [t for t in _TOOL_IDS if SYS_MONITORING.get_tool(t) is None]
 
 
+def torch_step_part(code: CodeType) -> bool:
+    """Whether torch's ``code`` is a step's part: a forward, a backward, an optimizer step."""
+    if code.co_name in STEP_PARTS:
+        return True
+    path, name = OPTIMIZER_STEP
+    return code.co_name == name and code.co_filename.replace("\\", "/").endswith(path)
+
+
+def called_by_user_itself(recorder: Recorder, frame: FrameType) -> bool:
+    """Whether the function running in ``frame`` was called by the user's own code (not a
+    library's), through nothing but nn.Module's ``__call__``."""
+    caller = frame.f_back
+    while caller is not None and caller.f_code.co_name in MODULE_CALL:
+        caller = caller.f_back
+    return caller is not None and recorder.stacks.kind(caller.f_code.co_filename) == USER
+
+
 def innermost_user_frame(recorder: Recorder, frame: FrameType | None) -> FrameType | None:
     while frame is not None and not recorder.stacks.is_user_code(frame.f_code):
         frame = frame.f_back
@@ -203,6 +233,8 @@ class CallSiteWatcher:
             note_callee(state, called)
         elif (name := torch_work(target)) and name not in state.uncovered:
             state.uncovered.append(name)
+            if called is not None and torch_step_part(called):
+                state.torch_parts[name] = called
         return None
 
 
@@ -288,12 +320,15 @@ class EagerCallTimer:
         self._open: dict[int, list[tuple[int, str, TimerToken | None]]] = {}
         self._claimed = False
         self._sample = GpuSample()  # which calls have their GPU time taken
+        self._users_own: set[CodeType] = set()  # torch's code: timed where the user calls it
 
     @property
     def available(self) -> bool:
         return monitoring_available()
 
-    def watch(self, code: CodeType, fn: int, graph: int) -> bool:
+    def watch(self, code: CodeType, fn: int, graph: int, users_own: bool = False) -> bool:
+        """Time ``code``'s calls as function ``fn``'s; ``users_own``: only those the user's
+        own code makes (a torch step part of an inline captured block)."""
         if not self._recorder.config.eager_calls or not self.available:
             return False
         if code in self._watched:
@@ -305,15 +340,17 @@ class EagerCallTimer:
             if not self._claimed:
                 return False
         self._watched[code] = (fn, graph)
+        if users_own:
+            self._users_own.add(code)
         events = SYS_MONITORING.events
         self._monitor.add_local(code, events.PY_START | events.PY_RETURN)
         if self._recorder.history is not None:  # its calls from before it was watched
-            self._recorder.history.claim(code, fn)
+            self._recorder.history.claim(code, fn, users_own)
         return True
 
     def _on_start(self, code: CodeType, offset: int) -> Any:
         watched = self._watched.get(code)
-        if watched is None or not self._recorder.enabled:
+        if watched is None or not self._recorder.enabled or not self._users_call(code):
             return None
         if self._done(watched[0]):
             return SYS_MONITORING.DISABLE
@@ -328,12 +365,18 @@ class EagerCallTimer:
         self._open.setdefault(watched[0], []).append((self._recorder.now(), mode, token))
         return None
 
+    def _users_call(self, code: CodeType) -> bool:
+        """Whether this call counts: any call of the user's code; of torch's, the user's own
+        (``sys._getframe(2)``: the called function's frame, above this and its callback)."""
+        return code not in self._users_own or called_by_user_itself(self._recorder,
+                                                                     sys._getframe(2))
+
     def _done(self, fn: int) -> bool:
         return self._limit is not None and self._timed.get(fn, 0) >= self._limit
 
     def _on_return(self, code: CodeType, offset: int, retval: Any) -> Any:
         watched = self._watched.get(code)
-        if watched is None:
+        if watched is None or not self._users_call(code):
             return None
         fn = watched[0]
         calls = self._open.get(fn)

@@ -7,7 +7,10 @@ run, calls of the user's functions are timed, host time and GPU time from a pair
 events, up to ``TIMED_CALLS`` per function, and the latest ``KEPT`` of them are kept in
 memory: the first calls of a process run cold (caches, clocks), so the latest ones are what
 a replay is fairly compared with. A library's function is kept only where the user's code
-calls it (``model(x)`` into a library's ``forward``), not the library's own inner calls.
+calls it (``model(x)`` into a library's ``forward``), not the library's own inner calls; and
+torch's own step parts (an ``nn.Module``'s forward, ``Tensor.backward``, an optimizer's
+step: :func:`~graphdoctor.record.calls.torch_step_part`) only at the calls the user's code
+makes itself, what PyTorch's recipe captures inline (its warmup loop is their eager calls).
 
 Three things claim kept calls (the cold first call among them left out):
 - a capture, ``make_graphed_callables`` or torch.compile names a function it ran
@@ -44,8 +47,10 @@ from graphdoctor.record.calls import (
     Monitor,
     as_called,
     call_key,
+    called_by_user_itself,
     callee_code,
     monitoring_available,
+    torch_step_part,
 )
 from graphdoctor.record.captured_names import FRAME_VAR, is_number
 from graphdoctor.record.recorder import Recorder, TimerSource, TimerToken, Uninstall
@@ -82,6 +87,7 @@ class _Function:
     step: int = -1  # its function id once a graph replays inside it
     # the numbers its calls were given, by argument: what a graph that froze one is told of
     arguments: dict[str, list[Any]] | None = None  # None: a library's function, not kept
+    users_own: bool = False  # torch's: only the user's own calls of it count
 
 
 class EagerHistory:
@@ -116,15 +122,21 @@ class EagerHistory:
                        "sys.monitoring tool id, so their timing stopped")
 
     # -- claims ------------------------------------------------------------------------------
-    def claim(self, code: CodeType, fn: int) -> None:
+    def claim(self, code: CodeType, fn: int, part: bool = False) -> None:
         """``code`` is function ``fn`` now: its kept calls go to the spool as its eager
-        calls, the cold first one left out, and it is no longer kept here."""
+        calls, the cold first one left out, and it is no longer kept here. A torch
+        function's calls are kept for an inline captured block that has it as a ``part``;
+        where ``make_graphed_callables`` or torch.compile claims one (an ``nn.Sequential``),
+        its eager figures stay those of the step it replays in, as before it was kept."""
         self._claimed.add(code)
         original = self._places.get(_place(code), code)  # torch.compile runs a rebuilt code
         self._claimed.add(original)
         kept = self._functions.pop(original, None)
-        if kept is not None:
+        if kept is not None and (part or not kept.users_own):
             self._hand_over(kept, fn)
+        elif kept is not None:
+            for call in kept.calls:
+                self._let_go(call)
 
     def covering(self, makes: Sequence[str]) -> CodeType | None:
         """The user function, with kept calls, that made every call in ``makes``, directly
@@ -134,12 +146,18 @@ class EagerHistory:
             return None
         best: tuple[int, CodeType] | None = None
         for code, function in list(self._functions.items()):
-            if not function.calls or function.step >= 0 or code in self._claimed:
+            if not function.calls or function.step >= 0 or code in self._claimed \
+                    or function.users_own:
                 continue
             reach = self._reach(function)
             if wanted <= reach and (best is None or len(reach) < best[0]):
                 best = (len(reach), code)
         return best[1] if best else None
+
+    def has_calls(self, code: CodeType) -> bool:
+        """Whether ``code`` has kept calls to hand over when claimed."""
+        function = self._functions.get(self._places.get(_place(code), code))
+        return function is not None and bool(function.calls)
 
     def _reach(self, function: _Function, depth: int = REACH) -> set[str]:
         reach = set(function.makes)
@@ -198,11 +216,12 @@ class EagerHistory:
             function = self._functions[code] = _Function()
             if self._rec.stacks.is_user_code(code):
                 function.arguments = {}
+            function.users_own = self._rec.stacks.kind(code.co_filename) == TORCH
             self._places[_place(code)] = code
             self._monitor.add_local(code, _monitoring.events.CALL)
         if function.timed >= TIMED_CALLS or code in self._claimed:
             return _monitoring.DISABLE
-        if self._rec.capturing_anywhere or not self._rec.enabled:
+        if self._rec.capturing_anywhere or not self._rec.enabled or not self._counts(function):
             return None
         mode = WARMUP_CALL if self._rec.in_warmup else EAGER_CALL
         if function.arguments is not None:
@@ -224,7 +243,14 @@ class EagerHistory:
                 or self._places.get(_place(code), code) is not code):
             return False
         kind = self._rec.stacks.kind(code.co_filename)
+        if kind == TORCH:
+            return torch_step_part(code) and called_by_user_itself(self._rec, frame)
         return kind == USER or (kind == LIBRARY and self._called_by_user(frame))
+
+    def _counts(self, function: _Function) -> bool:
+        """Whether this call of a kept function is kept: torch's only where the user's own
+        code made it (``sys._getframe(2)``: the called frame, above this and its callback)."""
+        return not function.users_own or called_by_user_itself(self._rec, sys._getframe(2))
 
     def _called_by_user(self, frame: FrameType) -> bool:
         caller = frame.f_back
@@ -247,6 +273,8 @@ class EagerHistory:
         function = self._functions.get(code)
         if function is None:  # not the user's, or claimed: the eager-call timer has it
             return _monitoring.DISABLE
+        if not self._counts(function):
+            return None
         opened = function.open.get(threading.get_ident())
         if not opened:
             return _monitoring.DISABLE if function.timed >= TIMED_CALLS else None
@@ -299,7 +327,8 @@ def _innermost(functions: dict[CodeType, _Function],
     to be one (a helper that timed one eager loop is not a step)."""
     while frame is not None:
         function = functions.get(frame.f_code)
-        if function is not None and (len(function.calls) > STEP_CALLS or function.step >= 0) \
+        if function is not None and not function.users_own \
+                and (len(function.calls) > STEP_CALLS or function.step >= 0) \
                 and function.timed < TIMED_CALLS:
             return frame.f_code, function
         frame = frame.f_back

@@ -250,9 +250,13 @@ class _GraphHooks:
 
     def _callee_ids(self, state: CaptureState) -> list[int]:
         callees = []
+        parts = {code: name for name, code in state.torch_parts.items()}
         for code in state.callees:
-            fn = self.rec.code_function_id(code, CAPTURED_FUNCTION)
-            self.eager_timer.watch(code, fn, state.graph)
+            fn = self.rec.code_function_id(code, CAPTURED_FUNCTION) if code not in parts \
+                else self.rec.function_id(code, _part_name(parts[code], code),
+                                          CAPTURED_FUNCTION, code.co_filename,
+                                          code.co_firstlineno)
+            self.eager_timer.watch(code, fn, state.graph, users_own=code in parts)
             callees.append(fn)
         return callees
 
@@ -266,6 +270,12 @@ class _GraphHooks:
             if covering is not None:
                 state.callees, state.uncovered = [covering], []
                 return COVERING_BASIS
+            parts = [state.torch_parts.get(name) for name in state.uncovered]
+            if all(code is not None and history.has_calls(code) for code in parts):
+                # torch's own step parts, each called eagerly by the user's code (the
+                # recipe's warmup loop): the step is their sum, as for several callees
+                state.callees += [code for code in parts if code is not None]
+                state.uncovered = []
         return CALLEES_BASIS if state.callees else ""
 
     def _fail(self, graph: Any, state: CaptureState, error: BaseException, where: str) -> None:
@@ -369,6 +379,12 @@ class _GraphHooks:
         cannot be timed (no Python code, or no sys.monitoring)."""
         code = callee_code(target)
         return code is not None and self._time_eager_calls(code, CAPTURED_FUNCTION)
+
+
+def _part_name(called: str, code: CodeType) -> str:
+    """A torch step part by what the script called: ``Sequential.forward``, ``SGD.step``
+    (its code is torch's wrapper around every optimizer's step), ``Tensor.backward``."""
+    return f"{called}.{code.co_name}" if "." not in called else called
 
 
 def _graph_deleted(rec: Recorder, graph: int) -> None:

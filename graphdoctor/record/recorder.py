@@ -89,13 +89,18 @@ class EagerClaims(Protocol):
     """The user's functions' calls kept from before anything named them
     (``graphdoctor.record.eager_history.EagerHistory``, on ``recorder.history``)."""
 
-    def claim(self, code: CodeType, fn: int) -> None:
-        """``code`` is function ``fn``: its kept calls become its eager calls."""
+    def claim(self, code: CodeType, fn: int, part: bool = False) -> None:
+        """``code`` is function ``fn``: its kept calls become its eager calls (a torch
+        function's only where it is ``part`` of an inline captured block)."""
         ...
 
     def covering(self, makes: Sequence[str]) -> CodeType | None:
         """A user function that made every call in ``makes`` (an inline captured block's),
         with kept calls to time it by; None if none did."""
+        ...
+
+    def has_calls(self, code: CodeType) -> bool:
+        """Whether ``code`` (a torch step part the user's code called) has kept calls."""
         ...
 
     def replaying(self, graph: int) -> None:
@@ -165,6 +170,8 @@ class CaptureState:
     device: int = 0
     callees: list[CodeType] = field(default_factory=list)  # code objects the capture ran
     uncovered: list[str] = field(default_factory=list)  # torch work it ran besides them
+    # that torch work's code, where it is a step's part (calls.torch_step_part), by name
+    torch_parts: dict[str, CodeType] = field(default_factory=dict)
     makes: list[str] = field(default_factory=list)  # what its top level called (calls.call_key)
     own: list[tuple[int, int]] = field(default_factory=list)  # graphdoctor's own time in it
 

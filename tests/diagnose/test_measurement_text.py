@@ -58,13 +58,33 @@ def test_a_raw_capture_of_inline_code_says_to_put_it_in_a_function() -> None:
            "3 times outside the capture" in summary
 
 
-def test_too_few_eager_calls_say_how_many_more_and_which_python_times_them() -> None:
+def test_one_eager_call_is_compared_and_said_to_be_a_small_sample() -> None:
     trace = manual_graph_trace(eager_us=30, replay_us=5, host_us=10, n=20)
     trace.tables["calls"].data = {k: v[:1] for k, v in trace.tables["calls"].data.items()}
     trace.functions = [Function(0, "step", "captured", "/u/t.py", 9)]
+    verdict = verdicts(trace)[0]
+    assert verdict.kind == FASTER and verdict.speedup == 6.0
+    assert "medians of 1 and 20, one sample and IQR 0%" in verdict.summary
+    assert "a small sample (eager on 1, fewer than 3): the figure stands" in verdict.summary
+    assert "eagerly" not in verdict.summary  # no call is asked for: one was made
+
+
+def test_two_eager_calls_give_their_range() -> None:
+    trace = manual_graph_trace(eager_us=30, replay_us=5, host_us=10, n=20)
+    trace.tables["calls"].data = {k: v[:2] for k, v in trace.tables["calls"].data.items()}
+    trace.tables["calls"].data["gpu"] = [20_000, 40_000]
+    summary = verdicts(trace)[0].summary
+    assert "medians of 2 and 20, range 20.0-40.0 µs and IQR 0%" in summary
+    assert verdicts(trace)[0].measurements["eager"]["low_us"] == 20.0
+
+
+def test_without_eager_calls_the_python_that_times_them_is_named() -> None:
+    trace = manual_graph_trace(eager_us=30, replay_us=5, host_us=10, n=20)
+    trace.tables["calls"].data = {k: v[:0] for k, v in trace.tables["calls"].data.items()}
+    trace.functions = [Function(0, "step", "captured", "/u/t.py", 9)]
     trace.meta = Meta(python="3.11.9")
     summary = verdicts(trace)[0].summary
-    assert "1 eager call timed, 3 needed: run step() eagerly 2 more times" in summary
+    assert "run step() eagerly 3 times outside the capture" in summary
     assert summary.endswith("(graphdoctor times eager calls on Python 3.12 or newer; this run "
                             "used 3.11.9)")
 

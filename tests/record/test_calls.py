@@ -183,3 +183,44 @@ def test_every_eager_call_is_kept_and_a_sample_timed_on_the_gpu(tmp_path: Path) 
     seen = json.loads(done.stdout)
     assert seen["n"] == 200 and seen["started"] == seen["timed"] == TIMED_FIRST
     assert seen["notes"] == ["eager call GPU times"]
+
+
+def test_torchs_step_parts_are_forwards_backward_and_an_optimizers_step() -> None:
+    import torch
+
+    from graphdoctor.record.calls import torch_step_part
+
+    param = torch.nn.Parameter(torch.zeros(2))
+    optimizer = torch.optim.SGD([param], lr=0.1)
+    assert torch_step_part(torch.nn.Sequential.forward.__code__)
+    assert torch_step_part(torch.Tensor.backward.__code__)
+    assert torch_step_part(type(optimizer).step.__code__)  # torch's profiling wrapper
+    assert not torch_step_part(torch.nn.functional.dropout.__code__)
+
+
+class _Stacks:
+    def kind(self, filename: str) -> str:
+        return "user" if filename == __file__ else "torch"
+
+
+class _Recorder:
+    stacks = _Stacks()
+
+
+def test_a_call_through_module_call_frames_is_the_users_own() -> None:
+    import sys
+
+    from graphdoctor.record.calls import called_by_user_itself
+
+    def forward() -> bool:
+        return called_by_user_itself(_Recorder(), sys._getframe())  # type: ignore[arg-type]
+
+    def _call_impl() -> bool:  # named as nn.Module.__call__'s frames are
+        return forward()
+
+    assert _call_impl()  # through the module-call frame, into this test: the user's
+    # the same call made by torch's own code (a frame of another file) is not
+    library: dict[str, object] = {"inner": _call_impl}
+    exec(compile("def library_call():\n    return inner()\n", "torch/nn/container.py",
+                 "exec"), library)
+    assert not library["library_call"]()  # type: ignore[operator]

@@ -25,7 +25,7 @@ from graphdoctor.diagnose.measure import (
     BASELINE_RUN,
     GPU,
     HOST,
-    MIN_SAMPLES,
+    WANTED_SAMPLES,
     Comparison,
     Measurement,
     Stat,
@@ -307,9 +307,9 @@ def _replay_notes(m: Measurement) -> list[str]:
     if m.replay is None:
         return ["the replays' GPU time was not measured: the run ended before it was known"]
     out = ["one replay only: there are no gaps between replays"] if m.replays == 1 else []
-    if m.replay.n < MIN_SAMPLES:
-        out.append(f"only {counted(m.replay.n, 'replay')} timed, fewer than {MIN_SAMPLES}: "
-                   "the verdict is unmeasured")
+    if m.replay.small:
+        out.append(f"only {counted(m.replay.n, 'replay')} timed, fewer than {WANTED_SAMPLES}: "
+                   "a small sample")
     return out
 
 
@@ -321,7 +321,7 @@ def _eager_notes(m: Measurement) -> list[str]:
         return [NO_EAGER]
     if m.eager is None:
         return ["the eager steps' GPU time was not measured: the verdict is unmeasured"]
-    if m.eager.n < MIN_SAMPLES:
-        return [f"only {counted(m.eager.n, 'eager step')} timed, fewer than {MIN_SAMPLES}: "
-                "the verdict is unmeasured"]
+    if m.eager.small:
+        return [f"only {counted(m.eager.n, 'eager step')} timed, fewer than {WANTED_SAMPLES}: "
+                "a small sample"]
     return []
