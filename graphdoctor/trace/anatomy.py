@@ -44,6 +44,7 @@ MAX_GROUPS = 48  # kernel groups kept per graph, the largest first; the rest cou
 MAX_STRUCTURE = 4096  # nodes up to which each node and edge is kept (for the DOT export)
 MAX_NAME = 400  # characters of a kernel group's name
 OTHER_KERNELS = "(other kernels)"
+NCCL_KERNEL = "nccl"  # how NCCL's kernels' names begin (ncclDevKernel_AllReduce_Sum_f32_...)
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,11 @@ class Anatomy:
 
     def count_of(self, node_type: str) -> int:
         return self.node_types.get(node_type, 0)
+
+    @property
+    def nccl_kernels(self) -> int:
+        """The NCCL kernels it holds: one per captured collective (``ncclDevKernel_...``)."""
+        return sum(g.count for g in self.kernels if g.name.startswith(NCCL_KERNEL))
 
 
 def shape_of(nodes: int, edges: Iterable[tuple[int, int]]) -> tuple[int, int]:
