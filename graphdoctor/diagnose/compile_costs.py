@@ -20,6 +20,7 @@ from graphdoctor.trace.model import NONE, CompileEvent, GuardedTensor, Trace
 from graphdoctor.trace.names import (
     COMPILE,
     COMPILED_FUNCTION,
+    CUDAGRAPH_RECORD,
     REALLOCATED_TENSOR,
     RECOMPILE,
     RECORDING_TRIGGER,
@@ -116,6 +117,26 @@ def _attributed(recompile: Recompile, by_id: dict[str, Recompile]) -> Recompile:
 def _tensor_of(trace: Trace, compile_id: str, name: str) -> GuardedTensor | None:
     return next((t for t in trace.guarded_tensors
                  if compile_id and t.compile_id == compile_id and t.name == name), None)
+
+
+def sizes_recorded(trace: Trace) -> dict[str, list[str]]:
+    """{compile id: the sizes CUDA graph trees recorded a graph for under it} for the
+    compiles whose graph has dynamic sizes (a recording's key is its sizes; a static
+    graph's is empty). A recording belongs to the compile that began last before it."""
+    out: dict[str, list[str]] = {}
+    current = ""
+    for event in trace.compile_events:
+        if event.kind == COMPILE and event.reason != RECORDING_TRIGGER and event.compile_id:
+            current = event.compile_id
+        elif event.kind == CUDAGRAPH_RECORD and event.key and current:
+            out.setdefault(current, []).append(event.key)
+    return out
+
+
+def recording_ns(trace: Trace, frame: str) -> int:
+    """The time CUDA graph trees spent recording graphs of one compiled function."""
+    return sum(max(e.dur, 0) for e in trace.compile_events if e.kind == COMPILE
+               and e.reason == RECORDING_TRIGGER and frame_of(e.compile_id) == frame)
 
 
 def allocated_at(trace: Trace, addr: int) -> int:

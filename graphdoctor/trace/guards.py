@@ -36,6 +36,10 @@ _PROPERTY = re.compile(r"(?P<prop>[\w ]+?) mismatch\. expected (?P<old>.+?)"
                        r"(?:, actual (?P<new>.+))?$", re.I)
 _OBJECT = re.compile(r"^___check_obj_id\((?P<source>.+), \d+\)(?:, type=(?P<type>.+))?$")
 _VALUE = re.compile(r"^(?P<source>[^=<>!]+?) == (?P<value>.+)$")
+# a dynamic size's range (``2 <= L['x'].size()[0] <= 65535``): a size outside it (0 or 1,
+# which torch always specialises) compiles the function again
+_SIZE_RANGE = re.compile(r"^(?:(?P<low>\d+) <=? )?(?P<source>\S+?)\.size\(\)\[(?P<dim>\d+)\]"
+                         r"(?: <=? (?P<high>\d+))?$")
 _HINT = re.compile(r"\s*\(HINT: .*\)\s*$")
 _WHERE = re.compile(r"(?P<file>\S+):(?P<line>\d+) in (?P<fn>[\w<>.]+)")
 _SCOPE = re.compile(r"\b[LG]\[\s*['\"]([^'\"]+)['\"]\s*\]")
@@ -123,6 +127,13 @@ def _meaning(guard: str) -> GuardFailure:
         return GuardFailure(guard, source=obj.group("source"), cause=OTHER_OBJECT,
                             name=user_name(obj.group("source")), what="object",
                             old=obj.group("type") or "")
+    size_range = _SIZE_RANGE.match(guard)
+    if size_range and (size_range.group("low") or size_range.group("high")):
+        source = size_range.group("source")
+        bounds = f"{size_range.group('low') or '0'} to {size_range.group('high') or 'any'}"
+        return GuardFailure(guard, source=source, name=user_name(source),
+                            cause=REALLOCATED_TENSOR if owned(source) else INPUT_SHAPE,
+                            what="size range", dim=int(size_range.group("dim")), old=bounds)
     value = _VALUE.match(guard)
     if value:
         return GuardFailure(guard, source=value.group("source"), cause=SPECIALISED_VALUE,

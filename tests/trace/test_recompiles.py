@@ -153,3 +153,11 @@ def test_without_compile_ids_a_recompile_costs_the_compile_span_it_fell_in() -> 
 def test_a_compile_that_never_ended_keeps_its_compile_id() -> None:
     trace = assemble([["compile_cb", 5, "compile_start", "DYNAMO", "0/3", -1]])
     assert [e.compile_id for e in trace.compile_events] == ["0/3"]
+
+
+def test_a_dynamic_sizes_range_guard_is_an_input_shape() -> None:
+    # torch 2.11 on an H200 (fixtures/recordings/real_tv_compile_batch_sizes): a batch of 1
+    # after the batch dimension went dynamic (torch always specialises sizes 0 and 1)
+    failure = guards.read_failure("0/1: 2 <= L['x'].size()[0] <= 65535")
+    assert (failure.cause, failure.name, failure.dim, failure.change) == (
+        INPUT_SHAPE, "x", 0, "2 to 65535")

@@ -10,7 +10,9 @@ How to fix: it depends on what changed. A tensor re-allocated at a new size unde
 buffer, an attribute or a global (a KV cache set up again for each longer request): allocate
 it once, at the largest size the run needs, and write into it; padding the inputs changes
 nothing. A new shape of an input tensor: mark the dimension dynamic
-(``torch._dynamo.mark_dynamic``) or pad or bucket inputs to a few sizes. A Python value the
+(``torch._dynamo.mark_dynamic``) or pad or bucket inputs to a few sizes; where the recompile
+already made the dimension dynamic (its graph was then recorded per size), nothing is asked
+of the recompile, and the recordings are the rerecord-per-shape rule's. A Python value the
 graph was specialised on: pass it as a tensor, or let an int vary (``dynamic=True``).
 Another object than the one compiled for: keep the same object, and copy new values into a
 tensor (``copy_``); ``torch._dynamo.mark_static_address`` keeps its address for CUDA graphs.
@@ -82,11 +84,17 @@ def _finding(view: TraceView, frame: CompiledFrame, cause: _Cause) -> Finding:
         title=("most of the run was recompiling: " if dominated else "")
         + f"{frame.name} recompiled {times(count)} {_because(cause)} ({_cost(cause.ns, share)})",
         explanation=_explanation(view, frame, cause),
-        fix=_fix(cause, _allocation_site(view, cause)),
+        fix=_fix(cause, _allocation_site(view, cause), _dynamic_after(view, cause)),
         evidence=tuple(view.evidence("compile_events", r.index, r.event.compile_id)
                        for r in cause.recompiles),
         location=view.location(_culprit_stack(cause)), function=frame.function,
         measurements=_measurements(view, frame, cause, share))
+
+
+def _dynamic_after(view: TraceView, cause: _Cause) -> bool:
+    """Whether the last of these recompiles compiled a graph with dynamic sizes: CUDA graph
+    trees recorded it for sizes (``mark_dynamic`` would not add what it already has)."""
+    return cause.recompiles[-1].event.compile_id in compile_costs.sizes_recorded(view.trace)
 
 
 def _culprit_stack(cause: _Cause) -> int:
@@ -195,13 +203,17 @@ def _one(r: Recompile) -> str:
     return f"{r.event.compile_id} ({change or r.failure.guard[:80]}{cost})"
 
 
-def _fix(cause: _Cause, allocated_at: str) -> str:
+def _fix(cause: _Cause, allocated_at: str, dynamic_after: bool = False) -> str:
     name, failure = cause.name, cause.first.failure
     if cause.kind == REALLOCATED_TENSOR:
         where = f" ({allocated_at} allocates it again for each size)" if allocated_at else ""
         return (f"Allocate {name} once, at the largest size the run needs{where}, and write "
                 "into it (slices, index_copy_) instead of creating it again for each size; "
                 "padding the inputs would change nothing.")
+    if cause.kind == INPUT_SHAPE and dynamic_after:
+        return (f"Nothing to change for the recompile itself: it made {name}'s size dynamic "
+                "(automatic dynamic shapes), and no new size compiled it again. The graphs "
+                "recorded per size are rerecord-per-shape's (GD205).")
     if cause.kind == INPUT_SHAPE:
         return (f"Mark the dimension dynamic before the first call "
                 f"(torch._dynamo.mark_dynamic({name}, {max(failure.dim, 0)})), or pad or "
