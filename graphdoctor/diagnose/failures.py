@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from graphdoctor.diagnose import known_errors
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import NONE, ErrorLink, Graph
 from graphdoctor.trace.names import CAPTURED
@@ -26,7 +27,8 @@ _TEXT_CAUSES = (
     ("rng", re.compile(r"CUDA generator not in capture mode|CUDAGeneratorImpl|"
                        r"register_generator_state|set_rng_state|get_rng_state")),
     ("library_init", re.compile(r"CUBLAS_STATUS_NOT_INITIALIZED|cublasCreate|CUDNN_STATUS|"
-                                r"cudnnCreate|cufftPlan|CUSOLVER_STATUS_NOT_INITIALIZED")),
+                                r"cudnnCreate|cufftPlan|CUSOLVER_STATUS_NOT_INITIALIZED|"
+                                r"FIND was unable to find an engine")),
     ("unjoined", re.compile(r"cudaErrorStreamCaptureUnjoined|capturing stream has unjoined work")),
     ("other_device", re.compile(r"Expected all tensors to be on the same device|wrong device")),
 )
@@ -87,3 +89,22 @@ def failures_of_kind(view: TraceView, kind: str) -> Iterator[tuple[Graph, NamedC
         cause = cause_of(view, graph)
         if cause is not None and cause.kind == kind and cause.link is not None:
             yield graph, NamedCause(cause.kind, cause.link, cause.exception)
+
+
+@dataclass(frozen=True)
+class KnownFix:
+    """A capture error of the known-errors table: what went wrong, and its fix."""
+
+    name: str
+    what: str
+    fix: str
+
+
+def known_fix(view: TraceView, link: ErrorLink) -> KnownFix | None:
+    """The known-errors table's words for this error, filled in; None for an error no row
+    matches (its rule keeps its own words)."""
+    found = known_errors.known(link, view.trace.stack(link.stack))
+    if found is None:
+        return None
+    row, words = found
+    return KnownFix(row.name, known_errors.say(row.what, words), known_errors.say(row.fix, words))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graphdoctor.diagnose.failures import cause_of
+from graphdoctor.diagnose.failures import cause_of, known_fix
 from graphdoctor.diagnose.findings import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 
@@ -40,7 +40,8 @@ def check(view: TraceView) -> Iterator[Finding]:
             title=f"the capture of graph {graph.id} failed first at "
                   f"{view.where(cause.link.stack)}: {message[:90]}",
             explanation=f"The first error of the capture was {cause.link.type}: {message}",
-            fix="Start from this first error; later errors in the chain are its consequences.",
+            fix=known.fix if (known := known_fix(view, cause.link)) else
+            "Start from this first error; later errors in the chain are its consequences.",
             evidence=(view.evidence("exceptions", cause.exception),),
             location=view.location(cause.link.stack), graph=graph.id)
 

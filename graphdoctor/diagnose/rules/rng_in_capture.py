@@ -14,11 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graphdoctor.diagnose.failures import failures_of_kind
+from graphdoctor.diagnose.failures import failures_of_kind, known_fix
 from graphdoctor.diagnose.findings import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace.model import ErrorLink
 
 ID, NAME = "GD106", "rng-in-capture"
+FIX = ("Register the generator with the graph (graph.register_generator_state(gen)) "
+       "before capture, or use the default generator; seed outside the capture.")
 
 
 def check(view: TraceView) -> Iterator[Finding]:
@@ -29,10 +32,14 @@ def check(view: TraceView) -> Iterator[Finding]:
                   f"{graph.id} cannot replay",
             explanation="PyTorch refused an RNG operation during capture: "
                         + cause.link.message.splitlines()[0],
-            fix="Register the generator with the graph (graph.register_generator_state(gen)) "
-                "before capture, or use the default generator; seed outside the capture.",
+            fix=_fix(view, cause.link),
             evidence=(view.evidence("exceptions", cause.exception),),
             location=view.location(cause.link.stack), graph=graph.id)
+
+
+def _fix(view: TraceView, link: ErrorLink) -> str:
+    known = known_fix(view, link)
+    return known.fix if known else FIX
 
 
 RULE = Rule(ID, NAME, check, __doc__ or "")

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graphdoctor.diagnose.failures import failures_of_kind
+from graphdoctor.diagnose.failures import failures_of_kind, known_fix
 from graphdoctor.diagnose.findings import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 
 ID, NAME = "GD101", "sync-in-capture"
+FIX = ("Move this read out of the captured step, or keep the value on the GPU (torch.where, a "
+       "0-d tensor) so nothing waits for it.")
 CALLS = {"item": "`.item()`", "tolist": "`.tolist()`", "numpy": "`.numpy()`",
          "cpu": "a copy to the CPU", "print": "printing a CUDA tensor",
          "nonzero": "a data-dependent shape (nonzero)", "bool-mask index": "boolean-mask indexing",
@@ -33,18 +35,19 @@ def check(view: TraceView) -> Iterator[Finding]:
     for graph, cause in failures_of_kind(view, "sync"):
         syncs = view.user_syncs(view.in_capture("syncs", graph))
         stack = syncs[0][1].stack if syncs else cause.link.stack
+        known = None if syncs else known_fix(view, cause.link)
         what = CALLS.get(syncs[0][1].kind, "a synchronizing call") if syncs else \
-            "an operation that is not permitted while capturing"
+            (known.what if known else "an operation that is not permitted while capturing")
         yield Finding(
             ID, NAME, ERROR, FAILED,
-            title=f"{what} at {view.where(stack)} waits for the GPU inside the capture of graph "
-                  f"{graph.id}",
+            title=(f"{what}: at {view.where(stack)}, inside the capture of graph {graph.id}"
+                   if known else f"{what} at {view.where(stack)} waits for the GPU inside the "
+                   f"capture of graph {graph.id}"),
             explanation=(f"{what} synchronizes with the GPU, which CUDA forbids while a stream is "
                          "being captured: CUDA failed it with \"operation not permitted when "
                          "stream is capturing\", and capture_end then reported the capture as "
                          "invalidated."),
-            fix="Move this read out of the captured step, or keep the value on the GPU "
-                "(torch.where, a 0-d tensor) so nothing waits for it.",
+            fix=known.fix if known else FIX,
             evidence=tuple(view.evidence("syncs", i) for i, _ in syncs)
             + ((view.evidence("exceptions", cause.exception),) if cause.exception >= 0 else ()),
             location=view.location(stack), graph=graph.id)
