@@ -16,6 +16,7 @@ from graphdoctor.diagnose.findings import Verdict
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace import anatomy, rerecords
 from graphdoctor.trace.anatomy import Anatomy
+from graphdoctor.trace.event_kinds import FREED
 from graphdoctor.trace.model import Frame, Trace
 from graphdoctor.trace.names import CALLEES_BASIS, COVERING_BASIS, STEP_BASIS, STEP_FUNCTION
 
@@ -375,9 +376,11 @@ def _growth(trace: Trace, note: dict[str, Any]) -> None:
 
 @expect("freed_input_after_capture")
 def _freed(trace: Trace, note: dict[str, Any]) -> None:
-    freed = [e for e in trace.input_events if e.kind == "freed"]
+    freed = [e for e in trace.input_events if e.kind == FREED]
     assert len(freed) == 1 and freed[0].size == 4096 * 4
+    # read by the captured line 8, let go by the loop's rebinding at line 11
     assert user_line(trace, freed[0].stack) == ("freed_input_after_capture.py", 8)
+    assert user_line(trace, freed[0].dropped) == ("freed_input_after_capture.py", 11)
 
 
 @expect("legacy_stream_in_capture")
@@ -733,6 +736,6 @@ def _host_node(trace: Trace, note: dict[str, Any]) -> None:
     assert plain.count_of(anatomy.HOST) == 0 and not plain.host_functions
 
 
-# the frozen-host-value scenarios register themselves here; imported last, as they use the
-# helpers above
-from tests import frozen_expectations  # noqa: E402
+# the frozen-host-value and the diagnosis-depth scenarios register themselves here; imported
+# last, as they use the helpers above
+from tests import depth_expectations, frozen_expectations  # noqa: E402, F401
