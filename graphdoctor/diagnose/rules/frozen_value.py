@@ -49,10 +49,27 @@ Row = tuple[int, FrozenValue]  # (index in the table, row): what evidence points
 
 
 def check(view: TraceView) -> Iterator[Finding]:
+    per_value = _graph_per_value(view)
     for graph_id, values in _by_graph(view).items():
         graph = view.graph(graph_id)
+        mine = [rows for rows in values if (graph_id, rows[0][1].name) not in per_value]
+        if graph is not None and mine:
+            yield from _graph_findings(view, graph, mine)
+
+
+def _graph_per_value(view: TraceView) -> set[tuple[int, str]]:
+    """(graph, name) of the numbers that several graphs captured at one line each froze at
+    a value of its own (``for i in range(8): with torch.cuda.graph(g): ... + i``, a graph per
+    batch size): each graph keeps its own value by design, and the loop moving on is not a
+    change any of them should have followed."""
+    captured: dict[tuple[str, str], dict[int, str]] = {}
+    for _, row in view.rows(KIND):
+        graph = view.graph(row.graph)
         if graph is not None:
-            yield from _graph_findings(view, graph, values)
+            site = (view.where(graph.stack), row.name)
+            captured.setdefault(site, {})[row.graph] = row.captured
+    return {(graph, name) for (_, name), values in captured.items()
+            if len(values) > 1 and len(set(values.values())) > 1 for graph in values}
 
 
 def _by_graph(view: TraceView) -> dict[int, list[list[Row]]]:
