@@ -37,8 +37,13 @@ def check(view: TraceView) -> Iterator[Finding]:
             title=f"graph {graph.id} is captured on cuda:{graph.device} but works on "
                   f"{', '.join(f'cuda:{d}' if isinstance(d, int) else d for d in devices)}",
             explanation=f"The capture of graph {graph.id} ran on cuda:{graph.device}, while work "
-                        f"at {view.where(stack)} used memory on another device, which this "
-                        "capture cannot record.",
+                        + (f"inside the captured block ({view.where(stack)} begins it) used "
+                           "memory on another device, which this capture cannot record. The "
+                           "default mode places a capture's allocations at its own line; "
+                           "`graphdoctor run --full` names the line of each."
+                           if stack == graph.stack else
+                           f"at {view.where(stack)} used memory on another device, which this "
+                           "capture cannot record."),
             fix="Make the tensors' device current around warmup and capture "
                 "(with torch.cuda.device(...)).",
             evidence=tuple(view.evidence("allocs", i) for i, _ in elsewhere[:20]),
