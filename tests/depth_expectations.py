@@ -12,7 +12,7 @@ from graphdoctor.diagnose import compile_costs, diagnose, diagnose_ranks
 from graphdoctor.diagnose.findings import Finding
 from graphdoctor.diagnose.measure import WANTED_SAMPLES
 from graphdoctor.trace import queries
-from graphdoctor.trace.event_kinds import FREED
+from graphdoctor.trace.event_kinds import FREED, REBOUND
 from graphdoctor.trace.model import Trace
 from graphdoctor.trace.names import CALLEES_BASIS, CAPTURED, RECOMPILE
 from tests import frozen_expectations
@@ -76,6 +76,22 @@ def _rebound(trace: Trace, note: dict[str, Any]) -> None:
     assert note["exit_code"] == 0 and note["truth"].startswith("stale")
     freed_at_rebinding(trace, "real_rebound_input_tv_infer.py", "x = next_batch()  # the",
                        "out = model(x)")
+
+
+@expect("real_rebound_batches_tv_infer")
+def _rebound_batches(trace: Trace, note: dict[str, Any]) -> None:
+    script = "real_rebound_batches_tv_infer.py"
+    assert note["exit_code"] == 0 and note["truth"].startswith("stale")
+    # nothing is freed (the list holds every batch): the name is found holding another
+    # tensor at the first replays, and the line that binds it again is the for loop's
+    [event] = trace.input_events
+    assert event.kind == REBOUND
+    assert user_line(trace, event.stack) == (script, line_of(script, "out = model(x)"))
+    loop = line_of(script, "for x in batches[1:]:")
+    assert user_line(trace, event.dropped) == (script, loop)
+    finding = finding_of(diagnose(trace).findings, "GD302")
+    located(finding, script, loop)
+    assert "replays read the old one" in finding.title and "copy_" in finding.fix
 
 
 @expect_ranks("dist_branch_extra_collective")

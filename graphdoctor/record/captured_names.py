@@ -111,3 +111,22 @@ def _statements_between(tree: ast.Module, first: int, last: int) -> list[ast.stm
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def bound_again_at(path: str, begin_line: int, end_line: int, name: str) -> int | None:
+    """The first line after the captured block, in the function (or module) that holds it,
+    that binds ``name`` again (``x = next_batch()``, ``for x in batches:``); None if none
+    does or the source is gone. What a replay reading a rebound name is told to change."""
+    tree = parse_source(path)
+    if tree is None:
+        return None
+    scope: ast.AST = tree
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and node.lineno <= begin_line <= (node.end_lineno or node.lineno) \
+                and node.lineno >= getattr(scope, "lineno", 0):
+            scope = node
+    lines = [node.lineno for node in ast.walk(scope)
+             if isinstance(node, ast.Name) and node.id == name
+             and isinstance(node.ctx, ast.Store) and node.lineno > end_line]
+    return min(lines, default=None)

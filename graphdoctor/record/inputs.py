@@ -12,6 +12,13 @@ whose callback notes the Python stack when the tensor object dies, which is the 
 rebound its name (or ``del``-ed it), the line to change. The callback only notes (file,
 line, function) triples: it runs inside a deallocation, anywhere, so it takes no lock.
 
+A name bound again without the old tensor dying (a list of batches still holds it: ``for x
+in batches: g.replay()``) frees nothing, and every replay reads the old tensor while the
+script's new data goes unread. So at each of the first replays, where the replay is made
+by the capturing function itself, each candidate's name is read again (the frame's own
+variable, as it is now); a name that now holds another tensor is reported as rebound, at
+the first line after the block that binds it again, read from the source.
+
 Weak references are checked before replays: all of them at each of the first replays, then
 a few at a time every few replays, so the replay path stays cheap. Only a free followed by a
 replay counts (memory released after the last replay harms nothing), and only for a name the
@@ -22,10 +29,11 @@ healthy program.
 
 from __future__ import annotations
 
+import inspect
 import sys
 import weakref
 from dataclasses import dataclass, field
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any
 
 import torch
@@ -33,7 +41,7 @@ import torch
 from graphdoctor.record import captured_names, compat
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.record.stacks import qualname
-from graphdoctor.trace.event_kinds import FREED
+from graphdoctor.trace.event_kinds import FREED, REBOUND
 from graphdoctor.trace.spool import records as sr
 
 MAX_CANDIDATES = 256  # a namespace with more CUDA tensors than this is not a capture script
@@ -75,6 +83,7 @@ class CaptureSite:
     begin_line: int
     end_line: int
     frames: list[tuple[str, int, str]]
+    code: CodeType | None = None  # the capturing function's (or module's) code
 
 
 @dataclass
@@ -85,6 +94,7 @@ class GraphInputs:
     replays: int = 0
     cursor: int = 0
     freed: set[int] = field(default_factory=set)
+    rebound: set[int] = field(default_factory=set)
 
 
 def available() -> bool:
@@ -126,7 +136,7 @@ def site_of(frame: FrameType, begin_line: int, end_line: int) -> CaptureSite:
         frames.append((code.co_filename, current.f_lineno or 0,
                        qualname(code)))
         current = current.f_back
-    return CaptureSite(frame.f_code.co_filename, begin_line, end_line, frames)
+    return CaptureSite(frame.f_code.co_filename, begin_line, end_line, frames, frame.f_code)
 
 
 EVERY_REPLAY_UNTIL = 16
@@ -138,6 +148,9 @@ def before_replay(recorder: Recorder, watched: GraphInputs) -> None:
     watched.replays += 1
     if watched.replays <= EVERY_REPLAY_UNTIL:
         _check(recorder, watched, watched.inputs)
+        caller = sys._getframe(2)  # above this and the replay wrapper: the replaying code
+        if caller.f_code is watched.site.code:
+            _check_names(recorder, watched, caller)
     elif watched.replays % LATER_EVERY == 0 and watched.inputs:
         start = watched.cursor % len(watched.inputs)
         window = (watched.inputs + watched.inputs)[start:start + LATER_WINDOW]
@@ -156,6 +169,51 @@ def _check(recorder: Recorder, watched: GraphInputs, items: list[_Input]) -> Non
             recorder.emit(sr.InputRecord(recorder.now(), watched.graph, FREED, item.addr,
                                          item.size, _stack_at(recorder, watched.site, line),
                                          watched.replays, dropped))
+
+
+def _check_names(recorder: Recorder, watched: GraphInputs, frame: FrameType) -> None:
+    """Each candidate whose name, read in the capturing frame now, holds another tensor
+    while the one captured is still alive: the graph reads the old one."""
+    for item in watched.inputs:
+        if item.addr in watched.rebound or item.addr in watched.freed or item.ref.expired():
+            continue
+        now = _bound_now(frame, item.name)
+        if not isinstance(now, torch.Tensor) or _address(now) in (item.addr, 0):
+            continue
+        line = _read_at(watched.site, item.name)
+        if line is None or _still_named(frame, item.addr):
+            continue  # another name holds the captured tensor: the script may fill it there
+        watched.rebound.add(item.addr)
+        site = watched.site
+        again = captured_names.bound_again_at(site.path, site.begin_line, site.end_line,
+                                              item.name)
+        recorder.emit(sr.InputRecord(recorder.now(), watched.graph, REBOUND, item.addr,
+                                     item.size, _stack_at(recorder, site, line),
+                                     watched.replays,
+                                     _stack_at(recorder, site, again) if again else -1))
+
+
+def _still_named(frame: FrameType, addr: int) -> bool:
+    """Whether some name the frame can read still holds a tensor on the storage at ``addr``."""
+    return any(isinstance(value, torch.Tensor) and _address(value) == addr
+               for _, value in captured_names.bound_values(frame))
+
+
+def _bound_now(frame: FrameType, name: str) -> Any:
+    """What ``name`` holds in ``frame`` now (None if unbound or unreadable)."""
+    try:
+        if frame.f_code.co_flags & inspect.CO_OPTIMIZED:
+            return captured_names.FRAME_VAR(frame, name) if captured_names.FRAME_VAR else None
+        return frame.f_locals.get(name, frame.f_globals.get(name))
+    except (NameError, ValueError, KeyError):
+        return None
+
+
+def _address(tensor: torch.Tensor) -> int:
+    try:
+        return int(tensor.untyped_storage().data_ptr())
+    except (RuntimeError, NotImplementedError, TypeError):
+        return 0
 
 
 def _read_at(site: CaptureSite, name: str) -> int | None:

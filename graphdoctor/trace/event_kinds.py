@@ -329,17 +329,19 @@ class WarningRecord:
 
 
 FREED = "freed"  # an input event's kind: the tensor a graph reads was freed
+REBOUND = "rebound"  # its name holds another tensor now, the one captured still alive
 
 
 @dataclass(frozen=True)
 class InputEvent:
-    """Something that happened to memory a captured graph reads: freed. ``stack`` is where
-    the captured block read it; ``dropped`` where the tensor object holding it died (the
-    line that rebound or deleted its name), where that was seen."""
+    """Something that happened to memory a captured graph reads: freed, or its name
+    rebound while it lives on. ``stack`` is where the captured block read it; ``dropped``
+    where the name let go of it (the line where the tensor object died, or, rebound, the
+    first line after the block that binds the name again), where that is known."""
 
     t: int
     graph: int
-    kind: str  # FREED
+    kind: str  # FREED or REBOUND
     addr: int
     size: int
     stack: int = NONE

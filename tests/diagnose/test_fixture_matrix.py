@@ -135,8 +135,12 @@ EXPECTED: dict[str, tuple[set[str], tuple[str, int] | None, list[str]]] = {
     # from the 2 warm ones (a small sample, said)
     "recipe_whole_network_docs": (set(), None, ["faster"]),
     # torchvision ResNet served by rebinding the captured input's name in the request loop
-    "real_rebound_input_tv_infer": ({"freed-captured-input"},
+    # (and ResNet-18's graph at batch 16 is one chain of 100-odd kernels of a few µs)
+    "real_rebound_input_tv_infer": ({"freed-captured-input", "serial-tiny-kernels"},
                                     ("real_rebound_input_tv_infer.py", 32), ["unsafe"]),
+    # the same served over a list of preloaded batches: rebound, nothing freed
+    "real_rebound_batches_tv_infer": ({"freed-captured-input", "serial-tiny-kernels"},
+                                      ("real_rebound_batches_tv_infer.py", 27), ["unsafe"]),
     # only rank 1 reduces once more, through the helper every all_reduce goes through
     "dist_branch_extra_collective": (
         {"collective-in-capture", "ranks-diverged", "distributed-hang", "teardown-hang"},

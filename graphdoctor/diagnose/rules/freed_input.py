@@ -10,6 +10,11 @@ The line to change is the one that let the tensor go (``x = torch.randn(...)`` i
 die, that line is the finding's location, and the capture's read is named beside it. Where
 it was not seen (the storage was freed some other way), the captured read is the location.
 
+A name bound again while the old tensor lives on (a list of batches holds it: ``for x in
+batches: g.replay()``) frees nothing: every replay reads the old tensor, and the new data is
+never read. That is reported too, at the first line after the captured block that binds
+the name again.
+
 How to fix: keep every captured input alive as long as the graph, and feed new data with
 ``static_input.copy_(new)``.
 """
@@ -20,7 +25,7 @@ from collections.abc import Iterator
 
 from graphdoctor.diagnose.findings import ERROR, UNSAFE, Finding, Rule
 from graphdoctor.diagnose.view import TraceView, mib
-from graphdoctor.trace.event_kinds import FREED, InputEvent
+from graphdoctor.trace.event_kinds import FREED, REBOUND, InputEvent
 from graphdoctor.trace.model import NONE
 
 ID, NAME = "GD302", "freed-captured-input"
@@ -30,6 +35,30 @@ def check(view: TraceView) -> Iterator[Finding]:
     for index, event in enumerate(view.trace.input_events):
         if event.kind == FREED:
             yield _finding(view, index, event)
+        elif event.kind == REBOUND:
+            yield _rebound(view, index, event)
+
+
+def _rebound(view: TraceView, index: int, event: InputEvent) -> Finding:
+    used, again = view.where(event.stack), event.dropped
+    at = f" at {view.where(again)}" if again != NONE else ""
+    return Finding(
+        ID, NAME, ERROR, UNSAFE,
+        title=f"graph {event.graph} reads a {mib(event.size)} tensor (used at {used}) whose "
+              f"name was bound to another tensor{at}: replays read the old one",
+        explanation=(f"During capture, graph {event.graph} read a tensor at {used}. By replay "
+                     f"{event.replays} that name held another tensor, while the captured one "
+                     "lived on (something else still holds it), so every replay computes on "
+                     "the old data and the new data is never read."),
+        fix=f"Copy the new data into the captured tensor (static_x.copy_(new_x)){at}, "
+            "instead of binding the name to another tensor.",
+        evidence=(view.evidence("input_events", index),)
+        + ((view.evidence("graphs", event.graph),)
+           if 0 <= event.graph < len(view.trace.graphs) else ()),
+        location=view.location(again if again != NONE else event.stack), graph=event.graph,
+        measurements={"bytes": event.size, "noticed_at_replay": event.replays,
+                      "used_at": used}
+        | ({"bound_again_at": view.where(again)} if again != NONE else {}))
 
 
 def _finding(view: TraceView, index: int, event: InputEvent) -> Finding:

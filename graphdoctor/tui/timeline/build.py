@@ -88,7 +88,7 @@ def _main_thread_series(trace: Trace, orders: Orders) -> list[Series]:
                            calls.where(mode=mode), "dur")
               for mode in calls.distinct("mode")]
     series.append(list_series("warnings", "warning", marks.WARNING_MARK, trace.warnings))
-    series.append(list_series("input_events", "captured input freed", marks.INPUT_EVENT,
+    series.append(list_series("input_events", "captured input freed or rebound", marks.INPUT_EVENT,
                               trace.input_events))
     return series + _other_kinds(trace, orders)
 
