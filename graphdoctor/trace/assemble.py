@@ -218,6 +218,9 @@ def _assign_phases(trace: Trace) -> None:
             continue
         data = trace.tables[kind.name].data
         data["phase"] = [index.phase_at(t) for t in data["t"]]
+        if kind.name == "allocs":  # what a capture allocated, read back as it ends
+            data["phase"] = [CAPTURE if graph >= 0 and phase == OWN else phase
+                             for graph, phase in zip(data["graph"], data["phase"])]
 
 
 def _meta(b: Builder) -> Meta:

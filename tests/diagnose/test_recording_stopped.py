@@ -17,9 +17,10 @@ WHY = "File too large"
 
 
 def cut_before_the_replays(tmp_path: Path, ending: list[sr.SpoolRecord]) -> Path:
-    """The tiny_graph recording (an H100's) as far as its first replay, then ``ending``."""
+    """The tiny_graph recording as far as its first replay, then ``ending``."""
     lines = gzip.decompress((RECORDINGS / "tiny_graph.spool.jsonl.gz").read_bytes()).splitlines()
-    first_replay = next(i for i, line in enumerate(lines) if line.startswith(b'["replay"'))
+    first_replay = next(i for i, line in enumerate(lines)  # a replay, a run of them, a count
+                        if line.startswith((b'["replay', b'["progress"')))
     kept = [line.decode() for line in lines[:first_replay]]
     path = tmp_path / "stopped.spool"
     path.write_text("\n".join([*kept, *(json.dumps(sr.encode(r)) for r in ending)]) + "\n")

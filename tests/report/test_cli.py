@@ -113,12 +113,12 @@ def test_redact_help_says_which_words_leave_free_text(command: str) -> None:
 def test_report_reads_a_kept_spool_as_run_would(tmp_path: Path, compressed: bool) -> None:
     """All but the source lines, which the recording (from before digests were kept)
     cannot vouch for: none is read from this disk, and the notes say so."""
-    recording = RECORDINGS / "tiny_graph.spool.jsonl.gz"
+    recording = RECORDINGS / "launch_bound.spool.jsonl.gz"
     spool = recording if compressed else tmp_path / "run.spool.jsonl"
     if not compressed:
         spool.write_bytes(gzip.decompress(recording.read_bytes()))
     shown = invoke("report", spool, "--width", "200").stdout.splitlines()
-    as_run = render_text(report_for("tiny_graph"), width=200).splitlines()
+    as_run = render_text(report_for("launch_bound"), width=200).splitlines()
     note = shown.index("Not recorded") + 1
     assert shown[note].strip() == "source lines: not read for 1 file (no digest in the recording)"
     assert [line for line in shown if line not in as_run] == shown[note - 1:note + 1]

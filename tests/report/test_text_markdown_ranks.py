@@ -80,11 +80,11 @@ def test_text_shows_where_each_ranks_threads_were() -> None:
         "rank 0:",
         "the main thread: dist_extra_allreduce_in_capture.py:29 in <module>",
         "called: torch/distributed/distributed_c10d.py:2319 in destroy_process_group",
-        "2 other threads (graphdoctor's, Python's or torch's own) left out",
+        "3 other threads (graphdoctor's, Python's or torch's own) left out",
         "rank 1:",
         "the main thread: dist_extra_allreduce_in_capture.py:28 in <module>",
         "called: torch/cuda/__init__.py:1162 in synchronize",
-        "2 other threads (graphdoctor's, Python's or torch's own) left out",
+        "3 other threads (graphdoctor's, Python's or torch's own) left out",
         "(in full: graphdoctor report --format markdown)"]
 
 

@@ -24,7 +24,7 @@ from graphdoctor.tui.timeline.build import build_lanes
 
 RECORDINGS = Path(__file__).parents[2] / "fixtures" / "recordings"
 RECORDING = RECORDINGS / "launch_bound.spool.jsonl.gz"
-OLDER = RECORDINGS / "default_stream_capture.spool.jsonl.gz"  # recorded before gc_pauses
+OLDER = RECORDINGS / "compile_mutated_input.spool.jsonl.gz"  # recorded before gc_pauses
 GC = BY_NAME["gc_pauses"]
 
 

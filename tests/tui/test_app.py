@@ -277,7 +277,7 @@ async def test_allocations_group_sort_and_open() -> None:
         assert keys() == ["capture"]
         await pilot.press("o")
         await settle(pilot)
-        assert len(keys()) == 9 and keys()[0] == "(1, 0)"  # the biggest pool first
+        assert len(keys()) == 8 and keys()[0] == "(1, 0)"  # a pool per graph, biggest first
         await pilot.press("r")
         assert keys()[-1] == "(1, 0)"
         await pilot.press("less_than_sign")

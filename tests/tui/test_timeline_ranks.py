@@ -126,8 +126,9 @@ def test_events_and_lanes_carry_their_rank() -> None:
 def test_evidence_resolves_in_its_ranks_trace() -> None:
     view = view_of()
     diverged = next(f for f in view.findings if f.name == "ranks-diverged")
-    [(item, ref)] = view.evidence(diverged)
+    (item, ref), *graphs = view.evidence(diverged)  # then each rank's graph (its NCCL kernels)
     assert item.rank == 1 and ref == EventRef("collectives", 4, 1)
+    assert [r.rank for _, r in graphs] == [0, 1]
     assert len(view.trace_of(0).tables["collectives"]) == 4  # no such row on rank 0
     unranked = dataclasses.replace(diverged, evidence=(dataclasses.replace(item, rank=-1),))
     assert view.evidence(unranked)[0][1] == ref  # evidence naming no rank: its finding's

@@ -1,0 +1,31 @@
+"""PyTorch's training loop written at a script's top level, eager only: 16 small blocks
+(Linear 256, LayerNorm, ReLU) in an nn.Sequential, MSELoss, backward and SGD's step, 200
+steps after 20 of warmup. The script's own code calls torch's modules, backward and step
+directly: each of those is a step part the eager history times for its first 256 calls (what
+PyTorch's recipe needs to be measured from its warmup), so this is their worst case."""
+import torch
+from _common import emit, timed_loop
+
+torch.manual_seed(0)
+model = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(256, 256),
+                                                  torch.nn.LayerNorm(256), torch.nn.ReLU())
+                              for _ in range(16)]).cuda()
+loss_fn = torch.nn.MSELoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+x = torch.randn(64, 256, device="cuda")
+target = torch.randn(64, 256, device="cuda")
+
+
+def body():
+    optimizer.zero_grad(set_to_none=True)
+    loss = loss_fn(model(x), target)
+    loss.backward()
+    optimizer.step()
+
+
+for _ in range(20):
+    optimizer.zero_grad(set_to_none=True)
+    loss = loss_fn(model(x), target)
+    loss.backward()
+    optimizer.step()
+emit(timed_loop(body, 200))
