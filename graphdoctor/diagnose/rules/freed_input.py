@@ -34,38 +34,16 @@ ID, NAME = "GD302", "freed-captured-input"
 def check(view: TraceView) -> Iterator[Finding]:
     for index, event in enumerate(view.trace.input_events):
         if event.kind == FREED:
-            yield _finding(view, index, event)
+            yield _freed(view, index, event)
         elif event.kind == REBOUND:
             yield _rebound(view, index, event)
 
 
-def _rebound(view: TraceView, index: int, event: InputEvent) -> Finding:
-    used, again = view.where(event.stack), event.dropped
-    at = f" at {view.where(again)}" if again != NONE else ""
-    return Finding(
-        ID, NAME, ERROR, UNSAFE,
-        title=f"graph {event.graph} reads a {mib(event.size)} tensor (used at {used}) whose "
-              f"name was bound to another tensor{at}: replays read the old one",
-        explanation=(f"During capture, graph {event.graph} read a tensor at {used}. By replay "
-                     f"{event.replays} that name held another tensor, while the captured one "
-                     "lived on (something else still holds it), so every replay computes on "
-                     "the old data and the new data is never read."),
-        fix=f"Copy the new data into the captured tensor (static_x.copy_(new_x)){at}, "
-            "instead of binding the name to another tensor.",
-        evidence=(view.evidence("input_events", index),)
-        + ((view.evidence("graphs", event.graph),)
-           if 0 <= event.graph < len(view.trace.graphs) else ()),
-        location=view.location(again if again != NONE else event.stack), graph=event.graph,
-        measurements={"bytes": event.size, "noticed_at_replay": event.replays,
-                      "used_at": used}
-        | ({"bound_again_at": view.where(again)} if again != NONE else {}))
-
-
-def _finding(view: TraceView, index: int, event: InputEvent) -> Finding:
+def _freed(view: TraceView, index: int, event: InputEvent) -> Finding:
     used, dropped = view.where(event.stack), event.dropped
     let_go = f"; its last reference went at {view.where(dropped)}" if dropped != NONE else ""
-    return Finding(
-        ID, NAME, ERROR, UNSAFE,
+    return _finding(
+        view, index, event, "dropped_at",
         title=f"graph {event.graph} reads a {mib(event.size)} tensor (used at {used}) that "
               f"was freed after capture{let_go}",
         explanation=(f"During capture, graph {event.graph} read a tensor at {used}. "
@@ -76,15 +54,38 @@ def _finding(view: TraceView, index: int, event: InputEvent) -> Finding:
                      "something else."),
         fix=("Keep captured inputs alive and update them in place: static_x.copy_(new_x)"
              + (f" at {view.where(dropped)}, instead of binding the name to a new tensor."
-                if dropped != NONE else ".")),
+                if dropped != NONE else ".")))
+
+
+def _rebound(view: TraceView, index: int, event: InputEvent) -> Finding:
+    used, again = view.where(event.stack), event.dropped
+    at = f" at {view.where(again)}" if again != NONE else ""
+    return _finding(
+        view, index, event, "bound_again_at",
+        title=f"graph {event.graph} reads a {mib(event.size)} tensor (used at {used}) whose "
+              f"name was bound to another tensor{at}: replays read the old one",
+        explanation=(f"During capture, graph {event.graph} read a tensor at {used}. By replay "
+                     f"{event.replays} that name held another tensor, while the captured one "
+                     "lived on (something else still holds it), so every replay computes on "
+                     "the old data and the new data is never read."),
+        fix=f"Copy the new data into the captured tensor (static_x.copy_(new_x)){at}, "
+            "instead of binding the name to another tensor.")
+
+
+def _finding(view: TraceView, index: int, event: InputEvent, let_go_as: str, title: str,
+             explanation: str, fix: str) -> Finding:
+    """The finding of an input event, located where the name let go of the tensor where
+    that is known (``let_go_as`` names that line in the measurements), else at the read."""
+    let_go = event.dropped
+    return Finding(
+        ID, NAME, ERROR, UNSAFE, title=title, explanation=explanation, fix=fix,
         evidence=(view.evidence("input_events", index),)
         + ((view.evidence("graphs", event.graph),)
            if 0 <= event.graph < len(view.trace.graphs) else ()),
-        location=view.location(dropped if dropped != NONE else event.stack),
-        graph=event.graph,
+        location=view.location(let_go if let_go != NONE else event.stack), graph=event.graph,
         measurements={"bytes": event.size, "noticed_at_replay": event.replays,
-                      "used_at": used}
-        | ({"dropped_at": view.where(dropped)} if dropped != NONE else {}))
+                      "used_at": view.where(event.stack)}
+        | ({let_go_as: view.where(let_go)} if let_go != NONE else {}))
 
 
 RULE = Rule(ID, NAME, check, __doc__ or "")
