@@ -14,9 +14,9 @@ A watched function that starts while its thread captures (the forward pass that
 
 A captured block of inline code calls torch itself (PyTorch's own recipe: ``model(x)`` of an
 ``nn.Sequential``, ``loss_fn(...)``, ``loss.backward()``, ``opt.step()`` at the top level of
-the script). Those calls are a step's parts too (:func:`torch_step_part`), timed only where
-the user's own code makes them (:func:`called_by_user_itself`): the same ``forward`` runs
-for every ``nn.Sequential`` inside a model, and only the script's own call is the step's.
+the script). Those calls are a step's parts too (:mod:`graphdoctor.record.step_parts`),
+timed only where the user's own code makes them: the same ``forward`` runs for every
+``nn.Sequential`` inside a model, and only the script's own call is the step's.
 """
 
 from __future__ import annotations
@@ -28,19 +28,13 @@ from typing import Any
 
 from graphdoctor.record.gpu_sample import GpuSample, sampled_note
 from graphdoctor.record.recorder import CaptureState, Recorder, TimerSource, TimerToken
-from graphdoctor.record.stacks import USER
+from graphdoctor.record.step_parts import called_by_user_itself, torch_step_part
 from graphdoctor.trace.event_kinds import Call
 from graphdoctor.trace.names import EAGER_CALL, WARMUP_CALL
 
 # Calls of torch that launch no work of their own inside a capture: streams, graphs, and
 # graphdoctor's sight of the capture machinery itself.
 _NOT_WORK = ("torch.cuda", "torch._C._cuda", "torch.utils")
-# torch's functions that are a step's parts when the user's code calls them: a module's
-# forward (behind nn.Module.__call__), Tensor.backward, and an optimizer's step, which runs
-# first as the profiling wrapper torch puts around every optimizer's step
-STEP_PARTS = frozenset({"forward", "backward"})
-OPTIMIZER_STEP = ("torch/optim/optimizer.py", "wrapper")
-MODULE_CALL = frozenset({"_wrapped_call_impl", "_call_impl"})  # nn.Module.__call__'s frames
 EAGER_TIMES_LOST = "eager time of captured functions"  # the part a note is about
 SCRIPT_TOOK_THE_ID = ("the script asked for graphdoctor's sys.monitoring tool id and no other "
                       "was free, so calls from then on were not timed")
@@ -158,23 +152,6 @@ class Monitor:
 
 def _free_tool_ids() -> list[int]:
     return [t for t in _TOOL_IDS if SYS_MONITORING.get_tool(t) is None]
-
-
-def torch_step_part(code: CodeType) -> bool:
-    """Whether torch's ``code`` is a step's part: a forward, a backward, an optimizer step."""
-    if code.co_name in STEP_PARTS:
-        return True
-    path, name = OPTIMIZER_STEP
-    return code.co_name == name and code.co_filename.replace("\\", "/").endswith(path)
-
-
-def called_by_user_itself(recorder: Recorder, frame: FrameType) -> bool:
-    """Whether the function running in ``frame`` was called by the user's own code (not a
-    library's), through nothing but nn.Module's ``__call__``."""
-    caller = frame.f_back
-    while caller is not None and caller.f_code.co_name in MODULE_CALL:
-        caller = caller.f_back
-    return caller is not None and recorder.stacks.kind(caller.f_code.co_filename) == USER
 
 
 def innermost_user_frame(recorder: Recorder, frame: FrameType | None) -> FrameType | None:

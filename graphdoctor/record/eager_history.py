@@ -9,7 +9,7 @@ memory: the first calls of a process run cold (caches, clocks), so the latest on
 a replay is fairly compared with. A library's function is kept only where the user's code
 calls it (``model(x)`` into a library's ``forward``), not the library's own inner calls; and
 torch's own step parts (an ``nn.Module``'s forward, ``Tensor.backward``, an optimizer's
-step: :func:`~graphdoctor.record.calls.torch_step_part`) only at the calls the user's code
+step: :mod:`graphdoctor.record.step_parts`) only at the calls the user's code
 makes itself, what PyTorch's recipe captures inline (its warmup loop is their eager calls).
 
 Three things claim kept calls (the cold first call among them left out):
@@ -47,13 +47,12 @@ from graphdoctor.record.calls import (
     Monitor,
     as_called,
     call_key,
-    called_by_user_itself,
     callee_code,
     monitoring_available,
-    torch_step_part,
 )
 from graphdoctor.record.captured_names import FRAME_VAR, is_number
 from graphdoctor.record.recorder import Recorder, TimerSource, TimerToken, Uninstall
+from graphdoctor.record.step_parts import called_by_user_itself, torch_step_part
 from graphdoctor.trace.event_kinds import Call
 from graphdoctor.trace.model import LIBRARY, PYTHON, TORCH, USER
 from graphdoctor.trace.names import EAGER_CALL, REPLAYING_CALL, STEP_FUNCTION, WARMUP_CALL

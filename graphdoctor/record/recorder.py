@@ -170,7 +170,7 @@ class CaptureState:
     device: int = 0
     callees: list[CodeType] = field(default_factory=list)  # code objects the capture ran
     uncovered: list[str] = field(default_factory=list)  # torch work it ran besides them
-    # that torch work's code, where it is a step's part (calls.torch_step_part), by name
+    # that torch work's code, where it is a step's part (step_parts.torch_step_part), by name
     torch_parts: dict[str, CodeType] = field(default_factory=dict)
     makes: list[str] = field(default_factory=list)  # what its top level called (calls.call_key)
     own: list[tuple[int, int]] = field(default_factory=list)  # graphdoctor's own time in it

@@ -188,7 +188,7 @@ def test_every_eager_call_is_kept_and_a_sample_timed_on_the_gpu(tmp_path: Path) 
 def test_torchs_step_parts_are_forwards_backward_and_an_optimizers_step() -> None:
     import torch
 
-    from graphdoctor.record.calls import torch_step_part
+    from graphdoctor.record.step_parts import torch_step_part
 
     param = torch.nn.Parameter(torch.zeros(2))
     optimizer = torch.optim.SGD([param], lr=0.1)
@@ -210,7 +210,7 @@ class _Recorder:
 def test_a_call_through_module_call_frames_is_the_users_own() -> None:
     import sys
 
-    from graphdoctor.record.calls import called_by_user_itself
+    from graphdoctor.record.step_parts import called_by_user_itself
 
     def forward() -> bool:
         return called_by_user_itself(_Recorder(), sys._getframe())  # type: ignore[arg-type]
