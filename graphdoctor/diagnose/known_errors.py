@@ -42,8 +42,9 @@ KNOWN_ERRORS: tuple[KnownError, ...] = (
         "captured; the warmup steps before the capture stay as they are."),
     KnownError(
         "nccl-watchdog-in-capture",
-        re.compile(r"watchdog thread terminated with exception:.*not permitted when stream "
-                   r"is capturing", re.S),
+        # a bounded gap: the text is a stranger's, and an open one could backtrack long
+        re.compile(r"watchdog thread terminated with exception:.{0,400}?not permitted when "
+                   r"stream is capturing", re.S),
         "NCCL's watchdog thread queried a collective's event while the stream captured",
         "Let eager collectives finish before capturing (torch.cuda.synchronize() before "
         "capture_begin), capture with capture_error_mode=\"thread_local\" so the watchdog's "
@@ -109,10 +110,5 @@ def _op(frames: list[Frame]) -> str:
 
 
 def say(text: str, words: dict[str, str]) -> str:
-    """A row's text with its words filled in (a word the error did not give: left out)."""
-    return text.format_map(_Words(words))
-
-
-class _Words(dict[str, str]):
-    def __missing__(self, key: str) -> str:
-        return GENERIC_OP if key == "op" else "the optimizer"
+    """A row's text with the words :func:`known` found for it filled in."""
+    return text.format_map(words)

@@ -55,6 +55,18 @@ def bound_values(frame: FrameType) -> Iterator[tuple[str, Any]]:
                 continue
     yield from list(frame.f_globals.items())
 
+
+def value_of(frame: FrameType, name: str) -> Any:
+    """What ``name`` holds in ``frame`` now, read as :func:`bound_values` reads it; None if
+    unbound or unreadable."""
+    try:
+        if frame.f_code.co_flags & inspect.CO_OPTIMIZED:
+            return FRAME_VAR(frame, name) if FRAME_VAR is not None else None
+        return frame.f_locals.get(name, frame.f_globals.get(name))
+    except (NameError, ValueError, KeyError):
+        return None
+
+
 _WITH = (ast.With, ast.AsyncWith)
 
 

@@ -29,7 +29,6 @@ healthy program.
 
 from __future__ import annotations
 
-import inspect
 import sys
 import weakref
 from dataclasses import dataclass, field
@@ -177,7 +176,7 @@ def _check_names(recorder: Recorder, watched: GraphInputs, frame: FrameType) -> 
     for item in watched.inputs:
         if item.addr in watched.rebound or item.addr in watched.freed or item.ref.expired():
             continue
-        now = _bound_now(frame, item.name)
+        now = captured_names.value_of(frame, item.name)
         if not isinstance(now, torch.Tensor) or _address(now) in (item.addr, 0):
             continue
         line = _read_at(watched.site, item.name)
@@ -199,17 +198,8 @@ def _still_named(frame: FrameType, addr: int) -> bool:
                for _, value in captured_names.bound_values(frame))
 
 
-def _bound_now(frame: FrameType, name: str) -> Any:
-    """What ``name`` holds in ``frame`` now (None if unbound or unreadable)."""
-    try:
-        if frame.f_code.co_flags & inspect.CO_OPTIMIZED:
-            return captured_names.FRAME_VAR(frame, name) if captured_names.FRAME_VAR else None
-        return frame.f_locals.get(name, frame.f_globals.get(name))
-    except (NameError, ValueError, KeyError):
-        return None
-
-
 def _address(tensor: torch.Tensor) -> int:
+    """The address of a tensor's storage; 0 for a subclass without real storage."""
     try:
         return int(tensor.untyped_storage().data_ptr())
     except (RuntimeError, NotImplementedError, TypeError):

@@ -138,7 +138,12 @@ def _teardown(b: Builder, r: sr.TeardownRecord) -> None:
 
 def _input(b: Builder, r: sr.InputRecord) -> None:
     b.trace.input_events.append(InputEvent(b.see(r.t), r.graph, r.kind, r.addr, r.size,
-                                           r.stack, r.replays, r.dropped))
+                                           _stack_id(r.stack), r.replays, _stack_id(r.dropped)))
+
+
+def _stack_id(value: object) -> int:
+    """A stack id as a spool gives it; NONE for anything else (a stranger's spool)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else NONE
 
 
 def _exc(b: Builder, r: sr.ExceptionInfo) -> None:

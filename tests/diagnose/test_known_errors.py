@@ -102,3 +102,12 @@ def test_an_unknown_error_keeps_the_rules_own_words() -> None:
 def test_the_failure_rules_give_the_tables_fix(scenario: str, rule: str, words: str) -> None:
     fixes = [f.fix for f in report_for(scenario).diagnosis.findings if f.id == rule]
     assert fixes and all(words in fix for fix in fixes), fixes
+
+
+
+def test_the_watchdog_rows_gap_is_bounded() -> None:
+    # a stranger's text: an open gap would backtrack over all of it from each prefix
+    near = WATCHDOG.replace("exception: ", "exception: " + "x" * 300)
+    far = WATCHDOG.replace("exception: ", "exception: " + "x" * 1000)
+    assert row_of(ErrorLink("RuntimeError", near))[0] == "nccl-watchdog-in-capture"
+    assert row_of(ErrorLink("RuntimeError", far))[0] == "not-permitted-while-capturing"
