@@ -64,6 +64,29 @@ def timed_loop(body, steps: int) -> dict:
             "host_us_per_step": host * 1e6 / steps, "steps": steps}
 
 
+def median_of_blocks(body, steps: int, blocks: int) -> dict:
+    """``timed_loop`` over ``blocks`` blocks: the median block's figures, and each block's."""
+    runs = [timed_loop(body, steps) for _ in range(blocks)]
+    middle = sorted(runs, key=lambda run: run["host_us_per_step"])[blocks // 2]
+    return {**middle, "blocks_host_us": [round(run["host_us_per_step"], 3) for run in runs]}
+
+
+def profile_block(body, steps: int, out: str) -> None:
+    """One block of ``body`` under cProfile; the costliest functions written to ``out``."""
+    import cProfile
+    import io
+    import pstats
+
+    profile = cProfile.Profile()
+    profile.enable()
+    timed_loop(body, steps)
+    profile.disable()
+    text = io.StringIO()
+    pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(25)
+    with open(out, "w") as file:
+        file.write(text.getvalue())
+
+
 def emit(result: dict) -> None:
     print("BENCH " + json.dumps(result), flush=True)
     sys.stdout.flush()

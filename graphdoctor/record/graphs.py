@@ -92,8 +92,8 @@ def install(recorder: Recorder) -> Uninstall:
         patch(torch.cuda.graph, "__exit__", state.wrap_region_exit),
         patch(torch.cuda, "make_graphed_callables", state.wrap_make_graphed_callables),
     ]
+    recorder.heartbeats.append(state.replay_path.heartbeat)  # first: it brings the counts up
     recorder.heartbeats.append(state.progress)
-    recorder.heartbeats.append(state.replay_path.heartbeat)
     if state.anatomy is not None:
         recorder.heartbeats.append(state.anatomy.drain)
     recorder.follow = state.follow
@@ -163,6 +163,7 @@ class _GraphHooks:
         rec = self.rec
         gid = rec.new_id("graph")
         setattr(graph, _ID, gid)
+        self.replay_path.forget(graph)  # captured again: a new graph, its replays counted anew
         api, internal = compat.capture_api(caller)
         if rec.config.graphs_off and api in MANUAL_APIS:
             graphs_off.note_raw_capture(self.notes, api, caller)

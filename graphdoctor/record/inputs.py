@@ -19,8 +19,9 @@ by the capturing function itself, each candidate's name is read again (the frame
 variable, as it is now); a name that now holds another tensor is reported as rebound, at
 the first line after the block that binds it again, read from the source.
 
-Weak references are checked before replays: all of them at each of the first replays, then
-a few at a time every few replays, so the replay path stays cheap. Only a free followed by a
+Weak references are checked at replays: all of them at each of the first replays, then a few
+at a time for every few replays (in one window at the replays the replay path's general lane
+makes, at least once a millisecond), so the replay path stays cheap. Only a free followed by a
 replay counts (memory released after the last replay harms nothing), and only for a name the
 captured block reads: that is settled from the block's source (``captured_names``) the first
 time one of its candidates is found freed, which is rare, and never on the replay path of a
@@ -64,7 +65,9 @@ def _dropped_here(item: _Input) -> Any:
     """The callback noting where ``item``'s tensor object died: the caller's stack."""
     def died(_: Any) -> None:
         frames: list[tuple[str, int, str]] = []
-        frame: FrameType | None = sys._getframe(1)
+        # the frame below this one, if any: a tensor that dies at the interpreter's exit or
+        # in a collection started from C has no Python frame there
+        frame: FrameType | None = sys._getframe(0).f_back
         while frame is not None and len(frames) < DROP_FRAMES:
             code = frame.f_code
             frames.append((code.co_filename, frame.f_lineno or 0, qualname(code)))
@@ -143,18 +146,31 @@ LATER_EVERY = 8
 LATER_WINDOW = 8
 
 
-def before_replay(recorder: Recorder, watched: GraphInputs) -> None:
-    watched.replays += 1
-    if watched.replays <= EVERY_REPLAY_UNTIL:
+def before_replay(recorder: Recorder, watched: GraphInputs, replays: int,
+                  caller: FrameType) -> None:
+    """At each replay the replay path's general lane makes, the graph's ``replays``-th, made
+    by ``caller``: every input through the first replays, then as many as the replays since
+    the last look call for (the fast lane between them looks at none)."""
+    previous, watched.replays = watched.replays, replays
+    if replays <= EVERY_REPLAY_UNTIL:
         _check(recorder, watched, watched.inputs)
-        caller = sys._getframe(2)  # above this and the replay wrapper: the replaying code
         if caller.f_code is watched.site.code:
             _check_names(recorder, watched, caller)
-    elif watched.replays % LATER_EVERY == 0 and watched.inputs:
-        start = watched.cursor % len(watched.inputs)
-        window = (watched.inputs + watched.inputs)[start:start + LATER_WINDOW]
-        watched.cursor = start + LATER_WINDOW
-        _check(recorder, watched, window)
+        return
+    windows = replays // LATER_EVERY - previous // LATER_EVERY
+    if windows > 0:
+        _check_window(recorder, watched, windows * LATER_WINDOW)
+
+
+def _check_window(recorder: Recorder, watched: GraphInputs, size: int) -> None:
+    """The next ``size`` inputs in turn (all of them where there are fewer)."""
+    if not watched.inputs:
+        return
+    size = min(size, len(watched.inputs))
+    start = watched.cursor % len(watched.inputs)
+    window = (watched.inputs + watched.inputs)[start:start + size]
+    watched.cursor = start + size
+    _check(recorder, watched, window)
 
 
 def _check(recorder: Recorder, watched: GraphInputs, items: list[_Input]) -> None:

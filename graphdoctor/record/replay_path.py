@@ -1,18 +1,30 @@
 """The replay path: what one ``CUDAGraph.replay()`` costs the script, kept to the least.
 
 CUDA graphs matter most where the host is the bottleneck, a small graph replayed in a tight
-loop, and a plain replay of a one-kernel graph takes about 3 µs of host time there. The GPU
+loop, and a plain replay of a one-kernel graph takes 3-5 µs of host time there. The GPU
 time of a replay is taken for a sample (:mod:`graphdoctor.record.gpu_sample`); medians of
 replay GPU time rest on it, and what each replay took on the host is kept for every one.
 
-The other replays are counted and their start and host time put in a queue, nothing more;
-the queue is written as :class:`~graphdoctor.trace.spool.records.ReplayRun` records at the
-replays sampled anyway (the 1st, 2nd, 4th... of a graph, and at least every 100 ms), when
-it holds :data:`REPLAY_RUN_MAX`, twice a second from the spool's flushing thread, and at the
-end. A crash loses at most half a second of them; the replay counts, written twice a second
-as ever, survive. The stream of an untimed replay is taken to be that of its graph's last
-timed one (reading the current stream costs as much as the replay), and it gets an NVTX range
-only where a tool listens (:mod:`graphdoctor.record.nvtx_ranges`).
+Two lanes. The **fast lane** takes a graph's replays once its first ones are timed, on the
+thread that replays it, while no compiled call is under way and no tool listens for NVTX
+ranges: one clock read says whether a timed sample is due; if not, the replay runs and its
+start and end go into two arrays of the graph's :class:`GraphLog`. Nothing else: no object
+made, no count kept (a count is the replays written plus those the arrays hold).
+
+The **general lane** takes the rest: each graph's first replays, the timed sample due once a
+millisecond, replays from other threads or during a compiled call. Everything periodic is
+settled there, so at least once a millisecond for a graph that keeps replaying: captured
+inputs checked (as many as the replays since the last look call for), memory and frozen
+values sampled where the count passed a power of two or 100 ms went by, logs written. Its
+untimed replays go into a queue of (start, host time, graph, thread).
+
+Both are written as :class:`~graphdoctor.trace.spool.records.ReplayRun` records at the
+replays sampled anyway, when a log or the queue holds :data:`REPLAY_RUN_MAX`, twice a second
+from the spool's flushing thread, and at the end. A crash loses at most half a second of
+them; the replay counts, written twice a second as ever, survive. The stream of an untimed
+replay is taken to be that of its graph's last timed one (reading the current stream costs
+as much as the replay), and it gets an NVTX range only where a tool listens
+(:mod:`graphdoctor.record.nvtx_ranges`).
 """
 
 from __future__ import annotations
@@ -22,6 +34,7 @@ import operator
 import sys
 import threading
 import time
+from array import array
 from collections import deque
 from collections.abc import Callable
 from types import FrameType
@@ -37,6 +50,30 @@ from graphdoctor.trace.spool.records import REPLAY_RUN_MAX, ReplayRun
 
 STEP_LOOKUPS = 3  # replays of each graph after which its step function is no longer looked for
 Pending = tuple[int, int, int, int]  # perf_counter ns at its start, host ns, graph, thread
+LOG_ATTR = "_graphdoctor_log"  # a graph's GraphLog, once its replays may take the fast lane
+
+
+class GraphLog:
+    """One graph's fast lane: when its next timed sample is due, the thread that replays it,
+    the start and end of each fast-lane replay not yet written, and ``count``, its replays
+    outside those arrays. Only ``owner`` appends; a writer takes from the front, under the
+    path's lock, as many as both arrays hold, so a replay half-logged stays whole."""
+
+    __slots__ = ("graph", "count", "due", "owner", "starts", "ends")
+
+    def __init__(self, graph: int, count: int, due: int, owner: int):
+        self.graph, self.count, self.due, self.owner = graph, count, due, owner
+        self.starts, self.ends = array("q"), array("q")
+
+    def replays(self) -> int:
+        return self.count + min(len(self.starts), len(self.ends))
+
+    def take(self) -> tuple[list[int], list[int]]:
+        n = min(len(self.starts), len(self.ends))
+        starts, ends = self.starts[:n].tolist(), self.ends[:n].tolist()
+        del self.starts[:n], self.ends[:n]
+        self.count += n
+        return starts, list(map(operator.sub, ends, starts))
 
 
 class ReplayHooks(Protocol):
@@ -52,37 +89,62 @@ class ReplayHooks(Protocol):
 
 
 class ReplayPath:
-    """The wrapper of ``CUDAGraph.replay`` and its queue of untimed replays."""
+    """The wrapper of ``CUDAGraph.replay``, its graphs' logs and its queue of untimed
+    replays."""
 
     def __init__(self, recorder: Recorder, hooks: ReplayHooks, id_attr: str):
         self.rec, self.hooks, self.id_attr = recorder, hooks, id_attr
         self.pending: deque[Pending] = deque()  # appended by replaying threads, taken by any
         self.last_timed: dict[int, int] = {}  # graph -> perf_counter ns of its last timed one
+        self.last_seen: dict[int, int] = {}  # graph -> its count at its last general replay
         self.streams: dict[int, int] = {}  # graph -> stream of its last timed replay
+        self.logs: dict[int, GraphLog] = {}  # graph -> its fast lane's log
         self.sampled_out = 0
+        self.finished = False  # the recording ended: replays from then on are the script's
+        self._writing = threading.Lock()  # one writer at a time takes from the logs
 
     def wrap(self, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
-        """The hot path: locals bound once, one function, no call but the replay's on the
-        way of an untimed replay (a loop of tiny graphs pays every line of it)."""
-        rec, hooks, counts, last_timed = self.rec, self.hooks, self.rec.replays, self.last_timed
-        now, pending, ident, ranges = time.perf_counter_ns, self.pending, threading.get_ident, \
-            rec.nvtx
-        id_attr, watched_inputs, timed = self.id_attr, hooks.watched, self._timed
-        gap = gpu_sample.TIMED_GAP_NS
+        """The hot path: locals bound once, one function; a fast-lane replay pays two clock
+        reads, two appends and four tests (a loop of tiny graphs pays every line of it)."""
+        rec, compiled_call, now, ident = self.rec, self.rec.compiled_call, \
+            time.perf_counter_ns, threading.get_ident
+        general = self._general(original)
 
         @functools.wraps(original)
         def replay(graph: Any) -> Any:
-            if not rec.enabled or rec.timer is None:
+            log = graph.__dict__.get(LOG_ATTR)
+            if log is None or compiled_call or ident() != log.owner:
+                return general(graph)
+            t0 = now()
+            if t0 >= log.due:
+                return general(graph)
+            try:
+                original(graph)
+            except BaseException as error:
+                record_exception(rec, error, AT_REPLAY, log.graph)
+                raise
+            log.starts.append(t0)
+            log.ends.append(now())
+            return None
+
+        return replay
+
+    def _general(self, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """The general lane: every replay the fast lane does not take."""
+        rec, hooks, last_timed = self.rec, self.hooks, self.last_timed
+        now, pending, ident, ranges = time.perf_counter_ns, self.pending, threading.get_ident, \
+            rec.nvtx
+        id_attr, timed, settle = self.id_attr, self._timed, self._settle
+
+        def general(graph: Any) -> Any:
+            if not rec.enabled or rec.timer is None or self.finished:
                 return original(graph)
             gid = graph.__dict__.get(id_attr, NONE)
             if rec.compiled_call:
                 _mark_replayed(rec)
-            watched = watched_inputs.get(gid)
-            if watched is not None:
-                inputs.before_replay(rec, watched)
-            count = counts.get(gid, 0) + 1
+            count = self._replays(graph, gid) + 1
             t0 = now()
-            if count <= TIMED_FIRST or t0 - last_timed.get(gid, 0) >= gap \
+            if count <= TIMED_FIRST or t0 - last_timed.get(gid, 0) >= gpu_sample.TIMED_GAP_NS \
                     or hooks.kernel_timer is not None:
                 return timed(original, graph, gid, count)
             listened = ranges.listened
@@ -98,15 +160,20 @@ class ReplayPath:
                     ranges.pop()
             t1 = now()
             pending.append((t0, t1 - t0, gid, ident()))
-            counts[gid] = count
-            if not count & (count - 1) or t1 - hooks.last_sample_ns > SAMPLE_EVERY_NS:
-                self.flush()
-                hooks.sampled(gid, count, sys._getframe(1))
-            elif len(pending) >= REPLAY_RUN_MAX:
+            settle(graph, gid, count, t1, 3)
+            if len(pending) >= REPLAY_RUN_MAX:
                 self.flush()
             return None
 
-        return replay
+        return general
+
+    def _replays(self, graph: Any, gid: int) -> int:
+        """``graph``'s replays so far, the fast lane's included."""
+        log = graph.__dict__.get(LOG_ATTR)
+        if log is None:
+            return self.rec.replays.get(gid, 0)
+        with self._writing:  # not while a writer moves replays from the arrays to the count
+            return int(log.replays())
 
     def _timed(self, original: Callable[[Any], Any], graph: Any, gid: int, count: int) -> Any:
         """A replay timed on the GPU: a pair of CUDA events around it (and, with --full, its
@@ -134,36 +201,64 @@ class ReplayPath:
             timer.stop(token, row)
             self.streams[gid] = stream
         self.last_timed[gid] = t0
-        self._counted(gid, count, t1)
+        if count <= STEP_LOOKUPS and rec.history is not None:
+            rec.history.replaying(gid)
+        self._settle(graph, gid, count, t1, 4)
         return None
 
-    def _counted(self, gid: int, count: int, t1: int) -> None:
+    def _settle(self, graph: Any, gid: int, count: int, t1: int, depth: int) -> None:
+        """After each general-lane replay, ``graph``'s ``count``-th: its count, its log (its
+        fast lane opened once its first replays are timed, except under --full, which times
+        every replay's kernels, or while a tool listens for NVTX ranges), its inputs, and a
+        sample where the count passed a power of two (the 1st, 2nd, 4th... replay: enough to
+        see memory grow across replays, at a few samples per run) or 100 ms went by.
+        ``depth``: how far up the stack the script's replaying frame is."""
         self.rec.replays[gid] = count
-        if count <= STEP_LOOKUPS and self.rec.history is not None:
-            self.rec.history.replaying(gid)
-        # samples at the 1st, 2nd, 4th, 8th... replay of each graph, and at least every
-        # 100 ms: enough to see memory grow across replays, at a few samples per run
-        if not count & (count - 1) or t1 - self.hooks.last_sample_ns > SAMPLE_EVERY_NS:
+        log = graph.__dict__.get(LOG_ATTR)
+        due = self.last_timed.get(gid, 0) + gpu_sample.TIMED_GAP_NS
+        if log is not None:
+            log.count, log.due = log.count + 1, due
+        elif count >= TIMED_FIRST and gid != NONE and self.hooks.kernel_timer is None \
+                and not self.rec.nvtx.listened:
+            log = GraphLog(gid, count, due, threading.get_ident())
+            graph.__dict__[LOG_ATTR] = self.logs[gid] = log
+        seen, self.last_seen[gid] = self.last_seen.get(gid, 0), count
+        watched = self.hooks.watched.get(gid)
+        if watched is not None:
+            inputs.before_replay(self.rec, watched, count, sys._getframe(depth))
+        if count.bit_length() > seen.bit_length() \
+                or t1 - self.hooks.last_sample_ns > SAMPLE_EVERY_NS:
             self.flush()
-            self.hooks.sampled(gid, count, sys._getframe(3))
+            self.hooks.sampled(gid, count, sys._getframe(depth))
 
     def flush(self) -> None:
-        """Write the queued replays, one record per graph and thread (from any thread:
-        each is taken from the queue once). Columns are cut out at C speed (``zip``): at a
-        million replays a second, this is what the queue costs."""
-        taken = self._take()
+        """Write the queued and logged replays, one record per graph and thread (from any
+        thread: each is taken once). Columns are cut out at C speed (``zip``, arrays): at a
+        million replays a second, this is what keeping them costs. The counts the fast lane
+        kept go to the recorder's too."""
+        with self._writing:
+            taken = self._take()
+            logged = [(log, *log.take()) for log in list(self.logs.values())]
+        records = self._queued_runs(taken)
+        for log, starts, durs in logged:
+            self.rec.replays[log.graph] = max(self.rec.replays.get(log.graph, 0), log.count)
+            if starts:
+                self.sampled_out += len(starts)
+                records += self._runs(log.graph, log.owner, starts, durs)
+        if records:
+            self.rec.emit_many(records)
+
+    def _queued_runs(self, taken: list[Pending]) -> list[ReplayRun]:
         if not taken:
-            return
+            return []
         self.sampled_out += len(taken)
         first = taken[0]
         if len({(graph, thread) for _, _, graph, thread in taken}) == 1:  # the usual case
-            records = self._runs(first[2], first[3], [row[0] for row in taken],
-                                 [row[1] for row in taken])
-        else:
-            records = [record for (graph, thread), rows in _by_graph_and_thread(taken).items()
-                       for record in self._runs(graph, thread, [row[0] for row in rows],
-                                                [row[1] for row in rows])]
-        self.rec.emit_many(records)
+            return self._runs(first[2], first[3], [row[0] for row in taken],
+                              [row[1] for row in taken])
+        return [record for (graph, thread), rows in _by_graph_and_thread(taken).items()
+                for record in self._runs(graph, thread, [row[0] for row in rows],
+                                         [row[1] for row in rows])]
 
     def _take(self) -> list[Pending]:
         """What the queue holds now; another thread may be taking from it too, so it may
@@ -187,12 +282,24 @@ class ReplayPath:
                                   durs[i:i + REPLAY_RUN_MAX]))
         return runs
 
+    def forget(self, graph: Any) -> None:
+        """``graph`` is captured again: what its fast lane logged written, the lane closed."""
+        log = graph.__dict__.pop(LOG_ATTR, None)
+        if log is not None:
+            self.flush()
+            self.logs.pop(log.graph, None)
+
     def heartbeat(self) -> None:
         """Twice a second, from the spool's flushing thread: what a crash must not lose."""
         self.flush()
 
     def finish(self) -> None:
-        """The recording ends: the queue written, and how GPU times were sampled said."""
+        """The recording ends: every fast lane closed (a replay method the script still holds
+        goes the general way, which leaves a finished recording alone: nothing piles up in a
+        log no one writes), the queue and logs written, and how GPU times were sampled said."""
+        self.finished = True
+        for log in list(self.logs.values()):
+            log.due = 0
         self.flush()
         if self.sampled_out:
             self.rec.note("replay GPU times", sampled_note("replays"))

@@ -19,7 +19,7 @@ from graphdoctor.record import gpu_sample  # noqa: E402
 from graphdoctor.record.gpu_sample import TIMED_FIRST  # noqa: E402
 from graphdoctor.record.inputs import GraphInputs  # noqa: E402
 from graphdoctor.record.recorder import Recorder  # noqa: E402
-from graphdoctor.record.replay_path import ReplayPath  # noqa: E402
+from graphdoctor.record.replay_path import LOG_ATTR, ReplayPath  # noqa: E402
 from graphdoctor.trace.assemble import assemble, assemble_file  # noqa: E402
 from graphdoctor.trace.event_kinds import NONE  # noqa: E402
 from graphdoctor.trace.spool.file import SpoolWriter  # noqa: E402
@@ -93,17 +93,23 @@ def test_the_first_replays_are_timed_then_a_sample_and_every_one_is_kept(
     replay, graph = path.wrap(original), Graph(3)
     for _ in range(200):
         replay(graph)
-    assert graph.replays == 200 and recorder.replays == {3: 200}
-    assert timer.started == TIMED_FIRST
+    assert graph.replays == 200 and timer.started == TIMED_FIRST
+    # the fast lane keeps no count of its own: the writer brings the recorder's up to date
+    assert recorder.replays == {3: TIMED_FIRST}
+    path.heartbeat()
+    assert recorder.replays == {3: 200}
+    assert hooks.samples == [1, 2, 4, 8, 16]  # memory and frozen values, in the general lane
+    graph.__dict__[LOG_ATTR].due = 0  # a sample falls due: the next one takes the general lane
+    replay(graph)
+    assert hooks.samples[-1] == 201  # the count passed 32, 64 and 128 since the last look
     rows = replays_of(tmp_path, recorder, path)
-    assert len(rows) == 200 and {r.graph for r in rows} == {3}
+    assert len(rows) == 201 and {r.graph for r in rows} == {3}
     timed = [r for r in rows if r.gpu >= 0]
     assert len(timed) == TIMED_FIRST and all(r.gpu == GPU_NS for r in timed)
     assert all(r.gpu == NONE and r.dur > 0 for r in rows[TIMED_FIRST:])
     assert {r.stream for r in rows} == {STREAM}  # the untimed ones take the last timed one's
     starts = [r.t for r in rows]
-    assert starts == sorted(starts) and len(set(starts)) == 200
-    assert hooks.samples == [1, 2, 4, 8, 16, 32, 64, 128]  # memory and frozen values
+    assert starts == sorted(starts) and len(set(starts)) == 201
 
 
 def test_a_replay_late_after_the_last_timed_one_is_timed(
@@ -192,3 +198,29 @@ def test_a_timer_that_declines_is_not_asked_again_at_every_replay(
         replay(Graph(0))
     rows = replays_of(tmp_path, recorder, path)
     assert len(asked) == TIMED_FIRST and len(rows) == 100 and all(r.gpu == NONE for r in rows)
+
+
+def test_a_graph_captured_again_counts_anew_and_a_finished_recording_logs_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast lane's log belongs to one capture: captured again (a new id), the replays
+    are the new graph's, and what the old one logged is written under the old id. Once the
+    recording ends, a replay method the script still holds keeps nothing."""
+    monkeypatch.setattr(gpu_sample, "TIMED_GAP_NS", 10**15)
+    recorder, _, _, path = recording(tmp_path)
+    replay, graph = path.wrap(original), Graph(5)
+    for _ in range(40):
+        replay(graph)
+    assert LOG_ATTR in graph.__dict__  # its fast lane is open
+    setattr(graph, ID, 6)
+    path.forget(graph)
+    for _ in range(30):
+        replay(graph)
+    path.finish()
+    assert recorder.replays == {5: 40, 6: 30}
+    log = graph.__dict__[LOG_ATTR]
+    for _ in range(50):
+        replay(graph)
+    assert len(log.starts) == 0 and graph.replays == 120
+    recorder.spool.close()
+    rows = list(assemble_file(tmp_path / "run.spool").tables["replays"])
+    assert [len([r for r in rows if r.graph == gid]) for gid in (5, 6)] == [40, 30]
