@@ -348,9 +348,15 @@ def _gpu_bound(trace: Trace, note: dict[str, Any]) -> None:
 
 @expect("tiny_graph")
 def _tiny(trace: Trace, note: dict[str, Any]) -> None:
-    _timed_scenario(trace, note, 2000)
+    _, lone = _timed_scenario(trace, note, 2000)
     one = anatomy_of(graphs(trace)[0])
     assert (one.nodes, one.kernel_count, one.longest_chain) == (1, 1, 1)
+    # the loop's pace over its back-to-back replays is what the script's own loop timed
+    # (a lone replay's events hold its launch latency, which the loop hides)
+    pace, own = gpu_median(list(graphs(trace)[0].paces)) / 1000, note["self_timing"]["replay"]
+    assert len(graphs(trace)[0].paces) >= 3 and abs(pace / own["median_us"] - 1) < 0.15, (
+        pace, own)
+    assert lone / 1000 > own["max_us"], (lone, own)  # µs
 
 
 @expect("sync_between_replays")

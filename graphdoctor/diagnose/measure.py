@@ -8,6 +8,11 @@ replay time / eager time estimates the share of the eager step the GPU was busy;
 launch overhead that a graph can remove. The host time of a call is the CPU time it took:
 for an eager call, the time to launch its work; for a replay, the replay call's own.
 
+In a loop of replays issued back to back, a lone replay's events also hold its launch
+latency, which the loop hides: where at least :data:`WANTED_SAMPLES` spans between timed
+replays were back to back (:mod:`graphdoctor.trace.loop_pace`), the replay's GPU figure is
+that pace, and the lone one is kept beside it (``replay_lone``).
+
 Host-bound: eager is host-bound when its host time per step is at least
 :data:`HOST_BOUND_FROM` (80%) of its GPU time per step: the GPU then sat idle between
 kernels, waiting for the next launch, for most of the step.
@@ -42,14 +47,15 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from graphdoctor.diagnose import baseline
+from graphdoctor.diagnose import baseline, read_back
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace import queries
 from graphdoctor.trace.event_kinds import HOST_NOT_TIMED
 from graphdoctor.trace.model import Call, Graph, Trace
 from graphdoctor.trace.names import COVERING_BASIS, EAGER_CALL, REPLAYING_CALL, STEP_BASIS
 
-METHOD = ("median GPU time between CUDA events around each call (eager) and each replay, and "
+METHOD = ("median GPU time between CUDA events around each call (eager) and each replay (or, "
+          "over replays issued back to back, per replay between timed ones), and "
           "median host (CPU) time of each; each side's step time is the longer of the two; "
           "GPU-busy share = replay GPU time / eager GPU time; spread = interquartile range / "
           "median; host-bound = eager host time >= 80% of eager GPU time")
@@ -169,6 +175,8 @@ class Measurement:
     # the step function a compiled function's graph replays inside, measured the same way:
     # what a loop around the function sees, its own work outside the graph included
     around: Measurement | None = None
+    # a lone replay's GPU time, where ``replay`` is the loop's pace (trace.loop_pace)
+    replay_lone: Stat | None = None
 
     @property
     def compared(self) -> Comparison | None:
@@ -207,7 +215,7 @@ class Measurement:
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"method": METHOD, "replays": self.replays}
-        for name in ("replay", "replay_host", "eager", "eager_host"):
+        for name in ("replay", "replay_host", "eager", "eager_host", "replay_lone"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value.as_dict()
@@ -275,10 +283,18 @@ def _against_callees(view: TraceView, graph: Graph, borrow: bool) -> Measurement
             eager, eager_host, source = gpu, host, BASELINE_RUN
     covering = view.function(graph.callees[0]) \
         if graph.basis == COVERING_BASIS and graph.callees else None
-    return Measurement(stat([r.gpu for r in replays]), _host_times(replays), eager, eager_host,
+    replay, lone = _replay_figure(graph, stat([r.gpu for r in replays]))
+    return Measurement(replay, _host_times(replays), eager, eager_host,
                        queries.replay_count(view.trace, graph), eager_source=source,
                        not_covered=graph.uncovered if eager else (), basis=graph.basis,
-                       eager_of=covering.name if covering else "")
+                       eager_of=covering.name if covering else "", replay_lone=lone)
+
+
+def _replay_figure(graph: Graph, lone: Stat | None) -> tuple[Stat | None, Stat | None]:
+    """A replay's GPU time, and a lone replay's where the first is the loop's pace: over
+    enough runs of back-to-back replays (``graph.paces``), what a replay costs the loop."""
+    pace = stat(list(graph.paces)) if len(graph.paces) >= WANTED_SAMPLES else None
+    return (pace, lone) if pace is not None and lone is not None else (lone, None)
 
 
 def _host_times(replays: list[Any]) -> Stat | None:
@@ -358,10 +374,12 @@ def from_dict(data: dict[str, Any]) -> Measurement:
     return Measurement(
         _stat_from(data.get("replay")), _stat_from(data.get("replay_host")),
         _stat_from(data.get("eager")), _stat_from(data.get("eager_host")),
-        _count(data.get("replays")) or 0, not_covered=_names(data.get("not_covered")),
-        eager_source=_text(data.get("eager_source")) or SAME_RUN,
-        basis=_text(data.get("basis")), eager_of=_text(data.get("eager_of")),
-        around=from_dict(around) if isinstance(around, dict) else None)
+        read_back.count(data.get("replays")) or 0,
+        not_covered=read_back.names(data.get("not_covered")),
+        eager_source=read_back.text(data.get("eager_source")) or SAME_RUN,
+        basis=read_back.text(data.get("basis")), eager_of=read_back.text(data.get("eager_of")),
+        around=from_dict(around) if isinstance(around, dict) else None,
+        replay_lone=_stat_from(data.get("replay_lone")))
 
 
 def _stat_from(value: Any) -> Stat | None:
@@ -369,31 +387,12 @@ def _stat_from(value: Any) -> Stat | None:
     low and high samples later still: the median when absent)."""
     if not isinstance(value, dict):
         return None
-    n = _count(value.get("n"))
-    median, p25, p75 = (_figure(value.get(name)) for name in ("median_us", "p25_us", "p75_us"))
-    p95 = _figure(value.get("p95_us", 0.0))
-    low, high = (_figure(value.get(name, median)) for name in ("low_us", "high_us"))
+    n = read_back.count(value.get("n"))
+    median, p25, p75 = (read_back.figure(value.get(name))
+                        for name in ("median_us", "p25_us", "p75_us"))
+    p95 = read_back.figure(value.get("p95_us", 0.0))
+    low, high = (read_back.figure(value.get(name, median)) for name in ("low_us", "high_us"))
     if n is None or median is None or p25 is None or p75 is None or p95 is None \
             or low is None or high is None:
         return None
     return Stat(median, p25, p75, n, p95, low, high)
-
-
-def _figure(value: Any) -> float | None:
-    """A non-negative number as a float; None for anything else (NaN included)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-        return None
-    return float(value)
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 \
-        else None
-
-
-def _names(value: Any) -> tuple[str, ...]:
-    return tuple(str(v) for v in value) if isinstance(value, list) else ()
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""

@@ -38,7 +38,7 @@ def compared_detail(m: Measurement, compared: Comparison) -> str:
                  f"{us(replay.step)} with it {samples}")
     else:
         first = f"eager {us(eager.step)} vs replay {us(replay.step)} per step {samples}"
-    parts = [first, _small_sample(eager.step, replay.step), _covering(m),
+    parts = [first, _small_sample(eager.step, replay.step), _paced(m), _covering(m),
              _other_figures(eager, replay), _host_bound(m), WHY_THIS_FIGURE]
     if m.eager_source == BASELINE_RUN:
         parts.append(FROM_BASELINE)
@@ -64,6 +64,14 @@ def _small_sample(eager: Stat, replay: Stat) -> str:
                         if value.small)
     return (f"a small sample ({' and '.join(small)}, fewer than {WANTED_SAMPLES}): the figure "
             f"stands, more {more} would firm it up")
+
+
+def _paced(m: Measurement) -> str:
+    """Said where the replay's GPU figure is the loop's pace (trace.loop_pace)."""
+    if m.replay_lone is None or m.replay is None:
+        return ""
+    return (f"replay GPU time is the loop's pace over {m.replay.n} runs of replays issued back "
+            f"to back; a lone replay took {us(m.replay_lone)}, its launch latency included")
 
 
 def _around(m: Measurement) -> str:

@@ -6,6 +6,12 @@ never while any capture is under way: an event query during a global-mode captur
 invalidate the user's capture. At the end of the run one synchronize settles the rest.
 Each pending pair carries the record it will complete with its GPU time.
 
+A replay's pair is kept until its graph's next timed replay is read, and the GPU time from
+the one's end event to the other's is written too (:class:`ReplaySpan`): over a run of
+replays issued back to back, that span divided by the replays in it is the loop's pace on
+the GPU, which a lone replay's pair cannot give (it holds the graph's launch latency, which
+a loop hides).
+
 While a profiler of the script's records (``torch.profiler`` and the like), the timer steps
 aside: it records and reads no event, so the script's trace holds no CUDA call of
 graphdoctor's, and the replays and calls of that time are counted untimed, with a note.
@@ -21,7 +27,8 @@ import torch
 
 from graphdoctor.record import compat
 from graphdoctor.record.recorder import Recorder, TimerToken
-from graphdoctor.trace.event_kinds import Timed
+from graphdoctor.trace.event_kinds import Replay, Timed
+from graphdoctor.trace.spool.records import ReplaySpan
 
 MAX_PENDING = 4096
 RESOLVE_EVERY = 64
@@ -39,6 +46,7 @@ class EventTimer:
         self._stream = compat.CurrentStream()
         self._free: list[tuple[Any, Any]] = []
         self._pending: deque[tuple[Any, Any, Timed]] = deque()
+        self._last_replay: dict[int, tuple[Any, Any, Replay]] = {}  # graph -> its last read
         self._profiler_active = compat.ProfilerActive()
         self._stepped_aside = False
         self.untimed = 0
@@ -84,7 +92,7 @@ class EventTimer:
         """Emit every finished pair's row, oldest first (``wait``: at the end of the run)."""
         if self._recorder.captures or (not wait and self._profiling()):
             return
-        done: list[Timed] = []
+        done: list[Any] = []
         try:
             if wait and self._pending:
                 compat.synchronize_unpatched()  # not the patched one: not a user sync
@@ -92,15 +100,31 @@ class EventTimer:
             while pending and query(pending[0][1]):
                 start, end, row = pending.popleft()
                 done.append(row._replace(gpu=int(elapsed(start, end) * 1e6)))
-                self._free.append((start, end))
+                if isinstance(row, Replay) and row.graph >= 0:  # a graph captured here
+                    done += self._span(start, end, row)
+                else:
+                    self._free.append((start, end))
         except RuntimeError:  # a sticky CUDA error: nothing more can be read
             self.abandon()
         self._recorder.emit_many(done)
+
+    def _span(self, start: Any, end: Any, row: Replay) -> list[ReplaySpan]:
+        """The GPU time since the graph's last timed replay read (same stream only); this
+        replay's pair kept in its place, the last one's reused."""
+        last = self._last_replay.get(row.graph)
+        self._last_replay[row.graph] = (start, end, row)
+        if last is None:
+            return []
+        self._free.append((last[0], last[1]))
+        if last[2].stream != row.stream:
+            return []
+        return [ReplaySpan(row.graph, last[2].t, row.t, int(self._elapsed(last[1], end) * 1e6))]
 
     def abandon(self) -> None:
         """Give up on pending pairs (the device is in a bad state); emit them untimed."""
         rows = [row for _, _, row in self._pending]
         self._pending.clear()
+        self._last_replay.clear()
         self._recorder.emit_many(rows)
 
     def _profiling(self) -> bool:

@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from graphdoctor.trace import anatomy, cuda_state, phases
+from graphdoctor.trace import anatomy, cuda_state, loop_pace, phases
 from graphdoctor.trace.builder import Builder
 from graphdoctor.trace.endings import (
     EXITED,
@@ -95,6 +95,7 @@ def _finish(b: Builder) -> Trace:
     trace.compile_events = _with_compile_costs(trace.compile_events)
     for table in trace.tables.values():
         _sort_table(table)
+    trace.graphs = _with_paces(trace, b)
     trace.phases = phases.derive(_intervals(b), b.last_t)
     _assign_phases(trace)
     trace.meta = _meta(b)
@@ -156,6 +157,23 @@ def _own_spans(g: dict[str, Any]) -> list[tuple[int, int]]:
     """graphdoctor's own time inside a capture, as (start, end) spans."""
     spans = g.get("end", {}).get("own", ())
     return [(int(s[0]), int(s[1])) for s in spans if isinstance(s, (list, tuple)) and len(s) == 2]
+
+
+def _with_paces(trace: Trace, b: Builder) -> list[Graph]:
+    """Each graph with its loop's pace over the spans between its timed replays."""
+    spans = {gid: g["spans"] for gid, g in b.graphs.items() if g.get("spans")}
+    if not spans:
+        return trace.graphs
+    replays: dict[int, tuple[list[int], list[int], list[int]]] = {}
+    data = trace.tables["replays"].data
+    for t, dur, graph, thread in zip(data["t"], data["dur"], data["graph"], data["thread"]):
+        if graph in spans:
+            starts, ends, threads = replays.setdefault(graph, ([], [], []))
+            starts.append(t)
+            ends.append(t + dur)
+            threads.append(thread)
+    return [dataclasses.replace(g, paces=loop_pace.paces(spans[g.id], *replays[g.id]))
+            if g.id in spans and g.id in replays else g for g in trace.graphs]
 
 
 def _sort_table(table: Any) -> None:

@@ -107,7 +107,8 @@ def decode(data: dict[str, Any]) -> Trace:
                     for f in data.get("frames", [])]
     trace.stacks = [tuple(int(i) for i in s) for s in data.get("stacks", [])]
     trace.functions = [_build(Function, f) for f in data.get("functions", [])]
-    trace.graphs = [_build(Graph, g, callees=tuple, uncovered=tuple, anatomy=from_plain)
+    trace.graphs = [_build(Graph, g, callees=tuple, uncovered=tuple, anatomy=from_plain,
+                           paces=_ints)
                     for g in data.get("graphs", [])]
     for kind in LISTED:
         build = _exception if kind.row is ExceptionRecord else partial(_build, kind.row)
@@ -131,6 +132,13 @@ def _build(cls: type[_T], data: Any, **convert: Any) -> _T:
         if key in kwargs:
             kwargs[key] = fn(kwargs[key])
     return cls(**kwargs)
+
+
+def _ints(value: Any) -> tuple[int, ...]:
+    """A list of whole numbers as written; anything else in it left out (a stranger's)."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(v for v in value if isinstance(v, int) and not isinstance(v, bool))
 
 
 def _meta(data: dict[str, Any]) -> Meta:

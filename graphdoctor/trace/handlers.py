@@ -234,6 +234,20 @@ def _replay_run(b: Builder, r: sr.ReplayRun) -> None:
         b.see(t + durs[-1])
 
 
+def _replay_span(b: Builder, r: sr.ReplaySpan) -> None:
+    """Kept with its graph, the first :data:`SPANS_KEPT` of them (a sample is enough); one
+    that runs backwards or has no graph is a bad record."""
+    t_from, t_to, gpu = int(r.t_from), int(r.t_to), int(r.gpu)
+    if t_to <= t_from or gpu < 0 or r.graph not in b.graphs:
+        raise ValueError("not a span between replays")
+    spans = b.graphs[r.graph].setdefault("spans", [])
+    if len(spans) < SPANS_KEPT:
+        spans.append((t_from, t_to, gpu))
+
+
+SPANS_KEPT = 1024  # spans between timed replays kept per graph
+
+
 def _untimed(b: Builder, r: sr.Untimed) -> None:
     b.untimed += int(r.calls)
 
@@ -260,7 +274,8 @@ HANDLERS: dict[type[tuple[Any, ...]], Handler] = {
     sr.GuardedTensor: _guarded_tensor,
     sr.CompileCallback: _compile_cb,
     sr.WarnRecord: _warn, sr.Region: _region, sr.Counters: _counters, sr.Untimed: _untimed,
-    sr.Progress: _progress, sr.ReplayRun: _replay_run, sr.InputRecord: _input,
+    sr.Progress: _progress, sr.ReplayRun: _replay_run, sr.ReplaySpan: _replay_span,
+    sr.InputRecord: _input,
     sr.CollectiveRecord: _coll,
     sr.CollectiveEnd: _coll_end, sr.DistInfo: _dist, sr.TeardownRecord: _teardown,
     sr.TreeInputs: _tree_inputs, sr.CudaState: _cuda_state, sr.End: _end,

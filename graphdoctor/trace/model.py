@@ -111,6 +111,8 @@ class Graph:
     basis: str = ""
     step: int = NONE  # the user function that replays it, timed before it existed too
     anatomy: Anatomy | None = None  # what it holds, where the driver could be asked
+    # GPU ns per replay over runs of replays issued back to back (trace.loop_pace)
+    paces: tuple[int, ...] = ()
 
     @property
     def capture_ns(self) -> int:

@@ -180,6 +180,17 @@ class ReplayRun(NamedTuple):
 REPLAY_RUN_MAX = 4096  # replays one ReplayRun holds at most; a longer one is not ours
 
 
+class ReplaySpan(NamedTuple):
+    """GPU time from the end of one timed replay of ``graph`` to the end of its next timed
+    one on the same stream (``gpu`` ns), the replays between them included; ``t_from`` and
+    ``t_to``: the two timed replays' host starts, by which the replays between are found."""
+
+    graph: int
+    t_from: int
+    t_to: int
+    gpu: int
+
+
 class Region(NamedTuple):
     """A span of the run where graphs are made on the user's behalf (make_graphed_callables)."""
 
@@ -342,6 +353,7 @@ EventRecord = tuple[Any, ...]
 SpoolRecord = (Hello | MetaInfo | Devices | NoteRecord | CudaState | End | RunEnd | FrameRecord
                | SourceDigest | StackRecord | FunctionRecord | GraphBegin | GraphEnd
                | GraphDeleted | GraphStep | GraphAnatomy | KernelTimes | Progress | ReplayRun
+               | ReplaySpan
                | Region
                | Untimed | InputRecord | ExceptionInfo | WarnRecord | LogRecord | GuardFailures
                | GuardedTensor | CompileCallback | Counters | TreeInputs | CollectiveRecord
@@ -354,7 +366,8 @@ TAGS: dict[type[tuple[Any, ...]], str] = {
     FunctionRecord: "fn",
     GraphBegin: "graph", GraphEnd: "graph_end", GraphDeleted: "graph_del",
     GraphStep: "graph_step", GraphAnatomy: "anatomy", KernelTimes: "kernel_times",
-    Progress: "progress", ReplayRun: "replay_run", Region: "region", Untimed: "untimed",
+    Progress: "progress", ReplayRun: "replay_run", ReplaySpan: "replay_span", Region: "region",
+    Untimed: "untimed",
     InputRecord: "input",
     ExceptionInfo: "exc", WarnRecord: "warn", LogRecord: "log", GuardFailures: "guards",
     GuardedTensor: "guarded",
