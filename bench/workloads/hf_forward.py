@@ -1,8 +1,12 @@
 """transformers' Llama (small, random weights) under torch.compile(mode="reduce-overhead"):
 400 steady-state forwards of a 4x64 batch, each a graph replay wrapped in transformers' own
-Python (its forward's decorators and the ModelOutput it returns). Needs transformers."""
+Python (its forward's decorators and the ModelOutput it returns). Needs transformers.
+
+``BENCH_PROFILE=FILE``: 100 more forwards under cProfile, the costliest functions to FILE."""
+import os
+
 import torch
-from _common import emit, timed_loop
+from _common import emit, profile_block, timed_loop
 from transformers import AutoModelForCausalLM, LlamaConfig
 
 torch.manual_seed(0)
@@ -17,3 +21,6 @@ with torch.no_grad():
     for _ in range(5):
         forward(input_ids=tokens, use_cache=False)
     emit(timed_loop(lambda: forward(input_ids=tokens, use_cache=False), 400))
+    if os.environ.get("BENCH_PROFILE"):
+        profile_block(lambda: forward(input_ids=tokens, use_cache=False), 100,
+                      os.environ["BENCH_PROFILE"])
