@@ -201,10 +201,21 @@ class ReplayPath:
             timer.stop(token, row)
             self.streams[gid] = stream
         self.last_timed[gid] = t0
+        self._hand_over(graph)
         if count <= STEP_LOOKUPS and rec.history is not None:
             rec.history.replaying(gid)
         self._settle(graph, gid, count, t1, 4)
         return None
+
+    def _hand_over(self, graph: Any) -> None:
+        """A timed replay from a thread other than the fast lane's owner: the lane moves to
+        it (a graph warmed up on one thread and served from another), what the last owner
+        logged written first, under its thread. Only at timed replays, so at most once a
+        millisecond where two threads take turns."""
+        log = graph.__dict__.get(LOG_ATTR)
+        if log is not None and log.owner != threading.get_ident():
+            self.flush()
+            log.owner = threading.get_ident()
 
     def _settle(self, graph: Any, gid: int, count: int, t1: int, depth: int) -> None:
         """After each general-lane replay, ``graph``'s ``count``-th: its count, its log (its

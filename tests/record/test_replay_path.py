@@ -224,3 +224,32 @@ def test_a_graph_captured_again_counts_anew_and_a_finished_recording_logs_nothin
     recorder.spool.close()
     rows = list(assemble_file(tmp_path / "run.spool").tables["replays"])
     assert [len([r for r in rows if r.graph == gid]) for gid in (5, 6)] == [40, 30]
+
+
+def test_a_graph_served_from_another_thread_moves_its_fast_lane_there(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Warmed up on the main thread, then replayed from a worker: the worker's first timed
+    replay moves the lane, so its replays are fast again and kept under its own thread."""
+    monkeypatch.setattr(gpu_sample, "TIMED_GAP_NS", 10**15)
+    recorder, _, _, path = recording(tmp_path)
+    replay, graph = path.wrap(original), Graph(2)
+    for _ in range(20):
+        replay(graph)
+
+    def serving() -> None:
+        monkeypatch.setattr(gpu_sample, "TIMED_GAP_NS", 0)  # this one is due: timed
+        replay(graph)
+        monkeypatch.setattr(gpu_sample, "TIMED_GAP_NS", 10**15)
+        for _ in range(99):
+            replay(graph)
+
+    worker = threading.Thread(target=serving)
+    worker.start()
+    worker.join()
+    assert graph.__dict__[LOG_ATTR].owner == worker.ident
+    assert len(graph.__dict__[LOG_ATTR].starts) >= 97  # the fast lane took the worker's
+    rows = replays_of(tmp_path, recorder, path)
+    threads = [r.thread for r in sorted(rows, key=lambda r: r.t)]
+    assert len(rows) == 120 == recorder.replays[2]
+    assert len(set(threads[:20])) == 1 and len(set(threads[20:])) == 1 \
+        and threads[0] != threads[20]
