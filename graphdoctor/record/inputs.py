@@ -146,7 +146,7 @@ LATER_EVERY = 8
 LATER_WINDOW = 8
 
 
-def before_replay(recorder: Recorder, watched: GraphInputs, replays: int,
+def check_at_replay(recorder: Recorder, watched: GraphInputs, replays: int,
                   caller: FrameType) -> None:
     """At each replay the replay path's general lane makes, the graph's ``replays``-th, made
     by ``caller``: every input through the first replays, then as many as the replays since

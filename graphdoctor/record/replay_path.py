@@ -236,7 +236,7 @@ class ReplayPath:
         seen, self.last_seen[gid] = self.last_seen.get(gid, 0), count
         watched = self.hooks.watched.get(gid)
         if watched is not None:
-            inputs.before_replay(self.rec, watched, count, sys._getframe(depth))
+            inputs.check_at_replay(self.rec, watched, count, sys._getframe(depth))
         if count.bit_length() > seen.bit_length() \
                 or t1 - self.hooks.last_sample_ns > SAMPLE_EVERY_NS:
             self.flush()
