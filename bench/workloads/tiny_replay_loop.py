@@ -23,11 +23,12 @@ for _ in range(20):
     graph.replay()
 result = median_of_blocks(graph.replay, 5000, blocks=7)
 unhooked = functools.partial(getattr(type(graph).replay, "__wrapped__", type(graph).replay), graph)
+bodies = {"hooked": graph.replay, "unhooked": unhooked}
 pairs = []
 for pair in range(7):
-    order = (graph.replay, unhooked) if pair % 2 else (unhooked, graph.replay)
-    first, second = (timed_loop(body, 5000)["host_us_per_step"] for body in order)
-    pairs.append(second - first if pair % 2 == 0 else first - second)
+    order = ("unhooked", "hooked") if pair % 2 == 0 else ("hooked", "unhooked")
+    took = {name: timed_loop(bodies[name], 5000)["host_us_per_step"] for name in order}
+    pairs.append(took["hooked"] - took["unhooked"])
 emit({**result, "hook_us": statistics.median(pairs), "hook_us_pairs": [round(p, 3) for p in pairs]})
 if os.environ.get("BENCH_PROFILE"):
     profile_block(graph.replay, 5000, os.environ["BENCH_PROFILE"])

@@ -234,6 +234,9 @@ def _replay_run(b: Builder, r: sr.ReplayRun) -> None:
         b.see(t + durs[-1])
 
 
+SPANS_KEPT = 1024  # spans between timed replays kept per graph
+
+
 def _replay_span(b: Builder, r: sr.ReplaySpan) -> None:
     """Kept with its graph, the first :data:`SPANS_KEPT` of them (a sample is enough); one
     that runs backwards or has no graph is a bad record."""
@@ -243,9 +246,6 @@ def _replay_span(b: Builder, r: sr.ReplaySpan) -> None:
     spans = b.graphs[r.graph].setdefault("spans", [])
     if len(spans) < SPANS_KEPT:
         spans.append((t_from, t_to, gpu))
-
-
-SPANS_KEPT = 1024  # spans between timed replays kept per graph
 
 
 def _untimed(b: Builder, r: sr.Untimed) -> None:
