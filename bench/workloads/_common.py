@@ -1,8 +1,11 @@
 """Shared by the benchmark workloads: the step under test and an honest in-script timer."""
 
 import json
+import os
+import statistics
 import sys
 import time
+from pathlib import Path
 
 import torch
 
@@ -85,6 +88,51 @@ def profile_block(body, steps: int, out: str) -> None:
     pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(25)
     with open(out, "w") as file:
         file.write(text.getvalue())
+
+
+def hook_cost(body, steps: int, pairs: int, patched: list) -> dict:
+    """What graphdoctor's wrappers of ``patched`` ((class, name) pairs) cost each step,
+    measured inside one process: blocks with the wrappers alternate with blocks where the
+    functions they wrap (``__wrapped__``) are put back; ``hook_us`` is the median over
+    ``pairs`` pairs of the difference per step. In a plain run nothing is wrapped and the
+    difference is the control."""
+    hooked = [(owner, name, owner.__dict__[name]) for owner, name in patched]
+
+    def use(wrappers: bool) -> None:
+        for owner, name, function in hooked:
+            setattr(owner, name, function if wrappers else getattr(function, "__wrapped__",
+                                                                    function))
+
+    differences = []
+    for pair in range(pairs):
+        took = {}
+        for wrappers in ((False, True) if pair % 2 == 0 else (True, False)):
+            use(wrappers)
+            took[wrappers] = timed_loop(body, steps)["host_us_per_step"]
+        use(True)
+        differences.append(took[True] - took[False])
+    return {"hook_us": statistics.median(differences),
+            "hook_us_pairs": [round(d, 3) for d in differences]}
+
+
+def graphdoctor_calls(body, steps: int) -> dict:
+    """Calls into graphdoctor's own Python per step, by function, over ``steps`` steps under
+    cProfile: which of its hooks a step pays for (none, in a plain run)."""
+    import cProfile
+    import importlib.util
+    import pstats
+
+    spec = importlib.util.find_spec("graphdoctor")
+    package = str(Path(spec.origin).parent) + os.sep if spec and spec.origin else None
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(steps):
+        body()
+    profile.disable()
+    calls = {f"{Path(file).name}:{name}": round(count / steps, 2)
+             for (file, _, name), (count, *_) in pstats.Stats(profile).stats.items()
+             if package and file.startswith(package)}
+    return dict(sorted(calls.items(), key=lambda item: -item[1]))
 
 
 def emit(result: dict) -> None:

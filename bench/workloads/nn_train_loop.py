@@ -2,9 +2,15 @@
 (Linear 256, LayerNorm, ReLU) in an nn.Sequential, MSELoss, backward and SGD's step, 200
 steps after 20 of warmup. The script's own code calls torch's modules, backward and step
 directly: each of those is a step part the eager history times for its first 256 calls (what
-PyTorch's recipe needs to be measured from its warmup), so this is their worst case."""
+PyTorch's recipe needs to be measured from its warmup), so this is their worst case.
+
+``BENCH_WARMUP=N``: N warmup steps (300: the timed steps come after those first calls, where
+a long training run spends nearly all of its). ``graphdoctor_calls``: graphdoctor's functions
+a step calls (by cProfile, over 20 more steps; ``sys.monitoring`` callbacks do not show)."""
+import os
+
 import torch
-from _common import emit, timed_loop
+from _common import emit, graphdoctor_calls, timed_loop
 
 torch.manual_seed(0)
 model = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(256, 256),
@@ -23,9 +29,11 @@ def body():
     optimizer.step()
 
 
-for _ in range(20):
+for _ in range(int(os.environ.get("BENCH_WARMUP", "20"))):
     optimizer.zero_grad(set_to_none=True)
     loss = loss_fn(model(x), target)
     loss.backward()
     optimizer.step()
-emit(timed_loop(body, 200))
+result = timed_loop(body, 200)
+result["graphdoctor_calls"] = graphdoctor_calls(body, 20)  # what a step pays for, after
+emit(result)

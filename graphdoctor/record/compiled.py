@@ -6,8 +6,9 @@ Nothing of torch._dynamo or torch._inductor is imported until the script first c
 where PyTorch reports these events (their records are kept raw and parsed later, so a new
 PyTorch wording needs a new parser, not a new recording); the guards that failed on each
 recompile, which dynamo gives its own recompiles log only when that log is on; dynamo's
-compile callbacks; and a wrapper on ``CUDAGraphTreeManager.run`` that times each call and
-says whether it warmed up, recorded a graph, replayed one or ran eagerly. In a run with CUDA
+compile callbacks; and a wrapper on ``CUDAGraphTreeManager.run`` that times each call (on the
+host each one, on the GPU a sample: :mod:`.gpu_sample`) and says whether it warmed up,
+recorded a graph, replayed one or ran eagerly. In a run with CUDA
 graphs off, each compile runs without them and what it returns is timed per call instead
 (:mod:`.graphs_off`).
 """
@@ -26,6 +27,7 @@ from typing import Any
 import torch
 
 from graphdoctor.record import compat, graphs_off, guarded
+from graphdoctor.record.gpu_sample import GpuSample, sampled_note
 from graphdoctor.record.recorder import CompiledCall, Recorder, TimerToken, Uninstall, patch
 from graphdoctor.record.stacks import qualname
 from graphdoctor.trace.event_kinds import Call
@@ -56,6 +58,8 @@ class _CompileHooks:
     compiles: graphs_off.CompileCount = field(default_factory=graphs_off.CompileCount)
     # the modules the script compiled, whose parameters and buffers name a moved input
     modules: weakref.WeakSet[torch.nn.Module] = field(default_factory=weakref.WeakSet)
+    # which compiled-function calls have their GPU time taken (host time is taken for all)
+    sample: GpuSample = field(default_factory=GpuSample)
 
 
 def install(recorder: Recorder) -> Uninstall:
@@ -67,6 +71,9 @@ def install(recorder: Recorder) -> Uninstall:
     def uninstall() -> None:
         if hooks.installed:
             recorder.emit(sr.Counters(compat.dynamo_counters()))
+        if hooks.sample.skipped:
+            recorder.note("compiled-function call GPU times",
+                          sampled_note("compiled-function calls"))
         undo_compile()
         for undo in reversed(hooks.undos):
             undo()
@@ -127,7 +134,7 @@ def _install_compile_hooks(recorder: Recorder, hooks: _CompileHooks) -> None:
     if manager is None:
         recorder.note("compiled-function calls", "CUDAGraphTreeManager.run is missing")
     else:
-        undos.append(patch(manager, "run", functools.partial(_wrap_tree_run, recorder)))
+        undos.append(patch(manager, "run", functools.partial(_wrap_tree_run, recorder, hooks)))
 
 
 def _on_compile(recorder: Recorder, compiles: graphs_off.CompileCount, kind: str,
@@ -230,26 +237,23 @@ class _ForcedRecords:
         return count < MAX_FORCED
 
 
-def _wrap_tree_run(recorder: Recorder, original: Any) -> Any:
+def _wrap_tree_run(recorder: Recorder, hooks: _CompileHooks, original: Any) -> Any:
     seen: set[int] = set()
-    seen_ids: set[Any] = set()
+    known: dict[Any, tuple[int, str]] = {}  # tree function id -> (function, compile id)
 
     @functools.wraps(original)
     def run(manager: Any, new_inputs: Any, function_id: Any) -> Any:
         ident = threading.get_ident()
         if not recorder.enabled or ident in recorder.compiled_call:
             return original(manager, new_inputs, function_id)
-        compile_id = compat.tree_compile_id(manager, function_id)
-        call = CompiledCall(_function_of(recorder, compile_id), compile_id)
-        first = call.fn not in seen
-        seen.add(call.fn)
-        if function_id not in seen_ids:  # once per tree function (one per recompile)
-            seen_ids.add(function_id)
-            count, size = compat.tree_input_copies(manager, function_id, new_inputs)
-            recorder.emit(sr.TreeInputs(recorder.now(), call.fn, compile_id, count, size))
+        fn, compile_id = known.get(function_id) or _first_call(recorder, manager, new_inputs,
+                                                                function_id, known)
+        call = CompiledCall(fn, compile_id)
+        first = fn not in seen
+        seen.add(fn)
         recorder.compiled_call[ident] = call
         timer = recorder.timer
-        token = timer.start() if timer is not None else None
+        token = timer.start() if timer is not None and hooks.sample.due(fn) else None
         t0 = recorder.now()
         try:
             return original(manager, new_inputs, function_id)
@@ -260,13 +264,26 @@ def _wrap_tree_run(recorder: Recorder, original: Any) -> Any:
     return run
 
 
-def _function_of(recorder: Recorder, compile_id: str) -> int:
-    """One function per dynamo frame id (the F of compile id F/N)."""
+def _first_call(recorder: Recorder, manager: Any, new_inputs: Any, function_id: Any,
+                known: dict[Any, tuple[int, str]]) -> tuple[int, str]:
+    """A tree function's first call (one per compile): its compiled function, compile id
+    and the copies its inputs take, looked up once."""
+    compile_id = compat.tree_compile_id(manager, function_id)
+    fn = _function_of(recorder, compile_id, sys._getframe(2))  # run's caller
+    count, size = compat.tree_input_copies(manager, function_id, new_inputs)
+    recorder.emit(sr.TreeInputs(recorder.now(), fn, compile_id, count, size))
+    known[function_id] = (fn, compile_id)
+    return fn, compile_id
+
+
+def _function_of(recorder: Recorder, compile_id: str, caller: FrameType | None) -> int:
+    """One function per dynamo frame id (the F of compile id F/N); ``caller``: the frame
+    that called the tree, below which dynamo runs the function."""
     frame_key = compile_id.split("/")[0] if compile_id else "?"
     function = recorder.known_function(("compiled", frame_key))
     if function is not None:
         return function
-    frame = _compiled_function_frame(recorder, sys._getframe(2))
+    frame = _compiled_function_frame(recorder, caller)
     name, file, line = _compiled_frame(recorder, frame)
     fn = recorder.function_id(("compiled", frame_key), name, COMPILED_FUNCTION, file, line,
                               compile_id)

@@ -6,20 +6,22 @@ time of a replay is taken for a sample (:mod:`graphdoctor.record.gpu_sample`); m
 replay GPU time rest on it, and what each replay took on the host is kept for every one.
 
 Two lanes. The **fast lane** takes a graph's replays once its first ones are timed, on the
-thread that replays it, while no compiled call is under way and no tool listens for NVTX
-ranges: one clock read says whether a timed sample is due; if not, the replay runs and its
-start and end go into two arrays of the graph's :class:`GraphLog`. Nothing else: no object
-made, no count kept (a count is the replays written plus those the arrays hold).
+thread that replays it, while no tool listens for NVTX ranges: one clock read says whether a
+timed sample is due; if not, the replay runs and its start and end go into the graph's
+:class:`GraphLog`. Nothing else: no object made, no count kept (a count is the replays
+written plus those the log holds); in a compiled function's call (CUDAGraph Trees replaying
+its graph), the call is marked as one that replayed.
 
 The **general lane** takes the rest: each graph's first replays, the timed sample due once a
-millisecond, replays from other threads or during a compiled call. Everything periodic is
+millisecond, replays from other threads. Everything periodic is
 settled there, so at least once a millisecond for a graph that keeps replaying: captured
 inputs checked (as many as the replays since the last look call for), memory and frozen
 values sampled where the count passed a power of two or 100 ms went by, logs written. Its
 untimed replays go into a queue of (start, host time, graph, thread).
 
 Both are written as :class:`~graphdoctor.trace.spool.records.ReplayRun` records at the
-replays sampled anyway, when a log or the queue holds :data:`REPLAY_RUN_MAX`, twice a second
+replays sampled anyway, when a log (at its graph's next timed replay) or the queue holds
+:data:`REPLAY_RUN_MAX`, twice a second
 from the spool's flushing thread, and at the end. A crash loses at most half a second of
 them; the replay counts, written twice a second as ever, survive. The stream of an untimed
 replay is taken to be that of its graph's last timed one (reading the current stream costs
@@ -34,7 +36,6 @@ import operator
 import sys
 import threading
 import time
-from array import array
 from collections import deque
 from collections.abc import Callable
 from types import FrameType
@@ -55,25 +56,32 @@ LOG_ATTR = "_graphdoctor_log"  # a graph's GraphLog, once its replays may take t
 
 class GraphLog:
     """One graph's fast lane: when its next timed sample is due, the thread that replays it,
-    the start and end of each fast-lane replay not yet written, and ``count``, its replays
-    outside those arrays. Only ``owner`` appends; a writer takes from the front, under the
-    path's lock, as many as both arrays hold, so a replay half-logged stays whole."""
+    the start and end of each fast-lane replay not yet written (``times``: start, end, start,
+    end...), and ``count``, its replays outside that list. Only ``owner`` appends; a writer
+    takes from the front, under the path's lock, the whole pairs it holds, so a replay
+    half-logged stays whole. A list, not an ``array``: its append is a third cheaper, and
+    what it holds is written at least every :data:`REPLAY_RUN_MAX` replays or so."""
 
-    __slots__ = ("graph", "count", "due", "owner", "starts", "ends")
+    __slots__ = ("graph", "count", "due", "owner", "times")
 
     def __init__(self, graph: int, count: int, due: int, owner: int):
         self.graph, self.count, self.due, self.owner = graph, count, due, owner
-        self.starts, self.ends = array("q"), array("q")
+        self.times: list[int] = []
+
+    def held(self) -> int:
+        """Replays the list holds whole."""
+        return len(self.times) // 2
 
     def replays(self) -> int:
-        return self.count + min(len(self.starts), len(self.ends))
+        return self.count + self.held()
 
     def take(self) -> tuple[list[int], list[int]]:
-        n = min(len(self.starts), len(self.ends))
-        starts, ends = self.starts[:n].tolist(), self.ends[:n].tolist()
-        del self.starts[:n], self.ends[:n]
-        self.count += n
-        return starts, list(map(operator.sub, ends, starts))
+        n = 2 * self.held()
+        taken = self.times[:n]
+        del self.times[:n]
+        self.count += n // 2
+        starts = taken[0::2]
+        return starts, list(map(operator.sub, taken[1::2], starts))
 
 
 class ReplayHooks(Protocol):
@@ -105,7 +113,7 @@ class ReplayPath:
 
     def wrap(self, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
         """The hot path: locals bound once, one function; a fast-lane replay pays two clock
-        reads, two appends and four tests (a loop of tiny graphs pays every line of it)."""
+        reads, two appends and five tests (a loop of tiny graphs pays every line of it)."""
         rec, compiled_call, now, ident = self.rec, self.rec.compiled_call, \
             time.perf_counter_ns, threading.get_ident
         general = self._general(original)
@@ -113,7 +121,7 @@ class ReplayPath:
         @functools.wraps(original)
         def replay(graph: Any) -> Any:
             log = graph.__dict__.get(LOG_ATTR)
-            if log is None or compiled_call or ident() != log.owner:
+            if log is None or ident() != log.owner:
                 return general(graph)
             t0 = now()
             if t0 >= log.due:
@@ -123,8 +131,11 @@ class ReplayPath:
             except BaseException as error:
                 record_exception(rec, error, AT_REPLAY, log.graph)
                 raise
-            log.starts.append(t0)
-            log.ends.append(now())
+            times = log.times
+            times.append(t0)
+            times.append(now())
+            if compiled_call:
+                _mark_replayed(rec)
             return None
 
         return replay
@@ -229,6 +240,8 @@ class ReplayPath:
         due = self.last_timed.get(gid, 0) + gpu_sample.TIMED_GAP_NS
         if log is not None:
             log.count, log.due = log.count + 1, due
+            if log.held() >= REPLAY_RUN_MAX:  # what a loop of microsecond replays logs
+                self.flush()
         elif count >= TIMED_FIRST and gid != NONE and self.hooks.kernel_timer is None \
                 and not self.rec.nvtx.listened:
             log = GraphLog(gid, count, due, threading.get_ident())

@@ -220,7 +220,7 @@ def test_a_graph_captured_again_counts_anew_and_a_finished_recording_logs_nothin
     log = graph.__dict__[LOG_ATTR]
     for _ in range(50):
         replay(graph)
-    assert len(log.starts) == 0 and graph.replays == 120
+    assert log.held() == 0 and graph.replays == 120
     recorder.spool.close()
     rows = list(assemble_file(tmp_path / "run.spool").tables["replays"])
     assert [len([r for r in rows if r.graph == gid]) for gid in (5, 6)] == [40, 30]
@@ -247,9 +247,31 @@ def test_a_graph_served_from_another_thread_moves_its_fast_lane_there(
     worker.start()
     worker.join()
     assert graph.__dict__[LOG_ATTR].owner == worker.ident
-    assert len(graph.__dict__[LOG_ATTR].starts) >= 97  # the fast lane took the worker's
+    assert graph.__dict__[LOG_ATTR].held() >= 97  # the fast lane took the worker's
     rows = replays_of(tmp_path, recorder, path)
     threads = [r.thread for r in sorted(rows, key=lambda r: r.t)]
     assert len(rows) == 120 == recorder.replays[2]
     assert len(set(threads[:20])) == 1 and len(set(threads[20:])) == 1 \
         and threads[0] != threads[20]
+
+
+def test_a_long_fast_lane_log_is_written_at_the_graph_s_next_timed_replay(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the fast lane holds is bounded: a loop of microsecond replays logs a thousand a
+    millisecond, and its next timed replay writes them once there are REPLAY_RUN_MAX (not
+    only where the count passes a power of two, as the 16,385th replay's does here)."""
+    monkeypatch.setattr(gpu_sample, "TIMED_GAP_NS", 10**15)
+    recorder, _, _, path = recording(tmp_path)
+    replay, graph = path.wrap(original), Graph(8)
+    log = None
+    for count in (2**14 + 1, REPLAY_RUN_MAX - 1, 3):
+        for _ in range(count - 1):
+            replay(graph)
+        log = graph.__dict__[LOG_ATTR]
+        log.due = 0  # a millisecond went by: the next replay is timed
+        replay(graph)
+        if count == REPLAY_RUN_MAX - 1:
+            assert log.held() == REPLAY_RUN_MAX - 2  # short of the bound: kept
+    assert log is not None and log.held() == 0  # the bound held: written
+    replays = 2**14 + REPLAY_RUN_MAX + 3
+    assert recorder.replays[8] == replays == len(replays_of(tmp_path, recorder, path))
