@@ -46,6 +46,7 @@ from graphdoctor.trace.spool import records as sr
 _LOGGING_FILE = logging.__file__
 MAX_REASONS, MAX_REASON = 64, 4000  # a recompile's reasons kept (one per earlier compile)
 MAX_FORCED = 256  # records a tap has torch write from one line, where its level would not
+KNOWN_ATTR = "_graphdoctor_functions"  # a tree manager's function id -> (function, compile id)
 
 
 @dataclass
@@ -239,13 +240,14 @@ class _ForcedRecords:
 
 def _wrap_tree_run(recorder: Recorder, hooks: _CompileHooks, original: Any) -> Any:
     seen: set[int] = set()
-    known: dict[Any, tuple[int, str]] = {}  # tree function id -> (function, compile id)
 
     @functools.wraps(original)
     def run(manager: Any, new_inputs: Any, function_id: Any) -> Any:
         ident = threading.get_ident()
         if not recorder.enabled or ident in recorder.compiled_call:
             return original(manager, new_inputs, function_id)
+        # on the manager: a new one (torch._dynamo.reset()) numbers its functions from 0 again
+        known = manager.__dict__.setdefault(KNOWN_ATTR, {})
         fn, compile_id = known.get(function_id) or _first_call(recorder, manager, new_inputs,
                                                                 function_id, known)
         call = CompiledCall(fn, compile_id)

@@ -74,3 +74,19 @@ def test_a_compiled_call_is_timed_on_the_gpu_whenever_the_gap_has_passed(
     _, timer, calls, replays = calls_and_replays(tmp_path)
     assert timer.started == 2 * CALLS
     assert all(c.gpu == GPU_NS for c in calls) and all(r.gpu == GPU_NS for r in replays)
+
+
+def test_a_new_tree_manager_s_function_ids_name_its_own_compiles(tmp_path: Path) -> None:
+    """After ``torch._dynamo.reset()`` a new manager numbers its functions from 0 again: its
+    function 0 is its own compile, not the old manager's."""
+    recorder = Recorder(SpoolWriter(str(tmp_path / "run.spool")))
+    path = ReplayPath(recorder, Hooks(), ID)
+    run = compiled._wrap_tree_run(recorder, compiled._CompileHooks(), TreeManager.run)
+    old, new = TreeManager(path.wrap(original)), TreeManager(path.wrap(original))
+    new.id_to_compile_id = {0: "1/0"}
+    run(old, [], 0)
+    run(new, [], 0)
+    path.finish()
+    recorder.spool.close()
+    calls = assemble_file(tmp_path / "run.spool").tables["calls"]
+    assert len({c.fn for c in calls}) == 2  # one compiled function per dynamo frame id
