@@ -93,9 +93,8 @@ def profile_block(body, steps: int, out: str) -> None:
 def hook_cost(body, steps: int, pairs: int, patched: list) -> dict:
     """What graphdoctor's wrappers of ``patched`` ((class, name) pairs) cost each step,
     measured inside one process: blocks with the wrappers alternate with blocks where the
-    functions they wrap (``__wrapped__``) are put back; ``hook_us`` is the median over
-    ``pairs`` pairs of the difference per step. In a plain run nothing is wrapped and the
-    difference is the control."""
+    functions they wrap (``__wrapped__``) are put back (:func:`alternating`). In a plain run
+    nothing is wrapped and the difference is the control."""
     hooked = [(owner, name, owner.__dict__[name]) for owner, name in patched]
 
     def use(wrappers: bool) -> None:
@@ -103,16 +102,40 @@ def hook_cost(body, steps: int, pairs: int, patched: list) -> dict:
             setattr(owner, name, function if wrappers else getattr(function, "__wrapped__",
                                                                     function))
 
+    return alternating(body, steps, pairs, use, "hook_us")
+
+
+def monitoring_cost(body, steps: int, pairs: int) -> dict:
+    """What graphdoctor's ``sys.monitoring`` callbacks (the eager history's, on every Python
+    function until each is settled) cost each step, inside one process: blocks with its
+    tool's global events on alternate with blocks with them off (:func:`alternating`).
+    Nothing where no tool of graphdoctor's is registered (a plain run, Python < 3.12)."""
+    monitoring = getattr(sys, "monitoring", None)
+    tools = [t for t in range(6) if monitoring and monitoring.get_tool(t) == "graphdoctor"]
+    if not tools:
+        return {}
+    tool, events = tools[0], monitoring.get_events(tools[0])
+
+    def use(on: bool) -> None:
+        monitoring.set_events(tool, events if on else 0)
+
+    return alternating(body, steps, pairs, use, "monitoring_us")
+
+
+def alternating(body, steps: int, pairs: int, use, name: str) -> dict:
+    """Blocks of ``steps`` calls of ``body`` with ``use(True)`` alternate with blocks with
+    ``use(False)``, the order turned each pair; ``name``: the median over ``pairs`` pairs of
+    the difference per step, in µs, and each pair's."""
     differences = []
     for pair in range(pairs):
         took = {}
-        for wrappers in ((False, True) if pair % 2 == 0 else (True, False)):
-            use(wrappers)
-            took[wrappers] = timed_loop(body, steps)["host_us_per_step"]
+        for on in ((False, True) if pair % 2 == 0 else (True, False)):
+            use(on)
+            took[on] = timed_loop(body, steps)["host_us_per_step"]
         use(True)
         differences.append(took[True] - took[False])
-    return {"hook_us": statistics.median(differences),
-            "hook_us_pairs": [round(d, 3) for d in differences]}
+    return {name: statistics.median(differences),
+            f"{name}_pairs": [round(d, 3) for d in differences]}
 
 
 def graphdoctor_calls(body, steps: int) -> dict:
