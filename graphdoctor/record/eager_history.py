@@ -76,11 +76,16 @@ class _Call:
     token: TimerToken | None
 
 
+# a call under way: its start, mode, GPU timer token, and its frame, by which its return is
+# told from that of a call not counted (torch's own, of the same code) or of one that raised
+_Open = tuple[int, str, TimerToken | None, FrameType]
+
+
 @dataclass
 class _Function:
     calls: deque[_Call] = field(default_factory=deque)  # the latest KEPT
     timed: int = 0  # calls timed so far, kept or not
-    open: dict[int, list[tuple[int, str, TimerToken | None]]] = field(default_factory=dict)
+    open: dict[int, list[_Open]] = field(default_factory=dict)  # by thread
     makes: set[str] = field(default_factory=set)  # what it calls (calls.call_key)
     inner: set[CodeType] = field(default_factory=set)  # the user functions it calls
     step: int = -1  # its function id once a graph replays inside it
@@ -201,10 +206,13 @@ class EagerHistory:
         timer.settle(call.token, row)
 
     def _let_go(self, call: _Call) -> None:
+        self._release(call.token)
+
+    def _release(self, token: TimerToken | None) -> None:
         timer = self._timer()
-        if call.token is not None and timer is not None:
+        if token is not None and timer is not None:
             self._held -= 1
-            timer.release(call.token)
+            timer.release(token)
 
     # -- sys.monitoring callbacks ------------------------------------------------------------
     def _on_start(self, code: CodeType, offset: int) -> Any:
@@ -225,8 +233,10 @@ class EagerHistory:
         mode = WARMUP_CALL if self._rec.in_warmup else EAGER_CALL
         if function.arguments is not None:
             _note_numbers(function.arguments, code, sys._getframe(1))
-        function.open.setdefault(threading.get_ident(), []).append(
-            (self._rec.now(), mode, self._start_timer()))
+        frame, opened = sys._getframe(1), function.open.setdefault(threading.get_ident(), [])
+        if opened:  # a call of it under way, or one that raised: dropped
+            self._drop_finished(opened, frame)
+        opened.append((self._rec.now(), mode, self._start_timer(), frame))
         return None
 
     def argument_values(self, code: CodeType, name: str) -> list[Any]:
@@ -247,8 +257,10 @@ class EagerHistory:
         return kind == USER or (kind == LIBRARY and self._called_by_user(frame))
 
     def _counts(self, function: _Function) -> bool:
-        """Whether this call of a kept function is kept: torch's only where the user's own
-        code made it (``sys._getframe(2)``: the called frame, above this and its callback)."""
+        """Whether this call of a kept function, starting, is kept: torch's only where the
+        user's own code made it (``sys._getframe(2)``: the called frame, above this and its
+        callback). Its return is told apart by its frame (:meth:`_closed`), which costs a
+        fraction of this walk up the stack."""
         return not function.users_own or called_by_user_itself(self._rec, sys._getframe(2))
 
     def _called_by_user(self, frame: FrameType) -> bool:
@@ -272,12 +284,13 @@ class EagerHistory:
         function = self._functions.get(code)
         if function is None:  # not the user's, or claimed: the eager-call timer has it
             return _monitoring.DISABLE
-        if not self._counts(function):
-            return None
         opened = function.open.get(threading.get_ident())
         if not opened:
             return _monitoring.DISABLE if function.timed >= TIMED_CALLS else None
-        t0, mode, token = opened.pop()
+        closed = self._closed(opened, sys._getframe(1))
+        if closed is None:  # a call not counted: torch's own, inside the user's
+            return None
+        t0, mode, token, _ = closed
         timer = self._timer()
         if token is not None and timer is not None:
             timer.end(token)
@@ -289,6 +302,32 @@ class EagerHistory:
         if len(function.calls) >= KEPT:
             self._let_go(function.calls.popleft())
         function.calls.append(call)
+        return None
+
+    def _drop_finished(self, opened: list[_Open], frame: FrameType) -> None:
+        """The open calls whose frames are no longer on the stack above ``frame`` (they
+        raised), taken off, their CUDA events back to the timer."""
+        running = set()
+        caller = frame.f_back
+        while caller is not None:
+            running.add(caller)
+            caller = caller.f_back
+        for call in [c for c in opened if c[3] not in running]:
+            opened.remove(call)
+            self._release(call[2])
+
+    def _closed(self, opened: list[_Open], frame: FrameType) -> _Open | None:
+        """The open call whose frame returns, taken off with the calls above it: those
+        raised instead of returning (a return fires for none of them), and their CUDA
+        events go back to the timer; one that raised below it goes at the next start
+        (:meth:`_drop_finished`). None where no open call is this frame's."""
+        for index in range(len(opened) - 1, -1, -1):
+            if opened[index][3] is frame:
+                for stale in opened[index + 1:]:
+                    self._release(stale[2])
+                call = opened[index]
+                del opened[index:]
+                return call
         return None
 
     def _on_call(self, code: CodeType, offset: int, target: Any, arg0: Any) -> Any:

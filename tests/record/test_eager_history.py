@@ -70,3 +70,65 @@ def test_kept_calls_become_the_claimed_functions_eager_calls(tmp_path: Path) -> 
     assert seen["short"] == 4  # a function called five times: its cold first call left out
     assert seen["fns"] == [7, 9] and seen["modes"] == ["eager"]
     assert seen["durations"] and seen["untimed"]  # no CUDA here: host time only
+
+
+NESTED = '''
+import json, os, sys, tempfile
+# a stand-in for torch's nn.Module, where graphdoctor tells torch's code by its path
+site = os.path.join(tempfile.mkdtemp(), "site-packages")
+os.makedirs(os.path.join(site, "torch"))
+open(os.path.join(site, "torch", "__init__.py"), "w").write("""
+class Module:
+    def _wrapped_call_impl(self, *args):
+        return self._call_impl(*args)
+    def _call_impl(self, *args):
+        return self.forward(*args)
+    __call__ = _wrapped_call_impl
+class Sequential(Module):
+    def __init__(self, *modules):
+        self.modules = modules
+    def forward(self, x):
+        for module in self.modules:
+            x = module(x)
+        return x
+class Leaf(Module):
+    def forward(self, x):
+        return x + 1
+class Fails(Module):
+    def forward(self, x):
+        raise ValueError(x)
+""")
+sys.path.insert(0, site)
+import torch
+from graphdoctor.record.eager_history import EagerHistory
+from graphdoctor.record.recorder import Recorder
+from graphdoctor.trace.spool.file import SpoolWriter
+
+recorder = Recorder(SpoolWriter(os.path.join(tempfile.mkdtemp(), "s.spool")))
+history = EagerHistory(recorder)
+uninstall = history.install()
+model = torch.Sequential(torch.Sequential(torch.Leaf()), torch.Sequential(torch.Leaf()))
+failing = torch.Sequential(torch.Fails())
+for i in range(40):
+    model(i)  # the user's own call; the two inside it are torch's
+    if i == 10:
+        try:
+            failing(i)  # the user's own call, which raises: no return fires for it
+        except ValueError:
+            pass
+kept = history._functions[torch.Sequential.forward.__code__]
+print(json.dumps({"timed": kept.timed, "open": sum(map(len, kept.open.values())),
+                  "users_own": kept.users_own}))
+uninstall()
+'''
+
+
+@pytest.mark.skipif(_python_with_monitoring() is None, reason="needs Python 3.12+")
+def test_torch_s_own_calls_and_a_call_that_raised_leave_the_user_s_calls_paired(
+        tmp_path: Path) -> None:
+    """Inside the user's ``model(x)``, torch calls the same ``Sequential.forward`` for
+    each inner Sequential: those returns are told apart (by frame) and not counted. A
+    call that raised leaves its start open, which the next return of that code drops."""
+    done = run_with_monitoring(tmp_path, NESTED)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"timed": 40, "open": 0, "users_own": True}
