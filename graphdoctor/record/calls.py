@@ -51,10 +51,10 @@ def monitoring_available() -> bool:
 
 class Monitor:
     """graphdoctor's one ``sys.monitoring`` tool id, claimed on first use (a capture) and
-    given up with the recording. Never one the script holds; and should the script ask for the
-    one graphdoctor holds (``use_tool_id``), graphdoctor first moves its callbacks and watched
-    code to another free id, or with none free, stops watching (``on_lost``): the script's
-    claim succeeds either way."""
+    given up with the recording. Never one the script holds; to the script it looks free
+    (``get_tool`` answers None for it); and should the script ask for it (``use_tool_id``),
+    graphdoctor first moves its callbacks and watched code to another free id, or with none
+    free, stops watching (``on_lost``): the script's claim succeeds either way."""
 
     def __init__(self, on_lost: Callable[[], None] = lambda: None) -> None:
         self.tool: int | None = None
@@ -63,6 +63,7 @@ class Monitor:
         self._local: dict[CodeType, int] = {}  # code -> the events watched on it
         self._global = 0  # events watched everywhere (the eager history's)
         self._original_use_tool_id: Any = None
+        self._original_get_tool: Any = None
 
     def claim(self, callbacks: dict[int, Any]) -> bool:
         if self.tool is None:
@@ -90,7 +91,8 @@ class Monitor:
     def release(self) -> None:
         if self._original_use_tool_id is not None:
             SYS_MONITORING.use_tool_id = self._original_use_tool_id
-            self._original_use_tool_id = None
+            SYS_MONITORING.get_tool = self._original_get_tool
+            self._original_use_tool_id = self._original_get_tool = None
         if self.tool is not None:
             self._drop()
 
@@ -136,6 +138,13 @@ class Monitor:
             original(tool_id, name)
 
         SYS_MONITORING.use_tool_id = use_tool_id
+        original_get = self._original_get_tool = SYS_MONITORING.get_tool
+
+        def get_tool(tool_id: int) -> str | None:
+            """The id graphdoctor holds looks free to the script, as it is to its claim."""
+            return None if tool_id == self.tool else original_get(tool_id)
+
+        SYS_MONITORING.get_tool = get_tool
 
     def _move(self) -> None:
         """Carry the callbacks and watched code to another free id, or stop watching."""

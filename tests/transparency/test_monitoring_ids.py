@@ -1,6 +1,7 @@
-"""graphdoctor's sys.monitoring tool id gives way to the script's: a script that asks for the
-id graphdoctor holds gets it, and graphdoctor moves to another free one (or, with none free,
-stops watching); once graphdoctor lets go, every id is as the script left it. (3.12+)"""
+"""graphdoctor's sys.monitoring tool id gives way to the script's: to the script it looks free
+(``get_tool``), a script that asks for it gets it, and graphdoctor moves to another free one
+(or, with none free, stops watching); once graphdoctor lets go, every id is as the script left
+it. (3.12+)"""
 
 from __future__ import annotations
 
@@ -32,10 +33,10 @@ mon.use_tool_id(held, "script")  # the script asks for graphdoctor's id: it gets
 moved = monitor.tool
 f()
 print("moved", held != moved and moved is not None, mon.get_tool(held), len(calls))
-for tool in range(6):  # the script takes every id left
-    if mon.get_tool(tool) is None:
+print("looks free", mon.get_tool(moved))
+for tool in range(6):  # the script takes every id it sees free, graphdoctor's among them:
+    if mon.get_tool(tool) is None:  # with no other free, graphdoctor steps aside
         mon.use_tool_id(tool, "script")
-mon.use_tool_id(moved, "script again")  # no other id is free: graphdoctor steps aside
 f()
 print("lost", lost == [True], monitor.tool is None, len(calls))
 monitor.release()
@@ -52,6 +53,7 @@ def test_the_script_gets_the_tool_id_graphdoctor_holds(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "moved True script 2",
+        "looks free None",
         "lost True True 2",
-        "tools ['script', 'script', 'script', 'script', 'script again', 'script'] sys.monitoring",
+        "tools ['script', 'script', 'script', 'script', 'script', 'script'] sys.monitoring",
     ]
