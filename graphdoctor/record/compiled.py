@@ -47,6 +47,7 @@ _LOGGING_FILE = logging.__file__
 MAX_REASONS, MAX_REASON = 64, 4000  # a recompile's reasons kept (one per earlier compile)
 MAX_FORCED = 256  # records a tap has torch write from one line, where its level would not
 KNOWN_ATTR = "_graphdoctor_functions"  # a tree manager's function id -> (function, compile id)
+_NONE_KNOWN: dict[Any, tuple[int, str]] = {}  # read only: a manager with no call seen yet
 
 
 @dataclass
@@ -247,9 +248,8 @@ def _wrap_tree_run(recorder: Recorder, hooks: _CompileHooks, original: Any) -> A
         if not recorder.enabled or ident in recorder.compiled_call:
             return original(manager, new_inputs, function_id)
         # on the manager: a new one (torch._dynamo.reset()) numbers its functions from 0 again
-        known = manager.__dict__.setdefault(KNOWN_ATTR, {})
-        fn, compile_id = known.get(function_id) or _first_call(recorder, manager, new_inputs,
-                                                                function_id, known)
+        fn, compile_id = manager.__dict__.get(KNOWN_ATTR, _NONE_KNOWN).get(function_id) \
+            or _first_call(recorder, manager, new_inputs, function_id)
         call = CompiledCall(fn, compile_id)
         first = fn not in seen
         seen.add(fn)
@@ -266,15 +266,15 @@ def _wrap_tree_run(recorder: Recorder, hooks: _CompileHooks, original: Any) -> A
     return run
 
 
-def _first_call(recorder: Recorder, manager: Any, new_inputs: Any, function_id: Any,
-                known: dict[Any, tuple[int, str]]) -> tuple[int, str]:
+def _first_call(recorder: Recorder, manager: Any, new_inputs: Any,
+                function_id: Any) -> tuple[int, str]:
     """A tree function's first call (one per compile): its compiled function, compile id
     and the copies its inputs take, looked up once."""
     compile_id = compat.tree_compile_id(manager, function_id)
     fn = _function_of(recorder, compile_id, sys._getframe(2))  # run's caller
     count, size = compat.tree_input_copies(manager, function_id, new_inputs)
     recorder.emit(sr.TreeInputs(recorder.now(), fn, compile_id, count, size))
-    known[function_id] = (fn, compile_id)
+    manager.__dict__.setdefault(KNOWN_ATTR, {})[function_id] = (fn, compile_id)
     return fn, compile_id
 
 
