@@ -15,7 +15,7 @@ import functools
 import inspect
 import linecache
 from collections.abc import Iterator
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any
 
 
@@ -36,6 +36,25 @@ def is_number(value: Any) -> bool:
     """A Python number a kernel takes by value (a bool is a flag, not a number)."""
     kind = type(value)
     return kind is int or kind is float
+
+
+NUMBERS_KEPT = 8  # distinct numbers kept per argument of a user function
+
+
+def note_numbers(seen: dict[str, list[Any]], code: CodeType, frame: FrameType) -> None:
+    """The distinct numbers (at most ``NUMBERS_KEPT``) each argument of ``code``'s was
+    given in ``frame``, added to ``seen``: what a graph that froze one is told of."""
+    if FRAME_VAR is None:
+        return
+    for name in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
+        try:
+            value = FRAME_VAR(frame, name)
+        except (NameError, ValueError):
+            continue
+        if is_number(value):
+            values = seen.setdefault(name, [])
+            if value not in values and len(values) < NUMBERS_KEPT:
+                values.append(value)
 
 
 def bound_values(frame: FrameType) -> Iterator[tuple[str, Any]]:

@@ -10,7 +10,8 @@ a replay is fairly compared with. A library's function is kept only where the us
 calls it (``model(x)`` into a library's ``forward``), not the library's own inner calls; and
 torch's own step parts (an ``nn.Module``'s forward, ``Tensor.backward``, an optimizer's
 step: :mod:`graphdoctor.record.step_parts`) only at the calls the user's code
-makes itself, what PyTorch's recipe captures inline (its warmup loop is their eager calls).
+makes itself, what PyTorch's recipe captures inline (its warmup loop is their eager calls),
+timed at the user's call sites (:mod:`graphdoctor.record.part_sites`).
 
 Three things claim kept calls (the cold first call among them left out):
 - a capture, ``make_graphed_callables`` or torch.compile names a function it ran
@@ -26,9 +27,11 @@ Three things claim kept calls (the cold first call among them left out):
 
 Cost: ``sys.monitoring`` calls back on each function's first start; torch's and other
 libraries' code is switched off right there (``DISABLE``), and so is a user function once it
-has had ``TIMED_CALLS`` calls or is claimed (then the eager-call timer follows it). A long
-run pays for the first calls of each of its own functions, and for nothing after. CUDA
-event pairs of calls no longer kept are reused, at most ``MAX_TIMED`` held at once.
+has had ``TIMED_CALLS`` calls or is claimed (then the eager-call timer follows it), and a
+step part's call site once the part has. A long run pays for the first calls of each of its
+own functions and parts, and for nothing after. Host time is taken for every call, GPU
+time for a sample (``GPU_EVERY``): a CUDA event pair costs more host time than the callbacks.
+Event pairs of calls no longer kept are reused, at most ``MAX_TIMED`` held at once.
 """
 
 from __future__ import annotations
@@ -36,9 +39,7 @@ from __future__ import annotations
 import inspect
 import sys
 import threading
-from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from types import CodeType, FrameType
 from typing import Any
 
@@ -50,48 +51,33 @@ from graphdoctor.record.calls import (
     callee_code,
     monitoring_available,
 )
-from graphdoctor.record.captured_names import FRAME_VAR, is_number
+from graphdoctor.record.captured_names import note_numbers
+from graphdoctor.record.gpu_sample import TIMED_FIRST
+from graphdoctor.record.kept_calls import (
+    GPU_EVERY,
+    KEPT,
+    MAX_TIMED,
+    TIMED_CALLS,
+    KeptCall,
+    KeptFunction,
+    innermost,
+    place,
+)
+from graphdoctor.record.open_calls import closed, drop_finished
+from graphdoctor.record.part_sites import PartSites, Site
 from graphdoctor.record.recorder import Recorder, TimerSource, TimerToken, Uninstall
-from graphdoctor.record.step_parts import called_by_user_itself, torch_step_part
+from graphdoctor.record.step_parts import torch_step_part
 from graphdoctor.trace.event_kinds import Call
 from graphdoctor.trace.model import LIBRARY, PYTHON, TORCH, USER
 from graphdoctor.trace.names import EAGER_CALL, REPLAYING_CALL, STEP_FUNCTION, WARMUP_CALL
 from graphdoctor.trace.spool import records as sr
 
-TIMED_CALLS = 256  # per function, from its first; then it costs nothing more
-KEPT = 32  # the latest timed calls of a function, what medians are taken from
-MAX_TIMED = 4096  # CUDA event pairs held at once for kept calls
-STEP_CALLS = 3  # kept calls a step function needs besides its cold first one
-NUMBERS_KEPT = 8  # distinct numbers kept per argument of a user function
+NOTE_PART = "eager calls before a capture"
+SAMPLED = (f"GPU time was taken for a sample of the user's eager calls: each function's first "
+           f"{TIMED_FIRST}, then one in {GPU_EVERY}; every call's host time is kept")
 REACH = 4  # how deep a covering function's calls into other user functions are followed
 _NOT_PLAIN_CALLS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE
                     | inspect.CO_ASYNC_GENERATOR)  # their PY_START/PY_RETURN are not one call
-
-
-@dataclass
-class _Call:
-    t0: int
-    dur: int
-    mode: str
-    token: TimerToken | None
-
-
-# a call under way: its start, mode, GPU timer token, and its frame, by which its return is
-# told from that of a call not counted (torch's own, of the same code) or of one that raised
-_Open = tuple[int, str, TimerToken | None, FrameType]
-
-
-@dataclass
-class _Function:
-    calls: deque[_Call] = field(default_factory=deque)  # the latest KEPT
-    timed: int = 0  # calls timed so far, kept or not
-    open: dict[int, list[_Open]] = field(default_factory=dict)  # by thread
-    makes: set[str] = field(default_factory=set)  # what it calls (calls.call_key)
-    inner: set[CodeType] = field(default_factory=set)  # the user functions it calls
-    step: int = -1  # its function id once a graph replays inside it
-    # the numbers its calls were given, by argument: what a graph that froze one is told of
-    arguments: dict[str, list[Any]] | None = None  # None: a library's function, not kept
-    users_own: bool = False  # torch's: only the user's own calls of it count
 
 
 class EagerHistory:
@@ -103,10 +89,12 @@ class EagerHistory:
         # installs it keeps one of its own (the CUPTI layer's, for scripts without torch)
         self._timer = timer or (lambda: recorder.timer)
         self._monitor = Monitor(on_lost=self._lost)
-        self._functions: dict[CodeType, _Function] = {}
+        self._sites = PartSites(self._monitor)
+        self._functions: dict[CodeType, KeptFunction] = {}
         self._places: dict[tuple[str, int, str], CodeType] = {}  # where each is defined
         self._claimed: set[CodeType] = set()
         self._held = 0  # CUDA event pairs held by kept calls
+        self._untimed = 0  # calls left out of the GPU sample
         self._stepped: set[int] = set()  # graphs whose step is known
 
     def install(self) -> Uninstall | None:
@@ -115,14 +103,31 @@ class EagerHistory:
         events = _monitoring.events
         if not self._monitor.claim({events.PY_START: self._on_start,
                                     events.PY_RETURN: self._on_return,
-                                    events.CALL: self._on_call}):
-            self._rec.note("eager calls before a capture", "no sys.monitoring tool id was free")
+                                    events.CALL: self._on_call,
+                                    events.INSTRUCTION: self._on_instruction}):
+            self._rec.note(NOTE_PART, "no sys.monitoring tool id was free")
             return None
         self._monitor.set_global(events.PY_START | events.PY_RETURN)
-        return self._monitor.release
+        self._watch_running(sys._getframe(1))
+        return self._uninstall
+
+    def _uninstall(self) -> None:
+        self._monitor.release()
+        if self._untimed:
+            self._rec.note(NOTE_PART, SAMPLED)
+
+    def _watch_running(self, frame: FrameType | None) -> None:
+        """The user's code already running (the function around ``graphdoctor.recording()``)
+        started before its start could be seen: its calls are watched from here."""
+        while frame is not None:
+            code = frame.f_code
+            if self._rec.stacks.kind(code.co_filename) == USER \
+                    and not code.co_flags & _NOT_PLAIN_CALLS:
+                self._monitor.add_local(code, _monitoring.events.CALL)
+            frame = frame.f_back
 
     def _lost(self) -> None:
-        self._rec.note("eager calls before a capture", "the script took every free "
+        self._rec.note(NOTE_PART, "the script took every free "
                        "sys.monitoring tool id, so their timing stopped")
 
     # -- claims ------------------------------------------------------------------------------
@@ -133,9 +138,11 @@ class EagerHistory:
         where ``make_graphed_callables`` or torch.compile claims one (an ``nn.Sequential``),
         its eager figures stay those of the step it replays in, as before it was kept."""
         self._claimed.add(code)
-        original = self._places.get(_place(code), code)  # torch.compile runs a rebuilt code
+        original = self._places.get(place(code), code)  # torch.compile runs a rebuilt code
         self._claimed.add(original)
         kept = self._functions.pop(original, None)
+        if kept is not None:
+            kept.claimed = True
         if kept is not None and (part or not kept.users_own):
             self._hand_over(kept, fn)
         elif kept is not None:
@@ -160,10 +167,10 @@ class EagerHistory:
 
     def has_calls(self, code: CodeType) -> bool:
         """Whether ``code`` has kept calls to hand over when claimed."""
-        function = self._functions.get(self._places.get(_place(code), code))
+        function = self._functions.get(self._places.get(place(code), code))
         return function is not None and bool(function.calls)
 
-    def _reach(self, function: _Function, depth: int = REACH) -> set[str]:
+    def _reach(self, function: KeptFunction, depth: int = REACH) -> set[str]:
         reach = set(function.makes)
         for code in function.inner if depth else ():
             inner = self._functions.get(code)
@@ -176,7 +183,7 @@ class EagerHistory:
         own thread, on the main thread's) that ran without it becomes its step."""
         if graph in self._stepped:
             return
-        found = _innermost(self._functions, sys._getframe(1)) or _innermost(
+        found = innermost(self._functions, sys._getframe(1)) or innermost(
             self._functions, sys._current_frames().get(threading.main_thread().ident or 0))
         if found is None:
             return
@@ -188,7 +195,7 @@ class EagerHistory:
         self._stepped.add(graph)
         self._rec.emit(sr.GraphStep(graph, function.step))
 
-    def _hand_over(self, function: _Function, fn: int) -> None:
+    def _hand_over(self, function: KeptFunction, fn: int) -> None:
         calls = list(function.calls)
         function.calls.clear()
         if calls and function.timed <= KEPT:  # the cold first call is among them
@@ -196,7 +203,7 @@ class EagerHistory:
         for call in calls:
             self._emit(call, fn, call.mode)
 
-    def _emit(self, call: _Call, fn: int, mode: str) -> None:
+    def _emit(self, call: KeptCall, fn: int, mode: str) -> None:
         row = Call(call.t0, call.dur, -1, fn, mode, -1)
         timer = self._timer()
         if call.token is None or timer is None:
@@ -205,7 +212,7 @@ class EagerHistory:
         self._held -= 1
         timer.settle(call.token, row)
 
-    def _let_go(self, call: _Call) -> None:
+    def _let_go(self, call: KeptCall) -> None:
         self._release(call.token)
 
     def _release(self, token: TimerToken | None) -> None:
@@ -220,48 +227,39 @@ class EagerHistory:
         if function is None:
             if not self._keeps(code, sys._getframe(1)):
                 return _monitoring.DISABLE
-            function = self._functions[code] = _Function()
+            function = self._functions[code] = KeptFunction()
             if self._rec.stacks.is_user_code(code):
                 function.arguments = {}
-            function.users_own = self._rec.stacks.kind(code.co_filename) == TORCH
-            self._places[_place(code)] = code
+            self._places[place(code)] = code
             self._monitor.add_local(code, _monitoring.events.CALL)
-        if function.timed >= TIMED_CALLS or code in self._claimed:
-            return _monitoring.DISABLE
-        if self._rec.capturing_anywhere or not self._rec.enabled or not self._counts(function):
+        if function.timed >= TIMED_CALLS or code in self._claimed or function.users_own:
+            return _monitoring.DISABLE  # done, or a step part (timed at its call sites)
+        if self._rec.capturing_anywhere or not self._rec.enabled:
             return None
         mode = WARMUP_CALL if self._rec.in_warmup else EAGER_CALL
         if function.arguments is not None:
-            _note_numbers(function.arguments, code, sys._getframe(1))
+            note_numbers(function.arguments, code, sys._getframe(1))
         frame, opened = sys._getframe(1), function.open.setdefault(threading.get_ident(), [])
         if opened:  # a call of it under way, or one that raised: dropped
-            self._drop_finished(opened, frame)
-        opened.append((self._rec.now(), mode, self._start_timer(), frame))
+            for token in drop_finished(opened, frame):
+                self._release(token)
+        opened.append((self._rec.now(), mode, self._start_timer(function), frame))
         return None
 
     def argument_values(self, code: CodeType, name: str) -> list[Any]:
-        function = self._functions.get(self._places.get(_place(code), code))
+        function = self._functions.get(self._places.get(place(code), code))
         arguments = function.arguments if function is not None else None
         return list(arguments.get(name, ())) if arguments else []
 
     def _keeps(self, code: CodeType, frame: FrameType) -> bool:
         """A plain function of the user's, or a library's that the user's code called; not
         yet claimed, and not a rebuilt copy of one kept already (the code torch.compile runs
-        in place of the function's own)."""
+        in place of the function's own). torch's step parts are timed at their call sites."""
         if (code in self._claimed or code.co_flags & _NOT_PLAIN_CALLS
-                or self._places.get(_place(code), code) is not code):
+                or self._places.get(place(code), code) is not code):
             return False
         kind = self._rec.stacks.kind(code.co_filename)
-        if kind == TORCH:
-            return torch_step_part(code) and called_by_user_itself(self._rec, frame)
         return kind == USER or (kind == LIBRARY and self._called_by_user(frame))
-
-    def _counts(self, function: _Function) -> bool:
-        """Whether this call of a kept function, starting, is kept: torch's only where the
-        user's own code made it (``sys._getframe(2)``: the called frame, above this and its
-        callback). Its return is told apart by its frame (:meth:`_closed`), which costs a
-        fraction of this walk up the stack."""
-        return not function.users_own or called_by_user_itself(self._rec, sys._getframe(2))
 
     def _called_by_user(self, frame: FrameType) -> bool:
         caller = frame.f_back
@@ -272,9 +270,14 @@ class EagerHistory:
             caller = caller.f_back
         return False
 
-    def _start_timer(self) -> TimerToken | None:
+    def _start_timer(self, function: KeptFunction) -> TimerToken | None:
+        """A GPU timer token for the call of ``function`` starting, where it is in the
+        sample (:meth:`KeptFunction.gpu_due`)."""
         timer = self._timer()
         if timer is None or self._held >= MAX_TIMED:
+            return None
+        if not function.gpu_due():
+            self._untimed += 1
             return None
         token = timer.start()
         self._held += token is not None
@@ -282,99 +285,100 @@ class EagerHistory:
 
     def _on_return(self, code: CodeType, offset: int, retval: Any) -> Any:
         function = self._functions.get(code)
-        if function is None:  # not the user's, or claimed: the eager-call timer has it
+        if function is None or function.users_own:  # not kept here, or timed at its sites
             return _monitoring.DISABLE
         opened = function.open.get(threading.get_ident())
         if not opened:
             return _monitoring.DISABLE if function.timed >= TIMED_CALLS else None
-        closed = self._closed(opened, sys._getframe(1))
-        if closed is None:  # a call not counted: torch's own, inside the user's
+        call, stale = closed(opened, sys._getframe(1))
+        for token in stale:
+            self._release(token)
+        if call is None:  # a call not timed: one under way when its timing began
             return None
-        t0, mode, token, _ = closed
+        t0, mode, token, _ = call
+        self._finish(function, t0, mode, token)
+        return None
+
+    def _finish(self, function: KeptFunction, t0: int, mode: str, token: TimerToken | None) -> None:
+        """A timed call of ``function`` has returned: kept, or with its graph, emitted."""
         timer = self._timer()
         if token is not None and timer is not None:
             timer.end(token)
-        call = _Call(t0, self._rec.now() - t0, mode, token)
+        call = KeptCall(t0, self._rec.now() - t0, mode, token)
         function.timed += 1
-        if function.step >= 0:  # a call with its graph: to the spool as it comes
+        if function.claimed:  # handed over while it ran
+            self._let_go(call)
+        elif function.step >= 0:  # a call with its graph: to the spool as it comes
             self._emit(call, function.step, REPLAYING_CALL)
-            return None
-        if len(function.calls) >= KEPT:
-            self._let_go(function.calls.popleft())
-        function.calls.append(call)
-        return None
-
-    def _drop_finished(self, opened: list[_Open], frame: FrameType) -> None:
-        """The open calls whose frames are no longer on the stack above ``frame`` (they
-        raised), taken off, their CUDA events back to the timer."""
-        running = set()
-        caller = frame.f_back
-        while caller is not None:
-            running.add(caller)
-            caller = caller.f_back
-        for call in [c for c in opened if c[3] not in running]:
-            opened.remove(call)
-            self._release(call[2])
-
-    def _closed(self, opened: list[_Open], frame: FrameType) -> _Open | None:
-        """The open call whose frame returns, taken off with the calls above it: those
-        raised instead of returning (a return fires for none of them), and their CUDA
-        events go back to the timer; one that raised below it goes at the next start
-        (:meth:`_drop_finished`). None where no open call is this frame's."""
-        for index in range(len(opened) - 1, -1, -1):
-            if opened[index][3] is frame:
-                for stale in opened[index + 1:]:
-                    self._release(stale[2])
-                call = opened[index]
-                del opened[index:]
-                return call
-        return None
+        else:
+            if len(function.calls) >= KEPT:
+                self._let_go(function.calls.popleft())
+            function.calls.append(call)
 
     def _on_call(self, code: CodeType, offset: int, target: Any, arg0: Any) -> Any:
-        """What a kept function calls, once per call site: for :meth:`covering`."""
+        """What a kept function calls, learnt once per call site (for :meth:`covering`),
+        the site switched off then; a step part's site stays on, its calls timed there."""
+        site = self._sites.site_at(code, offset)
+        if site is False:
+            target = as_called(target, arg0)
+            self._learn_call(code, target)
+            site = self._sites.learn(code, offset, self._part_called(code, target))
+        if not isinstance(site, Site):
+            return _monitoring.DISABLE
+        return self._start_part(site, sys._getframe(1))
+
+    def _learn_call(self, code: CodeType, target: Any) -> None:
         function = self._functions.get(code)
         if function is not None:
-            target = as_called(target, arg0)
             key = call_key(self._rec, target)
             if key:
                 function.makes.add(key)
             inner = callee_code(target)
             if inner is not None:
                 function.inner.add(inner)
-        return _monitoring.DISABLE
 
+    def _part_called(self, code: CodeType, target: Any) -> KeptFunction | None:
+        """The step part the user's own ``code`` calls, kept, where it is one."""
+        called = callee_code(target)
+        kinds = self._rec.stacks
+        if called is None or kinds.kind(code.co_filename) != USER \
+                or kinds.kind(called.co_filename) != TORCH or not torch_step_part(called):
+            return None
+        function = self._functions.get(called)
+        if function is None:
+            function = self._functions[called] = KeptFunction(users_own=True)
+            self._places[place(called)] = called
+        function.claimed = function.claimed or called in self._claimed
+        return function
 
-def _note_numbers(seen: dict[str, list[Any]], code: CodeType, frame: FrameType) -> None:
-    """The distinct numbers (at most ``NUMBERS_KEPT``) each argument was given."""
-    if FRAME_VAR is None:
-        return
-    for name in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
-        try:
-            value = FRAME_VAR(frame, name)
-        except (NameError, ValueError):
-            continue
-        if is_number(value):
-            values = seen.setdefault(name, [])
-            if value not in values and len(values) < NUMBERS_KEPT:
-                values.append(value)
+    def _start_part(self, site: Site, frame: FrameType) -> Any:
+        """The user's ``frame`` calls a step part at ``site``: its call is open until the
+        instruction after the site runs; the site is switched off once the part is done."""
+        function: KeptFunction = site.part
+        if function.timed >= TIMED_CALLS or function.claimed:
+            return _monitoring.DISABLE
+        if self._rec.capturing_anywhere or not self._rec.enabled:
+            return None
+        mode = WARMUP_CALL if self._rec.in_warmup else EAGER_CALL
+        opened = (self._rec.now(), mode, self._start_timer(function))
+        for stale in self._sites.open(site, frame, opened):
+            self._release(stale[2])
+        return None
 
-
-def _innermost(functions: dict[CodeType, _Function],
-               frame: FrameType | None) -> tuple[CodeType, _Function] | None:
-    """The innermost frame's function that is a step already, or ran often enough before
-    to be one (a helper that timed one eager loop is not a step)."""
-    while frame is not None:
-        function = functions.get(frame.f_code)
-        if function is not None and not function.users_own \
-                and (len(function.calls) > STEP_CALLS or function.step >= 0) \
-                and function.timed < TIMED_CALLS:
-            return frame.f_code, function
-        frame = frame.f_back
-    return None
-
-
-def _place(code: CodeType) -> tuple[str, int, str]:
-    return (code.co_filename, code.co_firstlineno, code.co_name)
+    def _on_instruction(self, code: CodeType, offset: int) -> Any:
+        """The instruction after a step part's call: that call has returned."""
+        site = self._sites.ending(code, offset)
+        if site is None:
+            return _monitoring.DISABLE
+        function: KeptFunction = site.part
+        ended, opened = self._sites.close(site, sys._getframe(1))
+        if ended:
+            self._finish(function, *opened)
+        elif opened is not None:  # another site's call from this frame, which raised
+            self._release(opened[2])
+        elif function.timed >= TIMED_CALLS or function.claimed:
+            return _monitoring.DISABLE
+        return None
 
 
 def install(recorder: Recorder, timer: TimerSource | None = None) -> Uninstall | None:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from graphdoctor.record.gpu_sample import TIMED_FIRST
+from graphdoctor.record.kept_calls import GPU_EVERY, KEPT, TIMED_CALLS
 from tests.record.test_calls import _python_with_monitoring, run_with_monitoring
 
 needs_monitoring = pytest.mark.skipif(_python_with_monitoring() is None,
@@ -20,7 +22,8 @@ needs_monitoring = pytest.mark.skipif(_python_with_monitoring() is None,
 SETUP = '''
 import json, os, sys, tempfile, threading
 from graphdoctor.record.calls import call_key
-from graphdoctor.record.eager_history import KEPT, TIMED_CALLS, EagerHistory
+from graphdoctor.record.eager_history import EagerHistory
+from graphdoctor.record.kept_calls import KEPT, TIMED_CALLS
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace.spool.file import SpoolWriter, read_records
 
@@ -166,10 +169,12 @@ import fakelib
 def step(x):
     return x
 
+before = recorder.timer.started
 for i in range(TIMED_CALLS + 50):
     step(i)
 for i in range(5):
     fakelib.entry(i)
+started = recorder.timer.started - before  # by step's and entry's calls
 history.claim(fakelib.entry.__code__, 1)
 history.claim(fakelib.inner.__code__, 2)
 history.claim(step.__code__, 3)
@@ -177,8 +182,8 @@ timer = recorder.timer
 held = timer.started - timer.released - timer.settled
 still_kept = sum(len(f.calls) for f in history._functions.values())  # the module's, say
 calls = records("call")
-print(json.dumps({"fns": [r[3] for r in calls], "gpu": sorted({r[2] for r in calls}),
-                  "held": held - still_kept,
+print(json.dumps({"fns": [r[3] for r in calls], "gpu": [r[2] for r in calls],
+                  "held": held - still_kept, "started": started,
                   "reused": timer.released, "kept": KEPT, "timed": TIMED_CALLS}))
 '''
 
@@ -192,7 +197,12 @@ def test_a_library_is_kept_where_the_user_calls_it_and_event_pairs_are_reused(
     # entry's five calls (the cold first left out); inner, called by the library only, none
     assert seen["fns"].count(1) == 4 and 2 not in seen["fns"]
     assert seen["fns"].count(3) == seen["kept"]
-    assert seen["gpu"] == [7]  # every handed-over call was timed
-    # step's calls past the latest KEPT gave their pairs back; only kept calls hold any
-    assert seen["reused"] == seen["timed"] - seen["kept"] + 1  # and entry's cold first
+    gpu = {fn: [g for f, g in zip(seen["fns"], seen["gpu"]) if f == fn] for fn in (1, 3)}
+    assert gpu[1] == [7] * 4  # among a function's first TIMED_FIRST: each timed on the GPU
+    # after those, one in GPU_EVERY: of step's latest KEPT, every fourth has its GPU time
+    assert sorted(gpu[3]) == [-1] * (KEPT - KEPT // GPU_EVERY) + [7] * (KEPT // GPU_EVERY)
+    assert seen["kept"] == KEPT and seen["timed"] == TIMED_CALLS
+    assert seen["started"] == 5 + TIMED_FIRST + (TIMED_CALLS - TIMED_FIRST) // GPU_EVERY
+    # step's timed calls past the latest KEPT gave their pairs back; only kept ones hold any
+    assert seen["reused"] >= seen["started"] - 4 - KEPT // GPU_EVERY  # entry's cold first too
     assert seen["held"] == 0

@@ -13,7 +13,8 @@ from tests.record.test_calls import _python_with_monitoring, run_with_monitoring
 
 HISTORY = '''
 import json, os, sys, tempfile, types
-from graphdoctor.record.eager_history import KEPT, TIMED_CALLS, EagerHistory
+from graphdoctor.record.eager_history import EagerHistory
+from graphdoctor.record.kept_calls import KEPT, TIMED_CALLS
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace.spool.file import SpoolWriter, read_records
 
@@ -101,34 +102,73 @@ class Fails(Module):
 sys.path.insert(0, site)
 import torch
 from graphdoctor.record.eager_history import EagerHistory
+from graphdoctor.record.kept_calls import TIMED_CALLS
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace.spool.file import SpoolWriter
 
+class Counted(dict):
+    """The history's functions, counting its callbacks' lookups of each code."""
+    looked = {}
+    def get(self, code, default=None):
+        self.looked[code] = self.looked.get(code, 0) + 1
+        return super().get(code, default)
+
+class Block(torch.Module):  # the user's own module, calling torch's inside its forward
+    def __init__(self):
+        self.inner = torch.Leaf()
+    def forward(self, x):
+        return self.inner(x) * 2
+
+def steps(n, model, failing, nested):
+    for i in range(n):
+        model(i)  # the user's own call; the four inside it are torch's
+        if i == 10:
+            try:
+                failing(i)  # the user's own call, which raises: never returns
+            except ValueError:
+                pass
+        nested(i)  # torch's, then the user's Block, then its own call of torch's Leaf
+
 recorder = Recorder(SpoolWriter(os.path.join(tempfile.mkdtemp(), "s.spool")))
 history = EagerHistory(recorder)
-uninstall = history.install()
-model = torch.Sequential(torch.Sequential(torch.Leaf()), torch.Sequential(torch.Leaf()))
+history._functions = Counted()
+inner = lambda: torch.Sequential(torch.Leaf(), torch.Leaf())
+model = torch.Sequential(inner(), inner(), inner(), inner())
 failing = torch.Sequential(torch.Fails())
-for i in range(40):
-    model(i)  # the user's own call; the two inside it are torch's
-    if i == 10:
-        try:
-            failing(i)  # the user's own call, which raises: no return fires for it
-        except ValueError:
-            pass
-kept = history._functions[torch.Sequential.forward.__code__]
-print(json.dumps({"timed": kept.timed, "open": sum(map(len, kept.open.values())),
-                  "users_own": kept.users_own}))
-uninstall()
+nested = torch.Sequential(Block())
+
+def recorded():  # a recording begun inside a function already running
+    uninstall = history.install()
+    steps(40, model, failing, nested)
+    steps(TIMED_CALLS, model, failing, nested)  # past the window: switched off
+    uninstall()
+
+recorded()
+sequential = history._functions[torch.Sequential.forward.__code__]
+leaf = history._functions[torch.Leaf.forward.__code__]
+print(json.dumps({
+    "sequential": sequential.timed, "leaf": leaf.timed, "users_own": sequential.users_own,
+    "open": sum(map(len, history._sites._open.values())),
+    "looked": Counted.looked.get(torch.Sequential.forward.__code__, 0),
+    "window": TIMED_CALLS}))
 '''
 
 
 @pytest.mark.skipif(_python_with_monitoring() is None, reason="needs Python 3.12+")
-def test_torch_s_own_calls_and_a_call_that_raised_leave_the_user_s_calls_paired(
-        tmp_path: Path) -> None:
-    """Inside the user's ``model(x)``, torch calls the same ``Sequential.forward`` for
-    each inner Sequential: those returns are told apart (by frame) and not counted. A
-    call that raised leaves its start open, which the next return of that code drops."""
+def test_torch_s_step_parts_are_timed_at_the_user_s_own_call_sites(tmp_path: Path) -> None:
+    """Inside the user's ``model(x)``, torch calls the same ``Sequential.forward`` for each
+    inner Sequential: the user's calls are timed where the user's code makes them, and
+    torch's own calls cost no callback (the part's own start and return are switched off
+    the first time they fire). A call that raised leaves nothing open; a torch call made by
+    the user's own module inside torch's is the user's; a part is timed for its first
+    ``TIMED_CALLS`` calls, then its sites are switched off."""
     done = run_with_monitoring(tmp_path, NESTED)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"timed": 40, "open": 0, "users_own": True}
+    seen = json.loads(done.stdout)
+    # model(i) and nested(i) are the user's own Sequential calls: two a step
+    assert seen["sequential"] == seen["window"]
+    assert seen["leaf"] == seen["window"]  # Block's own call of Leaf, not the model's
+    assert seen["users_own"] and seen["open"] == 0
+    # looked up where each of its three sites was learnt, and at its first start and its
+    # return's first firing, both switched off then: not at each of its 1,500 calls
+    assert seen["looked"] <= 5

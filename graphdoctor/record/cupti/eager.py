@@ -41,6 +41,7 @@ from graphdoctor.record.calls import (
     innermost_user_frame,
 )
 from graphdoctor.record.driver_timer import CudaDriver, Driver, DriverEventTimer
+from graphdoctor.record.kept_calls import TIMED_CALLS
 from graphdoctor.record.recorder import CaptureState, GpuTimer, Recorder
 from graphdoctor.trace.names import CALLEES_BASIS, CAPTURED_FUNCTION
 from graphdoctor.trace.spool import records as sr
@@ -51,7 +52,7 @@ class CuptiEager:
 
     def __init__(self, recorder: Recorder, fallback_stream: Callable[[], int],
                  driver: Driver | None = None,
-                 timed_calls: int = eager_history.TIMED_CALLS) -> None:
+                 timed_calls: int = TIMED_CALLS) -> None:
         self.recorder = recorder
         self.timer: DriverEventTimer | None = _driver_timer(recorder, fallback_stream, driver)
         self.monitor = Monitor(on_lost=lambda: recorder.note(EAGER_TIMES_LOST, SCRIPT_TOOK_THE_ID))

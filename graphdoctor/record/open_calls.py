@@ -1,0 +1,44 @@
+"""The calls of one function under way on one thread, told apart by their frames.
+
+``sys.monitoring`` gives a function's start and its return, but no return for a call that
+raised, and the same code's start for calls not counted (torch's own, of a function the
+user's code calls too; those under way before timing began). So each open call keeps its
+frame: a return closes the call whose frame it is, and calls whose frames are gone are
+dropped, their CUDA events given back by the caller.
+"""
+
+from __future__ import annotations
+
+from types import FrameType
+
+from graphdoctor.record.recorder import TimerToken
+
+# a call under way: its start, mode, GPU timer token, and its frame
+Open = tuple[int, str, TimerToken | None, FrameType]
+
+
+def drop_finished(opened: list[Open], frame: FrameType) -> list[TimerToken | None]:
+    """The open calls whose frames are no longer on the stack above ``frame`` (they
+    raised), taken off; their tokens returned."""
+    running = set()
+    caller = frame.f_back
+    while caller is not None:
+        running.add(caller)
+        caller = caller.f_back
+    finished = [call for call in opened if call[3] not in running]
+    for call in finished:
+        opened.remove(call)
+    return [call[2] for call in finished]
+
+
+def closed(opened: list[Open], frame: FrameType) -> tuple[Open | None, list[TimerToken | None]]:
+    """The open call whose frame returns, taken off with the calls above it, which raised
+    instead of returning (a return fires for none of them): it, and their tokens. One that
+    raised below it goes at the next start (:func:`drop_finished`). None where no open call
+    is this frame's."""
+    for index in range(len(opened) - 1, -1, -1):
+        if opened[index][3] is frame:
+            call, stale = opened[index], [call[2] for call in opened[index + 1:]]
+            del opened[index:]
+            return call, stale
+    return None, []
