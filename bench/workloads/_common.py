@@ -106,36 +106,61 @@ def hook_cost(body, steps: int, pairs: int, patched: list) -> dict:
 
 
 def monitoring_cost(body, steps: int, pairs: int) -> dict:
-    """What graphdoctor's ``sys.monitoring`` callbacks (the eager history's, on every Python
-    function until each is settled) cost each step, inside one process: blocks with its
-    tool's global events on alternate with blocks with them off (:func:`alternating`).
-    Nothing where no tool of graphdoctor's is registered (a plain run, Python < 3.12)."""
+    """What graphdoctor's ``sys.monitoring`` callbacks (the eager history's: every Python
+    function's start and return until each is settled, and the call sites of torch's step
+    parts) cost each step, inside one process: blocks with its callbacks alternate with
+    blocks with them taken away (:func:`alternating`). Its events stay set: switching them
+    off and on again has CPython instrument every code object again and fire each event
+    that had been switched off where it fired, a cost of the toggling, not of graphdoctor.
+    Taken away, a callback leaves an event that calls nothing (tens of nanoseconds), and
+    only where graphdoctor still watches. Nothing where no tool of graphdoctor's is
+    registered (a plain run, Python < 3.12)."""
     monitoring = getattr(sys, "monitoring", None)
-    tools = [t for t in range(6) if monitoring and monitoring.get_tool(t) == "graphdoctor"]
+    # graphdoctor's tool id looks free to the script (get_tool says None) but has events
+    tools = [t for t in range(6) if monitoring and monitoring.get_tool(t) is None
+             and monitoring.get_events(t)]
     if not tools:
         return {}
-    tool, events = tools[0], monitoring.get_events(tools[0])
+    tool, events = tools[0], monitoring.events
+    watched = (events.PY_START, events.PY_RETURN, events.CALL, events.INSTRUCTION)
+    callbacks = {event: monitoring.register_callback(tool, event, None) for event in watched}
 
     def use(on: bool) -> None:
-        monitoring.set_events(tool, events if on else 0)
+        for event, callback in callbacks.items():
+            monitoring.register_callback(tool, event, callback if on else None)
 
     return alternating(body, steps, pairs, use, "monitoring_us")
 
 
 def alternating(body, steps: int, pairs: int, use, name: str) -> dict:
     """Blocks of ``steps`` calls of ``body`` with ``use(True)`` alternate with blocks with
-    ``use(False)``, the order turned each pair; ``name``: the median over ``pairs`` pairs of
-    the difference per step, in µs, and each pair's."""
-    differences = []
+    ``use(False)``, the order turned each pair. ``name``: the median over ``pairs`` pairs of
+    the difference per step, in µs, with each pair's, and the 95% interval of that median
+    (:func:`median_interval`); ``name_cpu``: the same difference in the thread's CPU time,
+    which time the host gives other processes does not reach."""
+    differences, cpu = [], []
     for pair in range(pairs):
-        took = {}
+        took, spent = {}, {}
         for on in ((False, True) if pair % 2 == 0 else (True, False)):
             use(on)
+            started = time.thread_time_ns()
             took[on] = timed_loop(body, steps)["host_us_per_step"]
+            spent[on] = (time.thread_time_ns() - started) / 1000 / steps
         use(True)
         differences.append(took[True] - took[False])
-    return {name: statistics.median(differences),
+        cpu.append(spent[True] - spent[False])
+    return {name: statistics.median(differences), f"{name}_ci": median_interval(differences),
+            f"{name}_cpu": statistics.median(cpu), f"{name}_cpu_ci": median_interval(cpu),
             f"{name}_pairs": [round(d, 3) for d in differences]}
+
+
+def median_interval(values: list) -> list:
+    """A distribution-free 95% confidence interval of the median of ``values``: the order
+    statistics at ranks n/2 -+ 0.98 sqrt(n) (the sign test's normal approximation)."""
+    ordered, n = sorted(values), len(values)
+    half = 0.98 * n ** 0.5
+    low, high = max(0, int(n / 2 - half)), min(n - 1, int(n / 2 + half + 0.5))
+    return [round(ordered[low], 3), round(ordered[high], 3)]
 
 
 def graphdoctor_calls(body, steps: int) -> dict:

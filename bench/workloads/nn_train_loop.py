@@ -7,8 +7,9 @@ PyTorch's recipe needs to be measured from its warmup), so this is their worst c
 ``BENCH_WARMUP=N``: N warmup steps (300: the timed steps come after those first calls, where
 a long training run spends nearly all of its). ``graphdoctor_calls``: graphdoctor's functions
 a step calls (by cProfile, over 20 more steps; ``sys.monitoring`` callbacks do not show).
-``monitoring_us``: what those callbacks cost a step inside the window, by blocks with
-graphdoctor's monitoring events on and off in one process (:func:`_common.monitoring_cost`)."""
+``monitoring_us``: what those callbacks cost a step inside the window, by one-step blocks
+with graphdoctor's callbacks present and taken away in one process, 100 pairs, with the 95%
+interval of the median (:func:`_common.monitoring_cost`)."""
 import os
 
 import torch
@@ -36,8 +37,8 @@ for _ in range(int(os.environ.get("BENCH_WARMUP", "20"))):
     loss = loss_fn(model(x), target)
     loss.backward()
     optimizer.step()
-# inside the eager history's window of 256 calls: 20 + 7 blocks of 5 + 200
-ab = monitoring_cost(body, 5, 7) if not os.environ.get("BENCH_WARMUP") else {}
+# inside the eager history's window of 256 calls: 20 + 100 pairs of blocks of one step
+ab = monitoring_cost(body, 1, 100) if not os.environ.get("BENCH_WARMUP") else {}
 result = timed_loop(body, 200)
 result.update(ab)
 result["graphdoctor_calls"] = graphdoctor_calls(body, 20)  # what a step pays for, after
