@@ -28,7 +28,10 @@ from typing import Any
 from graphdoctor.record.calls import SYS_MONITORING as _monitoring
 from graphdoctor.record.calls import Monitor
 
-STALE_AFTER = 16  # calls open on one thread before those whose frames are gone are dropped
+# calls open on one thread before those whose frames are gone are looked for and dropped:
+# a frame held for a call that raised keeps its locals (tensors among them) alive, while a
+# look walks the stack; parts nest rarely deeper than a user's module inside torch's
+STALE_AFTER = 4
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,8 @@ class PartSites:
         self._calls: dict[int, dict[int, Site | None]] = {}  # code -> call offset -> site
         self._ends: dict[int, dict[int, Site]] = {}  # code -> offset after a call -> site
         self._codes: dict[int, CodeType] = {}  # each code kept, so that its id stays its own
-        self._open: dict[int, dict[FrameType, tuple[Site, Any]]] = {}  # thread -> frame ->
+        # thread -> frame -> the call open there: its site, and what the caller keeps for it
+        self._open: dict[int, dict[FrameType, tuple[Site, Any]]] = {}
 
     def site_at(self, code: CodeType, offset: int) -> Site | None | bool:
         """The step part's site at ``offset`` of ``code``; None where that call is no

@@ -103,6 +103,7 @@ sys.path.insert(0, site)
 import torch
 from graphdoctor.record.eager_history import EagerHistory
 from graphdoctor.record.kept_calls import TIMED_CALLS
+from graphdoctor.record.part_sites import STALE_AFTER
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace.spool.file import SpoolWriter
 
@@ -137,18 +138,30 @@ model = torch.Sequential(inner(), inner(), inner(), inner())
 failing = torch.Sequential(torch.Fails())
 nested = torch.Sequential(Block())
 
+raises = torch.Fails()  # a part of its own, not yet past its window as Sequential is
+
+def fails_out(i):
+    raises(i)  # raises out of this frame: the call open here is left behind
+
 def recorded():  # a recording begun inside a function already running
     uninstall = history.install()
     steps(40, model, failing, nested)
     steps(TIMED_CALLS, model, failing, nested)  # past the window: switched off
+    opened = sum(map(len, history._sites._open.values()))
+    for i in range(20):
+        try:
+            fails_out(i)
+        except ValueError:
+            pass
     uninstall()
+    return opened, sum(map(len, history._sites._open.values()))
 
-recorded()
+opened, left_behind = recorded()
 sequential = history._functions[torch.Sequential.forward.__code__]
 leaf = history._functions[torch.Leaf.forward.__code__]
 print(json.dumps({
     "sequential": sequential.timed, "leaf": leaf.timed, "users_own": sequential.users_own,
-    "open": sum(map(len, history._sites._open.values())),
+    "open": opened, "left_behind": left_behind, "stale_after": STALE_AFTER,
     "looked": Counted.looked.get(torch.Sequential.forward.__code__, 0),
     "window": TIMED_CALLS}))
 '''
@@ -161,7 +174,8 @@ def test_torch_s_step_parts_are_timed_at_the_user_s_own_call_sites(tmp_path: Pat
     torch's own calls cost no callback (the part's own start and return are switched off
     the first time they fire). A call that raised leaves nothing open; a torch call made by
     the user's own module inside torch's is the user's; a part is timed for its first
-    ``TIMED_CALLS`` calls, then its sites are switched off."""
+    ``TIMED_CALLS`` calls, then its sites are switched off; calls that raised out of their
+    frames are not held for ever."""
     done = run_with_monitoring(tmp_path, NESTED)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
@@ -169,6 +183,9 @@ def test_torch_s_step_parts_are_timed_at_the_user_s_own_call_sites(tmp_path: Pat
     assert seen["sequential"] == seen["window"]
     assert seen["leaf"] == seen["window"]  # Block's own call of Leaf, not the model's
     assert seen["users_own"] and seen["open"] == 0
+    # twenty calls that raised out of their frames: those frames, gone, are let go of (and
+    # with them their locals) once STALE_AFTER calls are open on the thread
+    assert 0 < seen["left_behind"] <= seen["stale_after"] < 20
     # looked up where each of its three sites was learnt, and at its first start and its
     # return's first firing, both switched off then: not at each of its 1,500 calls
     assert seen["looked"] <= 5
