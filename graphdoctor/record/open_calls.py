@@ -1,10 +1,10 @@
 """The calls of one function under way on one thread, told apart by their frames.
 
 ``sys.monitoring`` gives a function's start and its return, but no return for a call that
-raised, and the same code's start for calls not counted (torch's own, of a function the
-user's code calls too; those under way before timing began). So each open call keeps its
-frame: a return closes the call whose frame it is, and calls whose frames are gone are
-dropped, their CUDA events given back by the caller.
+raised, and returns of calls that were never opened (under way when timing began, or
+started inside a capture). So each open call keeps its frame: a return closes the call
+whose frame it is, and calls whose frames are gone are dropped, their CUDA events given
+back by the caller.
 """
 
 from __future__ import annotations
