@@ -14,7 +14,8 @@ from functools import partial
 from pathlib import Path
 from typing import ClassVar, TypeVar
 
-from textual import work
+from rich.console import RenderableType
+from textual import events, work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.filter import LineFilter
@@ -72,11 +73,24 @@ class GraphDoctorApp(App[None]):
         self.ansi_theme_dark = ANSI_THEME  # red, magenta and their bright twins told apart
         self.view = ReportView(report, name)
         self.sub_title = self.view.name
+        self._leaving = False  # quit was asked: what is still queued opens nothing
         for entry in SCREENS:  # modes of this instance, not the class: built on its view
             self.add_mode(entry.name, partial(entry.screen, self.view, SCREENS, entry.name))
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._prepare_timeline)
+
+    def exit(self, result: None = None, return_code: int = 0,
+             message: RenderableType | None = None) -> None:
+        """Leave; keys typed after ``q`` and still queued are dropped from here on: a screen
+        one of them opened would mount while the app is torn down, and fail there."""
+        self._leaving = True
+        super().exit(result, return_code, message)
+
+    async def on_event(self, event: events.Event) -> None:
+        if self._leaving and isinstance(event, events.Key):
+            return
+        await super().on_event(event)
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         """Textual's filters, and one that shows, rather than sends, any control character
@@ -91,17 +105,25 @@ class GraphDoctorApp(App[None]):
 
     # -- where the screens' messages lead -----------------------------------------------------
     def on_go_to_screen(self, message: GoToScreen) -> None:
+        if self._leaving:
+            return
         self.switch_mode(message.name)
 
     def on_show_finding(self, message: ShowFinding) -> None:
+        if self._leaving:
+            return
         findings = self._open(FindingsScreen)
         findings.call_later(findings.reveal, message.index)
 
     def on_show_graph(self, message: ShowGraph) -> None:
+        if self._leaving:
+            return
         graphs = self._open(GraphsScreen)
         graphs.call_later(graphs.reveal, message.key)
 
     def on_show_event(self, message: ShowEvent) -> None:
+        if self._leaving:
+            return
         timeline = self._open(TimelineScreen)
         timeline.call_later(timeline.reveal, message.ref, message.frame)
 

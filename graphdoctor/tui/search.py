@@ -11,7 +11,15 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from textual.await_complete import AwaitComplete
-from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider
+from textual.command import (
+    Command,
+    CommandList,
+    CommandPalette,
+    DiscoveryHit,
+    Hit,
+    Hits,
+    Provider,
+)
 from textual.content import Content
 from textual.fuzzy import Matcher
 from textual.message import Message
@@ -150,7 +158,8 @@ def highlighted(matcher: Matcher, text: str) -> Content:
 
 
 class SearchPalette(CommandPalette):
-    """The command palette over :class:`ReportSearch`, closed at most once.
+    """The command palette over :class:`ReportSearch`, closed at most once, and only while
+    it is the screen shown.
 
     The palette closes itself on Enter and on Escape, but it leaves the screen a moment
     later; a second key typed in that moment would close it again, and so pop the screen
@@ -161,8 +170,30 @@ class SearchPalette(CommandPalette):
                          placeholder="Search findings, graphs, errors, events…")
         self._dismissed = False  # not _closing: Textual's message pump uses that name
 
+    def _action_command_list(self, action: str) -> None:
+        """Textual's option list turns a page (PageUp, PageDown) by its laid-out lines, which
+        a list whose hits have only just arrived does not have yet: it raises KeyError
+        (Textual 8's ``OptionList._move_page``). That key is dropped; the next one finds
+        the list laid out."""
+        try:
+            super()._action_command_list(action)
+        except KeyError:
+            pass
+
     def dismiss(self, result: None = None) -> AwaitComplete:
-        if self._dismissed:
+        """Close, once, and only from the top of the screens shown: a number key typed
+        while the palette opened may have switched to another screen's stack, where
+        closing would pop that screen's own (Textual: "Can't pop screen"). Left there, the
+        palette is found again on going back, and Escape closes it then."""
+        if self._dismissed or self.app.screen is not self:
             return AwaitComplete()  # nothing left to wait for
         self._dismissed = True
+        self.app.workers.cancel_node(self)  # the search still gathering hits: not wanted
         return super().dismiss(result)
+
+    def _refresh_command_list(self, command_list: CommandList, commands: list[Command],
+                              clear_current: bool) -> None:
+        """Hits gathered for a palette being taken down: its list is gone already (Textual
+        fills it from its worker, and raised NoMatches there). Dropped."""
+        if command_list.is_attached:
+            super()._refresh_command_list(command_list, commands, clear_current)

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.await_complete import AwaitComplete
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
@@ -112,6 +113,13 @@ class HelpScreen(ModalScreen[None]):
     def __init__(self, sections: Sequence[tuple[str, list[tuple[str, str]]]]) -> None:
         super().__init__()
         self.sections = sections
+
+    def dismiss(self, result: None = None) -> AwaitComplete:
+        """Close only while shown: of two keys that close it in one burst, or with a screen
+        switched under it, the second would pop the screen below (Textual raises)."""
+        if self.app.screen is not self:
+            return AwaitComplete()
+        return super().dismiss(result)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll() as scroll:
