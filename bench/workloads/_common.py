@@ -163,6 +163,17 @@ def median_interval(values: list) -> list:
     return [round(ordered[low], 3), round(ordered[high], 3)]
 
 
+def eager_window(body, inside: bool = True) -> dict:
+    """A training step's figures where the eager history times it: ``monitoring_cost`` over
+    100 pairs of one-step blocks (``inside``: the step's calls are still in the history's
+    window of 256, the first 20 run before), then 200 steps timed, then
+    ``graphdoctor_calls`` over 20 more."""
+    ab = monitoring_cost(body, 1, 100) if inside else {}
+    result = {**timed_loop(body, 200), **ab}
+    result["graphdoctor_calls"] = graphdoctor_calls(body, 20)  # what a step pays for, after
+    return result
+
+
 def graphdoctor_calls(body, steps: int) -> dict:
     """Calls into graphdoctor's own Python per step, by function, over ``steps`` steps under
     cProfile: which of its hooks a step pays for (none, in a plain run)."""

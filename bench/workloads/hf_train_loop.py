@@ -10,7 +10,7 @@ Needs transformers.
 process (:func:`_common.monitoring_cost`); ``graphdoctor_calls``: graphdoctor's functions a
 step calls, by cProfile (callbacks do not show there)."""
 import torch
-from _common import emit, graphdoctor_calls, monitoring_cost, timed_loop
+from _common import eager_window, emit
 from transformers import AutoModelForCausalLM, LlamaConfig
 
 torch.manual_seed(0)
@@ -31,9 +31,4 @@ def body():
 
 for _ in range(20):
     body()
-# inside the eager history's window of 256 calls: 20 + 100 pairs of blocks of one step
-ab = monitoring_cost(body, 1, 100)
-result = timed_loop(body, 200)
-result.update(ab)
-result["graphdoctor_calls"] = graphdoctor_calls(body, 20)
-emit(result)
+emit(eager_window(body))

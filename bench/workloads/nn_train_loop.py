@@ -13,7 +13,7 @@ interval of the median (:func:`_common.monitoring_cost`)."""
 import os
 
 import torch
-from _common import emit, graphdoctor_calls, monitoring_cost, timed_loop
+from _common import eager_window, emit
 
 torch.manual_seed(0)
 model = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(256, 256),
@@ -37,9 +37,4 @@ for _ in range(int(os.environ.get("BENCH_WARMUP", "20"))):
     loss = loss_fn(model(x), target)
     loss.backward()
     optimizer.step()
-# inside the eager history's window of 256 calls: 20 + 100 pairs of blocks of one step
-ab = monitoring_cost(body, 1, 100) if not os.environ.get("BENCH_WARMUP") else {}
-result = timed_loop(body, 200)
-result.update(ab)
-result["graphdoctor_calls"] = graphdoctor_calls(body, 20)  # what a step pays for, after
-emit(result)
+emit(eager_window(body, inside=not os.environ.get("BENCH_WARMUP")))

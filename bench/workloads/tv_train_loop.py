@@ -6,7 +6,7 @@ inside their window, as ``hf_train_loop`` measures (``monitoring_us``,
 :func:`_common.monitoring_cost`). Needs torchvision."""
 import torch
 import torchvision
-from _common import emit, graphdoctor_calls, monitoring_cost, timed_loop
+from _common import eager_window, emit
 
 torch.manual_seed(0)
 model = torchvision.models.resnet18(num_classes=10).cuda()
@@ -25,8 +25,4 @@ def body():
 
 for _ in range(20):
     body()
-ab = monitoring_cost(body, 1, 100)  # inside the window of 256 calls: 20 + 200
-result = timed_loop(body, 200)
-result.update(ab)
-result["graphdoctor_calls"] = graphdoctor_calls(body, 20)
-emit(result)
+emit(eager_window(body))

@@ -157,7 +157,7 @@ class EagerHistory:
             return None
         best: tuple[int, CodeType] | None = None
         for code, function in list(self._functions.items()):
-            if not function.calls or function.step >= 0 or code in self._claimed \
+            if not function.calls or function.step >= 0 or function.claimed \
                     or function.users_own:
                 continue
             reach = self._reach(function)
@@ -232,7 +232,7 @@ class EagerHistory:
                 function.arguments = {}
             self._places[place(code)] = code
             self._monitor.add_local(code, _monitoring.events.CALL)
-        if function.timed >= TIMED_CALLS or code in self._claimed or function.users_own:
+        if function.timed >= TIMED_CALLS or function.claimed or function.users_own:
             return _monitoring.DISABLE  # done, or a step part (timed at its call sites)
         if self._rec.capturing_anywhere or not self._rec.enabled:
             return None

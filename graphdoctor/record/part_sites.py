@@ -36,10 +36,9 @@ STALE_AFTER = 4
 
 @dataclass(frozen=True)
 class Site:
-    """Where the user's ``code`` calls a step part: the caller's record of the part, and
-    the offset of the instruction that runs once the call has returned."""
+    """Where the user's code calls a step part: the caller's record of the part, and the
+    offset of the instruction that runs once the call has returned."""
 
-    code: CodeType
     part: Any
     after: int
 
@@ -68,12 +67,13 @@ class PartSites:
         site has the instruction after it watched from now on."""
         self._codes[id(code)] = code
         calls = self._calls.setdefault(id(code), {})
-        site = Site(code, part, _next_offset(code, offset)) if part is not None else None
+        after = _next_offset(code, offset) if part is not None else -1
+        site = Site(part, after) if after >= 0 else None
         calls[offset] = site
-        if site is not None and site.after >= 0:
-            self._ends.setdefault(id(code), {})[site.after] = site
+        if site is not None:
+            self._ends.setdefault(id(code), {})[after] = site
             self._arm(code)
-        return site if site is not None and site.after >= 0 else None
+        return site
 
     def _arm(self, code: CodeType) -> None:
         """Watch every instruction of ``code`` again (each switched off as it fires, unless
