@@ -121,8 +121,7 @@ class EagerHistory:
         started before its start could be seen: its calls are watched from here."""
         while frame is not None:
             code = frame.f_code
-            if self._rec.stacks.kind(code.co_filename) == USER \
-                    and not code.co_flags & _NOT_PLAIN_CALLS:
+            if self._rec.stacks.kind(code.co_filename) == USER:
                 self._monitor.add_local(code, _monitoring.events.CALL)
             frame = frame.f_back
 
@@ -226,6 +225,7 @@ class EagerHistory:
         function = self._functions.get(code)
         if function is None:
             if not self._keeps(code, sys._getframe(1)):
+                self._watch_parts_only(code)
                 return _monitoring.DISABLE
             function = self._functions[code] = KeptFunction()
             if self._rec.stacks.is_user_code(code):
@@ -245,6 +245,12 @@ class EagerHistory:
                 self._release(token)
         opened.append((self._rec.now(), mode, self._start_timer(function), frame))
         return None
+
+    def _watch_parts_only(self, code: CodeType) -> None:
+        """A generator or coroutine of the user's (a training loop that yields a loss a
+        step) is no call of its own to time, but the step parts it calls are the user's."""
+        if code.co_flags & _NOT_PLAIN_CALLS and self._rec.stacks.kind(code.co_filename) == USER:
+            self._monitor.add_local(code, _monitoring.events.CALL)
 
     def argument_values(self, code: CodeType, name: str) -> list[Any]:
         function = self._functions.get(self._places.get(place(code), code))

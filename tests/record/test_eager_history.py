@@ -189,3 +189,37 @@ def test_torch_s_step_parts_are_timed_at_the_user_s_own_call_sites(tmp_path: Pat
     # looked up where each of its three sites was learnt, and at its first start and its
     # return's first firing, both switched off then: not at each of its 1,500 calls
     assert seen["looked"] <= 5
+
+
+LOOPS_WRITTEN_OTHERWISE = NESTED[:NESTED.index("class Counted")] + \
+    '''recorder = Recorder(SpoolWriter(os.path.join(tempfile.mkdtemp(), "s.spool")))
+history = EagerHistory(recorder)
+model = torch.Sequential(torch.Leaf())
+
+def losses(n):  # a training loop written as a generator: a step's loss at each yield
+    for i in range(n):
+        yield model(i)
+
+async def step(i):  # and as a coroutine
+    return model(i)
+
+uninstall = history.install()
+for _ in losses(10):
+    pass
+import asyncio
+for i in range(5):
+    asyncio.run(step(i))
+uninstall()
+print(json.dumps({"timed": history._functions[torch.Sequential.forward.__code__].timed,
+                  "open": sum(map(len, history._sites._open.values()))}))
+'''
+
+
+@pytest.mark.skipif(_python_with_monitoring() is None, reason="needs Python 3.12+")
+def test_step_parts_called_from_a_generator_or_a_coroutine_are_the_user_s(
+        tmp_path: Path) -> None:
+    """A generator or coroutine of the user's is no call to time itself, but its calls of
+    torch's step parts are the user's own: ten from the generator, five from the coroutine."""
+    done = run_with_monitoring(tmp_path, LOOPS_WRITTEN_OTHERWISE)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"timed": 15, "open": 0}
