@@ -12,6 +12,7 @@ import click
 from graphdoctor.cli.compare_cmd import compare
 from graphdoctor.cli.diff_cmd import diff
 from graphdoctor.cli.export_cmd import export
+from graphdoctor.cli.merge_cmd import merge
 from graphdoctor.cli.report_cmd import report
 from graphdoctor.cli.rules_cmd import explain, rules
 from graphdoctor.cli.run import run
@@ -31,6 +32,7 @@ def main() -> None:
     graphdoctor export REPORT             Chrome trace for Perfetto
     graphdoctor diff A B                  what changed between two runs
     graphdoctor compare script.py         as written vs CUDA graphs off, per call
+    graphdoctor merge job.rank*.json      one report of a job's ranks
     """
 
 
@@ -41,4 +43,5 @@ main.add_command(report)
 main.add_command(export)
 main.add_command(diff)
 main.add_command(compare)
+main.add_command(merge)
 main.add_command(view)

@@ -10,10 +10,15 @@ import click
 
 from graphdoctor.clean_text import clean_json
 from graphdoctor.cli.common import handle_errors, say
-from graphdoctor.cli.reporting import redacted, write
+from graphdoctor.cli.reporting import (
+    GIVEN_HELP,
+    open_given,
+    redacted,
+    reports_argument,
+    write,
+)
 from graphdoctor.report import redact as redaction
 from graphdoctor.report.document import Report
-from graphdoctor.report.io import load
 from graphdoctor.report.render.chrome_trace import to_chrome_trace
 from graphdoctor.report.render.graph_dot import to_dot
 from graphdoctor.trace.model import PHASES
@@ -21,7 +26,9 @@ from graphdoctor.trace.model import PHASES
 CHROME_TRACE, DOT = "chrome-trace", "dot"
 LARGE_BYTES = 300 * 2**20  # Perfetto's UI struggles well before 1 GB (google/perfetto#99)
 
-EXPORT_HELP = """Write REPORT's events in another tool's format.
+EXPORT_HELP = f"""Write REPORT's events in another tool's format.
+
+{GIVEN_HELP}
 
 \b
 chrome-trace is the Trace Event Format that https://ui.perfetto.dev and
@@ -44,7 +51,7 @@ Exit codes: 0 written; 2 the report cannot be read or the file cannot be written
 
 
 @click.command("export", help=EXPORT_HELP)
-@click.argument("report_file", metavar="REPORT", type=click.Path(path_type=Path))
+@reports_argument()
 @click.option("-f", "--format", "output_format", default="chrome-trace", show_default=True,
               type=click.Choice([CHROME_TRACE, DOT]), help="The format to write.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
@@ -58,9 +65,10 @@ Exit codes: 0 written; 2 the report cannot be read or the file cannot be written
               help="With --format dot, in a multi-rank report: the rank whose graph N to draw.")
 @click.option("--redact", is_flag=True, help=f"Leave out {redaction.WHAT_GOES}.")
 @handle_errors
-def export(report_file: Path, output_format: str, output: Path | None, phases: tuple[str, ...],
-           graph_id: int | None, rank: int | None, redact: bool) -> None:
-    document = load(report_file)
+def export(report_files: tuple[Path, ...], output_format: str, output: Path | None,
+           phases: tuple[str, ...], graph_id: int | None, rank: int | None, redact: bool) -> None:
+    document = open_given(report_files)
+    report_file = report_files[0]
     if redact:
         document = redacted(document)
     if output_format == DOT:

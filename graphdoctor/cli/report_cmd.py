@@ -10,9 +10,12 @@ import click
 from graphdoctor.clean_text import clean_json
 from graphdoctor.cli.common import handle_errors
 from graphdoctor.cli.reporting import (
+    GIVEN_HELP,
     fail_on_option,
     gate_exit,
+    open_given,
     redacted,
+    reports_argument,
     use_color,
     width,
     write,
@@ -20,12 +23,14 @@ from graphdoctor.cli.reporting import (
 from graphdoctor.report import gates
 from graphdoctor.report.document import Report
 from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, describe_conditions
-from graphdoctor.report.io import dumps, load
+from graphdoctor.report.io import dumps
 from graphdoctor.report.redact import WHAT_GOES
 from graphdoctor.report.render.markdown import render_markdown
 from graphdoctor.report.render.text import render_text
 
 REPORT_HELP = f"""Print a summary of REPORT (a file written by graphdoctor run; .gz is fine).
+
+{GIVEN_HELP}
 
 \b
   graphdoctor report run.json                        summary for the terminal
@@ -34,6 +39,7 @@ REPORT_HELP = f"""Print a summary of REPORT (a file written by graphdoctor run; 
                                    a copy safe to attach to a public ticket
   graphdoctor report run.json --fail-on capture-failed,neutral
                                    gate a saved report in CI
+  graphdoctor report job.rank*.json                  every rank of a job as one
 
 --redact leaves out {WHAT_GOES}.
 
@@ -51,7 +57,7 @@ Exit codes:
 
 
 @click.command("report", help=REPORT_HELP)
-@click.argument("report_file", metavar="REPORT", type=click.Path(path_type=Path))
+@reports_argument()
 @click.option("-f", "--format", "output_format", default="text", show_default=True,
               type=click.Choice(["text", "markdown", "json"]), help="What to print.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
@@ -62,9 +68,9 @@ Exit codes:
               help="Width of the text summary (default: the terminal's, or 100).")
 @fail_on_option(CONDITIONS, "listed above")
 @handle_errors
-def report(report_file: Path, output_format: str, output: Path | None, redact: bool,
+def report(report_files: tuple[Path, ...], output_format: str, output: Path | None, redact: bool,
            columns: int | None, fail_on: tuple[str, ...]) -> None:
-    document = load(report_file)
+    document = open_given(report_files)
     shown = redacted(document) if redact else document
     write(_render(shown, output_format, output, columns), output)
     sys.exit(gate_exit(gates.check(document, fail_on)))

@@ -1,5 +1,6 @@
-"""What the report-reading commands (report, export, diff) and ``run --fail-on`` share:
-the --fail-on option, the exit code of a gate, and writing a result to a file or stdout."""
+"""What the report-reading commands (report, export, diff, view, merge) and ``run --fail-on``
+share: the reports given (one, or a job's ranks), the --fail-on option, the exit code of a
+gate, and writing a result to a file or stdout."""
 
 from __future__ import annotations
 
@@ -24,6 +25,26 @@ from graphdoctor.trace.run_files import gzipped
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_WIDTH = 100
+GIVEN_HELP = """\b
+REPORT is a report, a raw recording (a spool), or a fixture's note; give
+several, one per rank of a job (or a folder of them), for one report of the
+whole job."""
+
+
+def reports_argument() -> Callable[[F], F]:
+    """REPORT...: one report, or the files of a job's ranks (:mod:`graphdoctor.report.opening`)."""
+    return click.argument("report_files", metavar="REPORT...", nargs=-1, required=True,
+                          type=click.Path(path_type=Path))
+
+
+def open_given(paths: Iterable[Path]) -> Report:
+    """The report the files given make, saying on stderr which files a combined one read."""
+    from graphdoctor.report.opening import open_report  # diagnoses a job: loaded late
+
+    opened = open_report(list(paths))
+    if opened.said():
+        say(f"graphdoctor: {opened.said()}")
+    return opened.report
 
 
 def fail_on_option(known: Iterable[str], described: str, rule_ids: bool = True) -> Callable[[F], F]:

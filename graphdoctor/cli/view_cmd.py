@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from graphdoctor.cli.common import handle_errors, say
+from graphdoctor.cli.reporting import GIVEN_HELP
 from graphdoctor.demo import DEFAULT_DEMO, DEMOS
 from graphdoctor.errors import GraphDoctorError
 
@@ -18,10 +19,13 @@ DEMO_LIST = "\n".join(f"  {name:<22} {about}" for name, about in DEMOS.items())
 VIEW_HELP = f"""Explore REPORT in the terminal: summary, findings, a timeline of
 what happened when, allocations and graphs. Press ? inside for every key.
 
+{GIVEN_HELP}
+
 \b
   graphdoctor view run.json            a report written by graphdoctor run
   graphdoctor view --demo              a report recorded on a GPU, bundled
   graphdoctor view --demo launch_bound
+  graphdoctor view job.rank*.json      every rank of a job, on one timeline
 
 \b
 Demos (recorded on an NVIDIA H100):
@@ -34,13 +38,13 @@ summary is printed instead, as `graphdoctor report` would.
 
 
 @click.command("view", help=VIEW_HELP)
-@click.argument("report_file", metavar="[REPORT]", required=False,
+@click.argument("report_files", metavar="[REPORT]...", nargs=-1,
                 type=click.Path(dir_okay=True, path_type=Path))
 @click.option("--demo", is_flag=False, flag_value=DEFAULT_DEMO, default=None, metavar="[NAME]",
               help=f"Open a bundled report instead (default: {DEFAULT_DEMO}).")
 @handle_errors
-def view(report_file: Path | None, demo: str | None) -> None:
-    report, name = _open(report_file, demo)
+def view(report_files: tuple[Path, ...], demo: str | None) -> None:
+    report, name = _open(report_files, demo)
     from graphdoctor.tui import can_run_interactively, run_app
 
     if not can_run_interactively():
@@ -58,18 +62,20 @@ class ViewerCrashed(GraphDoctorError):
     exit_code = 1
 
 
-def _open(report_file: Path | None, demo: str | None) -> tuple[Report, str]:
-    if report_file is not None and demo is not None:
+def _open(report_files: tuple[Path, ...], demo: str | None) -> tuple[Report, str]:
+    if report_files and demo is not None:
         raise GraphDoctorError("give a REPORT or --demo, not both")
     if demo is not None:
         from graphdoctor.demo import load_demo
 
         return load_demo(demo), f"demo: {demo}"
-    if report_file is None:
+    if not report_files:
         raise GraphDoctorError("give a REPORT to view (or --demo for a bundled one)")
-    from graphdoctor.report.io import load
+    from graphdoctor.cli.reporting import open_given
 
-    return load(report_file), str(report_file)
+    name = str(report_files[0]) + (f" and {len(report_files) - 1} more"
+                                   if len(report_files) > 1 else "")
+    return open_given(report_files), name
 
 
 def _print_summary(report: Report) -> None:

@@ -18,7 +18,7 @@ two answers and nothing else a rule might want to stash.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from graphdoctor.diagnose.findings import Evidence, LineReader, Location, no_source
@@ -245,9 +245,21 @@ def mib(size: int) -> str:
     return f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{size / 2**10:.0f} KiB"
 
 
-def ranks_named(ranks: list[int]) -> str:
-    """``rank 1`` or ``ranks 0, 2``: for messages."""
-    return f"rank{'' if len(ranks) == 1 else 's'} {', '.join(map(str, ranks))}"
+def ranks_named(ranks: Sequence[int]) -> str:
+    """``rank 1``, ``ranks 0, 2`` or ``ranks 0-62, 64``: for messages."""
+    return f"rank{'' if len(ranks) == 1 else 's'} {rank_ranges(ranks)}"
+
+
+def rank_ranges(ranks: Sequence[int]) -> str:
+    """``0, 2`` or ``0-62, 64``: three or more ranks in a row as a range (64 ranks read as
+    one short phrase)."""
+    runs: list[list[int]] = []
+    for rank in sorted(ranks):
+        if runs and rank == runs[-1][-1] + 1:
+            runs[-1].append(rank)
+        else:
+            runs.append([rank])
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 2 else ", ".join(map(str, r)) for r in runs)
 
 
 def times(count: int) -> str:

@@ -17,12 +17,12 @@ from typing import Any
 
 from graphdoctor.record.recorder import Recorder, Uninstall
 from graphdoctor.trace.event_kinds import GpuSample
-from graphdoctor.trace.names import GRAPHS_ENV
+from graphdoctor.trace.names import GRAPHS_ENV, JOB_ENV
 from graphdoctor.trace.spool import records as sr
 
 _ENV_KEYS = ("CUDA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF", "TORCH_LOGS",
              "CUDA_LAUNCH_BLOCKING", "TORCHINDUCTOR_CUDAGRAPH_OR_ERROR", "NCCL_NVLS_ENABLE",
-             "RANK", "LOCAL_RANK", "WORLD_SIZE", GRAPHS_ENV)
+             "RANK", "LOCAL_RANK", "WORLD_SIZE", GRAPHS_ENV, *JOB_ENV)
 
 
 def environment() -> dict[str, Any]:

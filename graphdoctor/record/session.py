@@ -70,7 +70,7 @@ def start(recorder: Recorder) -> Recorder:
         raise RuntimeError("another graphdoctor recording is running in this process")
     _running.append(recorder)
     off = recorder.config.off
-    recorder.emit(sr.MetaInfo(devices.environment()))
+    recorder.emit(sr.MetaInfo(devices.environment() | {"clock_unix_ns": recorder.unix0}))
     watch = memory.AllocatorWatch(recorder)
     recorder.memory = watch
     recorder.install([s for s in sources(watch) if part_of(s) not in off])

@@ -100,14 +100,18 @@ def _load_spool(path: str | os.PathLike[str], size: int) -> Report:
 def is_spool(path: str | os.PathLike[str]) -> bool:
     """Whether the file starts as a spool does: its ``hello`` record (looked for in the
     first SNIFF_BYTES only, however the file goes on)."""
+    return sniff(path).startswith(SPOOL_START)
+
+
+def sniff(path: str | os.PathLike[str]) -> bytes:
+    """The first bytes of a file (decompressed, for gzip), to tell what it is without
+    reading it all; b"" for a file that cannot be read (``load`` says why)."""
     try:
         with open(path, "rb") as raw:
             head = raw.read(SNIFF_BYTES)
-    except OSError:  # not readable as a spool: load says why
-        return False
-    if head[:2] == GZIP_MAGIC:
-        head = _first_bytes(head, len(SPOOL_START))
-    return head.startswith(SPOOL_START)
+    except OSError:
+        return b""
+    return _first_bytes(head, SNIFF_BYTES) if head[:2] == GZIP_MAGIC else head
 
 
 def _first_bytes(compressed: bytes, count: int) -> bytes:

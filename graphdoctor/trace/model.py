@@ -179,6 +179,9 @@ class Meta:
     world_size: int = NONE
     backend: str = ""
     sources: tuple[SourceFile, ...] = ()  # the digests of the files its stacks name
+    # the wall clock (ns since the epoch) at the trace's time 0, which lines up the ranks of
+    # a job (graphdoctor.trace.job_clock); 0 where it was not recorded (before schema 1.14)
+    clock_unix_ns: int = 0
 
 
 @dataclass(frozen=True)

@@ -144,3 +144,13 @@ SEEN_AT_END = "end"
 # The replays the recorder samples (memory, and frozen values): each graph's 1st, 2nd, 4th,
 # 8th... and, past those, one whenever this long has passed since the last sample.
 SAMPLE_EVERY_NS = 100_000_000
+
+# The launcher's variables that say which job a rank belongs to and where it ran, kept in
+# the run's environment: a report of a job spread over hosts is merged from per-rank files
+# only when these agree (graphdoctor.report.job). torchrun's run id names one launch of a
+# job; a scheduler's job id one allocation; the rendezvous address is shared by every node.
+RUN_ID_ENV = "TORCHELASTIC_RUN_ID"
+SCHEDULER_JOB_ENV = "SLURM_JOB_ID"
+RENDEZVOUS_ENV = ("MASTER_ADDR", "MASTER_PORT")
+NODE_RANK_ENV = "GROUP_RANK"  # torchrun's node rank (--node-rank)
+JOB_ENV = (RUN_ID_ENV, SCHEDULER_JOB_ENV, *RENDEZVOUS_ENV, NODE_RANK_ENV, "LOCAL_WORLD_SIZE")

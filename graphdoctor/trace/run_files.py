@@ -167,6 +167,15 @@ def default_report(target: str, nproc: int) -> Path:
     return claim(first, named=lambda path: report_in_job(path, nproc))
 
 
+def job_report(given: Path) -> Path:
+    """A new report in the current folder for a job combined from its ranks' files, claimed:
+    named as the ranks' reports were before ``.rankN`` was added (``job.rank0.json`` gives
+    ``job.json``), or after the folder they were given in."""
+    name = given.resolve().name if given.is_dir() else given.name
+    stem = re.sub(r"\.rank[0-9]+$", "", name.split(".json")[0].split(SPOOL)[0]) or "job"
+    return claim(Path(f"{stem}{REPORT}"), hint="name it with -o")
+
+
 def report_beside(path: Path) -> Path:
     """A new name beside ``path``, claimed, for the report of a run that found ``path``
     written by another run meanwhile."""

@@ -25,6 +25,7 @@ from graphdoctor.trace.queries import culprit_frame, culprit_of
 from graphdoctor.trace.stream_links import FORK, JOIN, StreamLink, stream_links
 from graphdoctor.trace.stream_names import stream_label
 from graphdoctor.tui.events import EventRef, describe
+from graphdoctor.tui.rank_view import capture_window
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.units import counted, format_bytes, format_duration
 
@@ -46,12 +47,6 @@ class StoryLine:
     severity: str = ""
     culprit: bool = False
     kind: str = STEP
-
-
-def capture_window(graph: Graph, run_end: int) -> tuple[int, int]:
-    """The capture's [start, end]; one that never ended runs to the end of the recording."""
-    end = graph.capture_end if graph.capture_end != NONE else run_end
-    return graph.capture_start, max(end, graph.capture_start + 1)
 
 
 def own_time(trace: Trace, graph: Graph) -> tuple[int, int]:

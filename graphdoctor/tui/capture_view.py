@@ -5,7 +5,7 @@ selected here is the event the Timeline screen shows). Pure; no Textual import."
 from __future__ import annotations
 
 from graphdoctor.trace.model import Graph
-from graphdoctor.tui.capture_story import capture_links, capture_window
+from graphdoctor.tui.capture_story import capture_links
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.timeline.lanes import Lane
 from graphdoctor.tui.timeline.layout import Window
@@ -18,7 +18,7 @@ KEPT = ("phases", "findings", "cpu:0", "syncs", "collectives", "compile")
 
 def capture_limits(view: ReportView, rank: int, graph: Graph) -> Window:
     """The capture and a little either side, inside the run."""
-    start, end = capture_window(graph, view.of(rank).run_end)
+    start, end = view.of(rank).capture_window(graph)
     margin = max((end - start) // MARGIN_SHARE, 1)
     return Window(max(start - margin, 0), min(end + margin, max(view.run_end, end)))
 

@@ -17,6 +17,7 @@ from functools import cached_property
 
 from graphdoctor.diagnose.findings import SEVERITY_RANK, Evidence, Finding, Verdict
 from graphdoctor.report.document import Report
+from graphdoctor.trace.job_clock import job_clock
 from graphdoctor.trace.model import NONE, Trace
 from graphdoctor.tui.aggregate import AllocGroup, GraphRow
 from graphdoctor.tui.events import EventDetails, EventRef, ref_from_evidence
@@ -45,7 +46,8 @@ class ReportView:
         self.trace = report.trace  # the main (lowest) rank's, or the only one
         self.name = name or report.trace.meta.target or "report"
         self.ranks: list[int] = report.ranks  # [] for a single-process run
-        self.rank_views = {rank: RankView(report.trace_of(rank), rank)
+        clock = job_clock({rank: report.trace_of(rank) for rank in self.ranks})
+        self.rank_views = {rank: RankView(report.trace_of(rank), rank, clock.offset(rank))
                            for rank in self.ranks} or {NONE: RankView(report.trace)}
         self._lanes: list[Lane] | None = None
         self._lanes_lock = threading.Lock()  # built by a background worker or on first use
@@ -119,7 +121,7 @@ class ReportView:
     @cached_property
     def run_end(self) -> int:
         """The last recorded moment of any rank: the ranks share one time axis."""
-        return max(view.run_end for view in self.rank_views.values())
+        return max(view.end_on_axis for view in self.rank_views.values())
 
     @cached_property
     def limits(self) -> Window:
@@ -180,7 +182,7 @@ class ReportView:
         if self._same_line is None or self._same_line[0] != ref:
             frames = self.of(ref.rank).describe(ref).stack
             self._same_line = ref, same_line(self.trace_of(ref.rank), ref.rank, self.lanes,
-                                              frames)
+                                              frames, self.of(ref.rank).offset)
         return self._same_line[1]
 
     # -- tables ---------------------------------------------------------------------------

@@ -85,24 +85,25 @@ def _stack_of(item: Any) -> int:
     return int(getattr(item, "stack", NONE))
 
 
-def same_line(trace: Trace, rank: int, lanes: Sequence[Lane], frames: Sequence[Frame]
-              ) -> SameLine | None:
+def same_line(trace: Trace, rank: int, lanes: Sequence[Lane], frames: Sequence[Frame],
+              offset: int = 0) -> SameLine | None:
     """The events of ``rank``'s trace from the line of ``frames`` (the selected event's
-    stack), found on ``lanes``; None when the stack has no line of the user's."""
+    stack), found on ``lanes``, where the rank's times are moved by ``offset`` (its place on
+    a job's axis); None when the stack has no line of the user's."""
     line = line_of(frames)
     if line is None:
         return None
     rows = rows_with_stacks(trace, stacks_from(trace, line))
     starts = {source: [(row, start) for row in source_rows
-                       if (start := _start(trace, source, row, rank)) is not None]
+                       if (start := _start(trace, source, row, rank, offset)) is not None]
               for source, source_rows in rows.items()}
     intervals, shown = _on_lanes(lanes, rank, starts)
     return SameLine(line, len(shown), intervals)
 
 
-def _start(trace: Trace, source: str, row: int, rank: int) -> int | None:
+def _start(trace: Trace, source: str, row: int, rank: int, offset: int) -> int | None:
     span = event_span(trace, EventRef(source, row, rank))
-    return span[0] if span is not None else None
+    return span[0] + offset if span is not None else None
 
 
 def _on_lanes(lanes: Sequence[Lane], rank: int, starts: dict[str, list[tuple[int, int]]]

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -45,9 +46,14 @@ def names(report_path: Path) -> set[str]:
 
 
 def test_every_rank_is_in_one_report(tmp_path: Path) -> None:
+    started = time.time_ns()
     code, path = run_ranks(tmp_path)
     report = load(path)
     assert code == 0 and report.ranks == [0, 1]
+    clocks = [report.trace_of(rank).meta.clock_unix_ns for rank in (0, 1)]
+    assert all(started < clock < time.time_ns() for clock in clocks)  # each rank's wall clock
+    env = dict(report.trace_of(1).meta.env)  # at its start, and the job the launcher named
+    assert env["TORCHELASTIC_RUN_ID"] and env["MASTER_PORT"] and env["GROUP_RANK"] == "0"
     for rank in (0, 1):
         trace = report.trace_of(rank)
         assert trace.meta.rank == rank and trace.meta.backend == "gloo"

@@ -52,7 +52,7 @@ async def test_the_summary_says_how_each_rank_ended_and_what_it_raised() -> None
     app = app_for(report_for(FAILS))
     async with app.run_test(size=(120, 40)):
         outcome = " ".join(shown(app, "#outcome").split())
-        assert "2 ranks recorded · nccl backend · world size 2" in outcome
+        assert "2 ranks on 1 host (vm: 0, 1) · nccl backend · world size 2" in outcome
         assert "rank 0 exited with code 1" in outcome and "rank 1 exited with code 1" in outcome
         rank1 = outcome[outcome.index("rank 1 exited"):]
         assert "raised AcceleratorError" in rank1 and "cudaErrorStreamCaptureUnsupported" in rank1

@@ -7,8 +7,8 @@ from __future__ import annotations
 from textual.widgets import DataTable, OptionList, TabbedContent
 
 from graphdoctor.trace.model import OWN
-from graphdoctor.tui.capture_story import capture_window
 from graphdoctor.tui.events import EventRef
+from graphdoctor.tui.rank_view import capture_window
 from graphdoctor.tui.screens.graph_story import CULPRIT, GraphStoryScreen
 from graphdoctor.tui.screens.graphs import GraphsScreen
 from graphdoctor.tui.timeline.graph_groups import GraphGroupLane

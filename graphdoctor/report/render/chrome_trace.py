@@ -17,8 +17,9 @@ A distributed run's report exports every rank: rank N's host lanes go to pid 100
 export keeps pids 1 and 10+N. The torch.distributed calls are slices on their thread's lane
 (one that never returned runs to the end of the recording, with a note saying so), and so is
 ``destroy_process_group()``. NVML reads every GPU of the host, so a rank's counters keep only
-the GPUs it used. Each rank's times count from its own start (the launcher starts the ranks
-together, so they line up closely enough).
+the GPUs it used. The ranks share one time axis, set by each rank's wall clock at its start
+and, across hosts, by the barriers they left together (:mod:`graphdoctor.trace.job_clock`;
+``otherData.clocks`` says how).
 
 Perfetto needs the slices of a lane to nest, with no partial overlap: slices that would
 overlap spill into a numbered extra lane (``thread 0 (2)``). Times are microseconds with
@@ -38,6 +39,7 @@ from graphdoctor.report.document import Report
 from graphdoctor.report.render.drawn_kinds import drawn_from_the_registry
 from graphdoctor.trace import locations, tallies
 from graphdoctor.trace.event_kinds import EventKind, rows_of
+from graphdoctor.trace.job_clock import job_clock
 from graphdoctor.trace.model import NONE, Trace
 from graphdoctor.trace.names import ALLOC_ACTION
 
@@ -147,22 +149,40 @@ def to_chrome_trace(report: Report, phases: Collection[str] = ()) -> dict[str, A
     lanes = _Lanes()
     events: list[Event] = []
     flow_base = 0
+    clock = job_clock({rank: report.trace_of(rank) for rank in report.ranks})
     for rank in report.ranks or [NONE]:
         trace = report.trace_of(rank)
         export = _Export(trace, phases, lanes, rank, flow_base)
         lanes.processes[export.host_pid] = clean(
             f"{export.prefix}host: {trace.meta.target or 'script'}")
-        for part in (_phases, _captures, _threads, _collectives, _teardown, _thread_instants,
-                     _compile, _inputs, _memory, _streams, _gpu):
-            events += part(export)
-        # The kinds the parts above draw in their own way are drawn_kinds.DRAWN_APART; any
-        # other kind gets a lane of its own, so a new kind is in the export without a change.
-        for kind in drawn_from_the_registry():
-            events += _kind_lane(export, kind)
+        events += _shifted(_rank_events(export), clock.offset(rank))
         flow_base += len(trace.tables["replays"])
     events = _nest(events, lanes)
     return {"traceEvents": lanes.metadata() + events, "displayTimeUnit": "ms",
             "otherData": _other_data(report, phases)}
+
+
+def _rank_events(export: _Export) -> list[Event]:
+    events: list[Event] = []
+    for part in (_phases, _captures, _threads, _collectives, _teardown, _thread_instants,
+                 _compile, _inputs, _memory, _streams, _gpu):
+        events += part(export)
+    # The kinds the parts above draw in their own way are drawn_kinds.DRAWN_APART; any
+    # other kind gets a lane of its own, so a new kind is in the export without a change.
+    for kind in drawn_from_the_registry():
+        events += _kind_lane(export, kind)
+    return events
+
+
+def _shifted(events: list[Event], offset: int) -> list[Event]:
+    """A rank's events moved onto the job's time axis."""
+    if offset:
+        for event in events:
+            event["ts"] = us(event["_t"] + offset) if "_t" in event else event["ts"] + us(offset)
+            for key in ("_t", "_end"):
+                if key in event:
+                    event[key] += offset
+    return events
 
 
 def _other_data(report: Report, phases: Collection[str]) -> dict[str, Any]:
@@ -174,9 +194,9 @@ def _other_data(report: Report, phases: Collection[str]) -> dict[str, Any]:
         "devices": ", ".join(d.name for d in meta.devices),
         "phases": ", ".join(phases) if phases else "all"}
     if report.ranks:
+        clock = job_clock({rank: report.trace_of(rank) for rank in report.ranks})
         data.update(ranks=", ".join(map(str, report.ranks)), world_size=meta.world_size,
-                    backend=clean(meta.backend),
-                    clocks="each rank's times count from its own start")
+                    backend=clean(meta.backend), clocks=clean("; ".join(clock.how)))
     return data
 
 

@@ -8,20 +8,23 @@ import shlex
 from typing import TYPE_CHECKING
 
 from graphdoctor import units
+from graphdoctor.clean_text import clean
 from graphdoctor.diagnose import compile_costs, stacks_at_end
-from graphdoctor.diagnose.findings import (
-    Finding,
-)
+from graphdoctor.diagnose.findings import ERROR, Finding, verdict_rank
+from graphdoctor.diagnose.view import ranks_named
+from graphdoctor.report import rank_groups
 from graphdoctor.trace import anatomy, locations, queries
+from graphdoctor.trace.endings import outcome
 from graphdoctor.trace.model import Graph, Trace
 from graphdoctor.trace.names import CAPTURE_FAILED, IN_PROCESS_TARGET
+from graphdoctor.trace.tallies import ReplayStats, replay_stats
 
 if TYPE_CHECKING:
     from graphdoctor.report.document import Report
-from graphdoctor.clean_text import clean
-from graphdoctor.diagnose.findings import verdict_rank
-from graphdoctor.trace.endings import outcome
-from graphdoctor.trace.tallies import ReplayStats, replay_stats
+
+# A job of more ranks has its per-rank details shown for one rank of each group that did
+# alike: beyond this, a line per rank buries the rank that differs.
+MAX_RANKS_IN_FULL = 4
 
 
 def compile_costs_by_function(trace: Trace) -> list[tuple[str, int, int, int, str]]:
@@ -73,10 +76,29 @@ def rank_traces(report: Report) -> list[tuple[int, Trace]]:
     return [(rank, report.trace_of(rank)) for rank in report.ranks] or [(-1, report.trace)]
 
 
+def shown_rank_traces(report: Report) -> list[tuple[int, Trace]]:
+    """The ranks whose details a summary shows: every rank of a job of up to
+    MAX_RANKS_IN_FULL, else the first rank of each group of ranks that did alike (the
+    Ranks section lists the groups; :func:`ranks_left_out` says who is not shown)."""
+    if len(report.ranks) <= MAX_RANKS_IN_FULL:
+        return rank_traces(report)
+    return [(group.ranks[0], report.trace_of(group.ranks[0]))
+            for group in rank_groups.rank_groups(report)]
+
+
+def ranks_left_out(report: Report) -> str:
+    """Which ranks' details :func:`shown_rank_traces` leaves out, or ""."""
+    shown = {rank for rank, _ in shown_rank_traces(report)}
+    left = [rank for rank in report.ranks if rank not in shown]
+    return (f"{ranks_named(left)} not shown: each did what the first rank of its group did "
+            "(see Ranks)") if left else ""
+
+
 def ranked_graphs(report: Report) -> list[tuple[int, Trace, Graph, ReplayStats | None]]:
-    """Every rank's user graphs, each with its rank, trace and replay statistics."""
+    """The user graphs of every rank shown (:func:`shown_rank_traces`), each with its rank,
+    trace and replay statistics."""
     found: list[tuple[int, Trace, Graph, ReplayStats | None]] = []
-    for rank, trace in rank_traces(report):
+    for rank, trace in shown_rank_traces(report):
         stats = replay_stats(trace)
         found += [(rank, trace, g, stats.get(g.id)) for g in queries.user_graphs(trace)]
     return found
@@ -88,23 +110,29 @@ def rank_tag(rank: int) -> str:
 
 
 def world(report: Report) -> str:
-    """A distributed run's ranks, in a phrase ("2 ranks, nccl backend"); "" for one process."""
+    """A distributed run's ranks, in a phrase ("2 ranks, nccl backend", "8 ranks on 2
+    hosts, nccl backend"); "" for one process."""
     if not report.ranks:
         return ""
     backend = f", {clean(report.trace.meta.backend)} backend" if report.trace.meta.backend else ""
-    return f"{units.counted(len(report.ranks), 'rank')}{backend}"
+    hosts = {report.trace_of(rank).meta.hostname for rank in report.ranks}
+    spread = f" on {units.counted(len(hosts), 'host')}" if len(hosts) > 1 else ""
+    return f"{units.counted(len(report.ranks), 'rank')}{spread}{backend}"
 
 
 def run_outcome(report: Report) -> str:
     """How the run ended, as :func:`outcome` says: "exited with code 1 after 5.33 s"; for a
-    distributed run, with its world, and how each rank ended if they ended differently."""
+    distributed run, with its world, and how its ranks ended if they ended differently (the
+    ranks that ended alike named together)."""
     main = outcome(report.trace)
     if not report.ranks:
         return main
-    endings = {rank: outcome(trace) for rank, trace in rank_traces(report)}
-    if len(set(endings.values())) == 1:
+    endings: dict[str, list[int]] = {}
+    for rank, trace in rank_traces(report):
+        endings.setdefault(outcome(trace, timed=False), []).append(rank)
+    if len(endings) == 1:
         return f"({world(report)}) {main}"
-    each = "; ".join(f"rank {rank} {ending}" for rank, ending in endings.items())
+    each = "; ".join(f"{ranks_named(ranks)} {ending}" for ending, ranks in endings.items())
     return f"({world(report)}) ended differently: {each}"
 
 
@@ -114,6 +142,9 @@ def headline(report: Report) -> str:
     if verdicts:
         worst = max(verdicts, key=verdict_rank)
         return clean(f"{worst.subject}: {worst.summary}")
+    errors = [f for f in report.diagnosis.findings if f.severity == ERROR]
+    if errors:  # a job whose ranks diverged, or hung, has no graph to give a verdict on
+        return clean(errors[0].title)
     failed = [g for g in queries.user_graphs(report.trace) if g.status == CAPTURE_FAILED]
     if failed:
         return f"capture of {len(failed)} graph{'s' if len(failed) > 1 else ''} failed"

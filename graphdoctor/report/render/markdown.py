@@ -19,7 +19,8 @@ import re
 from graphdoctor import units
 from graphdoctor.clean_text import clean, first_line
 from graphdoctor.diagnose.findings import Evidence, Finding, severity_counts
-from graphdoctor.report import verdict_groups
+from graphdoctor.diagnose.view import rank_ranges
+from graphdoctor.report import rank_groups, verdict_groups
 from graphdoctor.report.document import Report
 from graphdoctor.report.redact import KEPT_NOTICE, REDACTED_NOTICE
 from graphdoctor.report.render import common
@@ -47,8 +48,8 @@ SEVERITY_MARK = {"error": "🔴 error", "warning": "🟠 warning", "info": "🔵
 
 def render_markdown(report: Report) -> str:
     """The report as markdown (see the module docstring)."""
-    required = [s for s in (_header(report), _verdicts(report), _baseline(report),
-                            _findings(report)) if s]
+    required = [s for s in (_header(report), _ranks(report), _verdicts(report),
+                            _baseline(report), _findings(report)) if s]
     optional = [s for s in (_graphs(report), _contents(report), _exceptions(report),
                             _crash(report), _compile(report), _phases(report),
                             _environment(report), _command(report), _notes(report)) if s]
@@ -137,6 +138,20 @@ def _header(report: Report) -> str:
     notice = REDACTED_NOTICE if report.redacted else KEPT_NOTICE
     lines.append(f"_{escape(notice[0].upper() + notice[1:])}._")
     return "\n".join(lines)
+
+
+def _ranks(report: Report) -> str:
+    """A job's ranks: where they ran, the groups that did alike (those that differ first),
+    and how their times were lined up."""
+    groups = rank_groups.rank_groups(report)
+    if not groups:
+        return ""
+    rows = [[cell(rank_ranges(g.ranks)), cell(g.said)] for g in groups]
+    times = "; ".join(rank_groups.clock_lines(report))
+    missing = rank_groups.missing_line(report)
+    return (f"**Ranks**: {escape(rank_groups.hosts_line(report))}\n\n"
+            + table(["Ranks", "What they did"], rows) + f"\n\n_Times: {escape(times)}._"
+            + (f"\n\n**{escape(missing[0].upper() + missing[1:])}.**" if missing else ""))
 
 
 def cell(text: str, most: int = MAX_CELL) -> str:
@@ -340,10 +355,13 @@ def _phases(report: Report) -> str:
     ranked = bool(report.ranks)
     rows = [[*([str(rank)] if ranked else []), escape(p.phase), units.format_duration(p.total_ns),
              str(p.spans)]
-            for rank, trace in common.rank_traces(report) for p in tallies.phase_totals(trace)]
+            for rank, trace in common.shown_rank_traces(report)
+            for p in tallies.phase_totals(trace)]
     header = [*(["Rank"] if ranked else []), "Phase", "Time", "Spans"]
     body = table(header, rows) if rows else "No phases recorded."
-    for rank, trace in common.rank_traces(report):
+    left = common.ranks_left_out(report)
+    body += f"\n\n_{escape(left)}._" if left else ""
+    for rank, trace in common.shown_rank_traces(report):
         events = tallies.event_summary(trace)
         if events:
             whose = f"Rank {rank} events" if rank >= 0 else "Events"

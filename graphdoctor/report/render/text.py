@@ -32,7 +32,7 @@ from graphdoctor.diagnose.findings import (
     Verdict,
     severity_counts,
 )
-from graphdoctor.report import verdict_groups
+from graphdoctor.report import rank_groups, verdict_groups
 from graphdoctor.report.document import Report
 from graphdoctor.report.redact import KEPT_NOTICE, REDACTED_NOTICE
 from graphdoctor.report.render import common
@@ -74,8 +74,8 @@ class Printable:
 
 
 def _parts(report: Report) -> list[RenderableType]:
-    parts = [_header(report), _verdicts(report), _baseline(report), _findings(report),
-             _graphs(report), _contents(report),
+    parts = [_header(report), _ranks(report), _verdicts(report), _baseline(report),
+             _findings(report), _graphs(report), _contents(report),
              _exceptions(report), _stacks(report), _compile(report), _phases(report),
              _notes(report)]
     return [p for p in parts if p is not None]
@@ -103,6 +103,24 @@ def _header(report: Report) -> RenderableType:
     notice = REDACTED_NOTICE if report.redacted else KEPT_NOTICE
     lines.append_text(_t(f"\n({notice})", "dim"))
     return lines
+
+
+def _ranks(report: Report) -> RenderableType | None:
+    """A job's ranks: where they ran, the groups that did alike (those that differ first),
+    and how their clocks were lined up."""
+    groups = rank_groups.rank_groups(report)
+    if not groups:
+        return None
+    grid = _grid()
+    for group in groups:
+        grid.add_row(_t(group.named, "bold" if len(group.ranks) < len(report.ranks) else ""),
+                     _t(group.said))
+    missing = rank_groups.missing_line(report)
+    if missing:
+        grid.add_row(_t("missing", "yellow"), _t(missing, "yellow"))
+    for line in rank_groups.clock_lines(report):
+        grid.add_row(_t("times", "dim"), _t(line, "dim"))
+    return Group(_title(f"Ranks: {rank_groups.hosts_line(report)}"), grid)
 
 
 def _table(*columns: str) -> Table:
@@ -207,7 +225,12 @@ def _graphs(report: Report) -> RenderableType | None:
             for rank, trace, g, stats in common.ranked_graphs(report)]
     for row in rows:
         table.add_row(*row)
-    return Group(_title(f"Graphs ({len(rows)})"), table) if rows else None
+    return Group(_title(f"Graphs ({len(rows)})"), table, *_left_out(report)) if rows else None
+
+
+def _left_out(report: Report) -> list[Text]:
+    left = common.ranks_left_out(report)
+    return [_t(f"  {left}", "dim")] if left else []
 
 
 def _graph_cells(trace: Trace, g: Graph, s: tallies.ReplayStats | None) -> list[Text]:
@@ -261,7 +284,7 @@ def _exception(trace: Trace, exception: ExceptionRecord) -> Text:
 def _stacks(report: Report) -> RenderableType | None:
     """Where each thread was when a crash or a time-out ended the run, each rank's."""
     lines: list[RenderableType] = []
-    for rank, trace in common.rank_traces(report):
+    for rank, trace in common.shown_rank_traces(report):
         shown = common.stack_lines(trace.status.stacks_at_end)
         if shown and rank >= 0:
             lines.append(_t(f"  rank {rank}:"))
@@ -288,7 +311,7 @@ def _compile(report: Report) -> RenderableType | None:
 
 def _phases(report: Report) -> RenderableType:
     lines: list[RenderableType] = [_title("Phases and events")]
-    for rank, trace in common.rank_traces(report):
+    for rank, trace in common.shown_rank_traces(report):
         totals = tallies.phase_totals(trace)
         phases = " · ".join(f"{p.phase} {units.format_duration(p.total_ns)}"
                             + (f" ({p.spans} spans)" if p.spans > 1 else "") for p in totals)
@@ -296,7 +319,7 @@ def _phases(report: Report) -> RenderableType:
         tag = f"rank {rank}: " if rank >= 0 else ""
         lines += [_t(f"  {tag}{phases or 'no phases recorded'}"),
                   _t(f"  {tag}{events or 'no events recorded'}")]
-    return Group(*lines)
+    return Group(*lines, *_left_out(report))
 
 
 def _notes(report: Report) -> RenderableType | None:

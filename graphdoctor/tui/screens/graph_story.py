@@ -25,12 +25,12 @@ from graphdoctor.tui.capture_story import (
     END,
     OWN_TIME,
     StoryLine,
-    capture_window,
     own_time,
     story,
 )
 from graphdoctor.tui.capture_view import capture_lanes, capture_limits, capture_overlays
 from graphdoctor.tui.palette import FINDING_MARKS, GRAPH_STATUS_STYLES, PHASE_MARKS
+from graphdoctor.tui.rank_view import capture_window
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.widgets.step_compare import StepCompare

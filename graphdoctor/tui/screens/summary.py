@@ -14,6 +14,13 @@ from textual.widgets.option_list import Option
 
 from graphdoctor.clean_text import clean
 from graphdoctor.diagnose.findings import Verdict
+from graphdoctor.diagnose.view import rank_ranges
+from graphdoctor.report import rank_groups
+from graphdoctor.report.render.common import (
+    MAX_RANKS_IN_FULL,
+    ranks_left_out,
+    shown_rank_traces,
+)
 from graphdoctor.report.render.text import summary_without_speedup
 from graphdoctor.report.verdict_groups import VerdictRow, rows
 from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT, signal_name
@@ -188,11 +195,16 @@ def _raised_rows(view: ReportView, rank: int, indent: str) -> Rows:
 
 
 def _rank_rows(view: ReportView) -> Rows:
-    """The world, then each rank's ending and what it raised."""
+    """The world, then each rank's ending and what it raised; beyond MAX_RANKS_IN_FULL
+    ranks, the groups of ranks that did alike instead, the ranks that differ first."""
     meta = view.trace.meta
     world = f"world size {meta.world_size}" if meta.world_size > 0 else "world size unknown"
-    rows: Rows = [("ranks", report_text(f"{counted(len(view.ranks), 'rank')} recorded · "
+    rows: Rows = [("ranks", report_text(f"{rank_groups.hosts_line(view.report)} · "
                                         f"{meta.backend or 'unknown'} backend · {world}"))]
+    missing = rank_groups.missing_line(view.report)
+    rows += [("missing", report_text(missing, "yellow"))] if missing else []
+    if len(view.ranks) > MAX_RANKS_IN_FULL:
+        return rows + _group_rows(view)
     for rank, rank_view in view.rank_views.items():
         status = rank_view.trace.status
         line = report_text(ending(status.reason, status.exit_code, status.signal),
@@ -202,6 +214,20 @@ def _rank_rows(view: ReportView) -> Rows:
                         style="yellow")
         rows.append((f"rank {rank}", line))
         rows += _raised_rows(view, rank, "  ")
+    return rows
+
+
+def _group_rows(view: ReportView) -> Rows:
+    """A row per group of ranks that did alike: the rank as its label where it is one,
+    else "ranks", with the ranks at the start of the line."""
+    rows: Rows = []
+    for group in rank_groups.rank_groups(view.report):
+        first = view.of(group.ranks[0]).trace.status
+        single = len(group.ranks) == 1
+        said = group.said if single else f"{rank_ranges(group.ranks)}: {group.said}"
+        rows.append((f"rank {group.ranks[0]}" if single else "ranks",
+                     report_text(said, "" if _ended_well(first) else "bright_red")))
+        rows += _raised_rows(view, group.ranks[0], "  ")
     return rows
 
 
@@ -230,8 +256,11 @@ def environment_text(view: ReportView) -> Table:
                                  else "no CUDA device was recorded", style="yellow")))
     rows.append(("command", " ".join(("graphdoctor", *meta.argv))))
     if view.multi_rank:
-        rows += [(f"rank {rank}", _devices_used(rank_view.devices) + event_counts(rank_view.trace))
-                 for rank, rank_view in view.rank_views.items()]
+        rows += [(f"rank {rank}", _devices_used(view.of(rank).devices) + event_counts(trace))
+                 for rank, trace in shown_rank_traces(view.report)]
+        left = ranks_left_out(view.report)
+        rows += [("", Text(left, style="dim"))] if left else []
+        rows += [("times", line) for line in rank_groups.clock_lines(view.report)]
     else:
         rows.append(("events", event_counts(trace)))
     rows += [("not rec.", report_text(f"{note.what}: {note.why}", "yellow"))

@@ -47,6 +47,12 @@ class MemoryCurve:
     def __bool__(self) -> bool:
         return self.first is not None
 
+    def shift(self, offset: int) -> None:
+        """Every time moved by ``offset`` ns: the curve's shape is unchanged."""
+        self.sample_times = [t + offset for t in self.sample_times]
+        self.alloc_times = [t + offset for t in self.alloc_times]
+        self.first = None if self.first is None else self.first + offset
+
     def value_at(self, t: int) -> int | None:
         if self.first is None or t < self.first:
             return None

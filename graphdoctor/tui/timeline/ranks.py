@@ -1,7 +1,8 @@
 """The timeline of a multi-rank report: each rank's lanes as a group, one rank after another,
 the way Nsight Systems shows the processes of a multi-process run; every group on one time
-axis. Each trace counts its times from its own rank's start; the launcher starts the ranks
-together, so that is close enough to line them up without a shared clock.
+axis. Each trace counts its times from its own rank's start: a rank's lanes are moved by its
+offset on the job's axis (:mod:`graphdoctor.trace.job_clock`), and whatever the screens ask
+of its trace is moved back by the same (:class:`graphdoctor.tui.rank_view.RankView`).
 
 A rank's lanes are the single-process lanes, keyed, labelled and referring to events with
 its rank (``r1/syncs``, "r1 Syncs", ``EventRef("syncs", 0, 1)``). Pure; no Textual import.
@@ -11,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from graphdoctor.tui.timeline.lanes import Lane, PhaseLane
+from graphdoctor.tui.timeline.graph_groups import GraphGroupLane
+from graphdoctor.tui.timeline.lanes import Lane, MemoryLane, PhaseLane, UtilisationLane
 
 LABEL_WIDTH = 13  # twelve characters of lane name and a gap
 RANKED_LABEL_WIDTH = 16  # room for "r1 " before the longest name, "default strm"
@@ -30,6 +32,23 @@ def rank_lanes(rank: int, lanes: Sequence[Lane], devices: Collection[int]) -> li
         for series in lane.series:
             series.rank = rank
     return kept
+
+
+def shift_lanes(lanes: Sequence[Lane], offset: int) -> None:
+    """Move every time the lanes hold by ``offset`` ns (a rank's place on the job's axis)."""
+    if not offset:
+        return
+    for lane in lanes:
+        for series in lane.series:
+            series.shift(offset)
+        if isinstance(lane, GraphGroupLane):
+            shift_lanes(lane.members, offset)
+        if isinstance(lane, MemoryLane):
+            lane.curve.shift(offset)
+        if isinstance(lane, UtilisationLane):
+            if lane.readings is not None and lane.readings not in lane.series:
+                lane.readings.shift(offset)
+            lane.run_end = None if lane.run_end is None else lane.run_end + offset
 
 
 def _other_gpu(lane: Lane, devices: Collection[int]) -> bool:

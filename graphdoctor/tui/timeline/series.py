@@ -40,6 +40,13 @@ class Series:
     def row(self, index: int) -> int:
         return index if self.rows is None else self.rows[index]
 
+    def shift(self, offset: int) -> None:
+        """Every time moved by ``offset`` ns (a rank's place on a job's time axis)."""
+        self.times = [t + offset for t in self.times]
+        if self.ends is not None:
+            self.ends = [t + offset for t in self.ends]
+        self.__dict__.pop("_latest_end", None)  # the one cache that holds times
+
     @cached_property
     def _covered_before(self) -> list[int]:
         """Total span length of events 0..i-1 at index i (spans only)."""

@@ -1,0 +1,105 @@
+"""One time axis for the ranks of a job: how far each rank's times are moved to line up.
+
+Every trace counts its times from its own start (the recorder's ``perf_counter``), and
+records the wall clock at that start (``meta.clock_unix_ns``). Ranks on one host read one
+wall clock, so their starts set them side by side exactly (to the microsecond). Hosts' wall
+clocks differ by whatever their time service leaves (NTP: often a millisecond or more), so
+each further host is set against the host of the lowest rank at the collectives that hold
+every rank's CPU until the last rank arrives (barriers; the object collectives): all ranks
+leave one together, within the network's latency. The median of the differences between
+the hosts' leaving times is the host's correction; without such a collective the host's own
+wall clock stands, and :attr:`JobClock.how` says so. Traces recorded before wall clocks were
+kept each count from their own start (the launcher starts the ranks together).
+
+Pure and torch-free, so the reports, the exports and the TUI share it.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from graphdoctor import units
+from graphdoctor.trace.model import Trace
+
+# Collectives that return on every rank at once: the host waits in them for the last rank.
+BLOCKING_OPS = frozenset({"barrier", "monitored_barrier", "all_gather_object",
+                          "broadcast_object_list"})
+OWN_STARTS = "each rank's times count from its own start (recorded without its wall clock)"
+
+
+@dataclass(frozen=True)
+class JobClock:
+    """``offsets``: ns to add to a rank's times to place them on the job's axis, whose 0 is
+    the earliest rank's start; ``hosts``: each host's ranks; ``how``: in words, per host."""
+
+    offsets: dict[int, int] = field(default_factory=dict)
+    hosts: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    how: tuple[str, ...] = ()
+
+    def offset(self, rank: int) -> int:
+        return self.offsets.get(rank, 0)
+
+
+def job_clock(traces: Mapping[int, Trace]) -> JobClock:
+    """The job's time axis for ``traces`` ({rank: trace})."""
+    hosts = _hosts(traces)
+    if not hosts:  # a single process: nothing to line up
+        return JobClock()
+    if not all(t.meta.clock_unix_ns for t in traces.values()):
+        return JobClock(dict.fromkeys(traces, 0), hosts, (OWN_STARTS,))
+    starts = {rank: t.meta.clock_unix_ns for rank, t in traces.items()}
+    reference = next(iter(hosts))
+    how = [f"{_named(reference)}: ranks set by their wall clock at start"]
+    for host in list(hosts)[1:]:
+        correction, said = _correction(traces, starts, hosts[reference], hosts[host])
+        how.append(f"{_named(host)}: {said}")
+        for rank in hosts[host]:
+            starts[rank] += correction
+    first = min(starts.values())
+    return JobClock({rank: start - first for rank, start in starts.items()}, hosts, tuple(how))
+
+
+def _hosts(traces: Mapping[int, Trace]) -> dict[str, tuple[int, ...]]:
+    """Each host's ranks, the host of the lowest rank first."""
+    hosts: dict[str, list[int]] = {}
+    for rank in sorted(traces):
+        hosts.setdefault(traces[rank].meta.hostname, []).append(rank)
+    return {host: tuple(ranks) for host, ranks in hosts.items()}
+
+
+def _named(host: str) -> str:
+    return f"host {host}" if host else "an unnamed host"
+
+
+def _correction(traces: Mapping[int, Trace], starts: Mapping[int, int],
+                reference: tuple[int, ...], other: tuple[int, ...]) -> tuple[int, str]:
+    """(ns to add to ``other``'s wall clock, how it was found)."""
+    left_reference = _left_blocking(traces, starts, reference)
+    left_other = _left_blocking(traces, starts, other)
+    shared = sorted(set(left_reference) & set(left_other))
+    if not shared:
+        return 0, "its own wall clock (no barrier shared with the first host to set it by)"
+    gaps = [left_reference[key] - left_other[key] for key in shared]
+    correction = int(statistics.median(gaps))
+    spread = max(gaps) - min(gaps)
+    return correction, (f"moved {_signed(correction)} to line up "
+                        f"{units.counted(len(shared), 'barrier')} with the first host "
+                        f"(they agree within {units.format_duration(spread)})")
+
+
+def _left_blocking(traces: Mapping[int, Trace], starts: Mapping[int, int],
+                   ranks: tuple[int, ...]) -> dict[tuple[str, int], int]:
+    """When the last of ``ranks`` left each blocking collective ((group, seq): wall ns)."""
+    left: dict[tuple[str, int], int] = {}
+    for rank in ranks:
+        for row in traces[rank].tables["collectives"]:
+            if row.op in BLOCKING_OPS and row.dur >= 0 and row.graph < 0:
+                key = (row.group, row.seq)
+                left[key] = max(left.get(key, 0), starts[rank] + row.t + row.dur)
+    return left
+
+
+def _signed(ns: int) -> str:
+    return ("+" if ns >= 0 else "-") + units.format_duration(abs(ns))
