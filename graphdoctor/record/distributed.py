@@ -16,6 +16,7 @@ import torch
 
 from graphdoctor.record import compat
 from graphdoctor.record.recorder import Recorder, Uninstall, patch
+from graphdoctor.trace.process_groups import DEFAULT_GROUP, group_label
 from graphdoctor.trace.spool import records as sr
 
 COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter",
@@ -82,7 +83,7 @@ class _CollectiveHooks:
 
     def _group_name(self, group: Any) -> str:
         if group is None:
-            return "default"
+            return DEFAULT_GROUP
         key = id(group)
         if key not in self._group_names:
             name = compat.group_name(group)
@@ -90,7 +91,7 @@ class _CollectiveHooks:
                 ranks = torch.distributed.get_process_group_ranks(group)
             except Exception:  # noqa: BLE001 - a group this rank is not in, or gone
                 ranks = []
-            self._group_names[key] = f"{name or 'group'}{ranks}" if ranks else (name or str(key))
+            self._group_names[key] = group_label(name, ranks) or str(key)
         return self._group_names[key]
 
     def wrap_init(self, original: Any) -> Any:

@@ -50,15 +50,55 @@ def job_clock(traces: Mapping[int, Trace]) -> JobClock:
     if not all(t.meta.clock_unix_ns for t in traces.values()):
         return JobClock(dict.fromkeys(traces, 0), hosts, (OWN_STARTS,))
     starts = {rank: t.meta.clock_unix_ns for rank, t in traces.items()}
-    reference = next(iter(hosts))
-    how = [f"{_named(reference)}: ranks set by their wall clock at start"]
-    for host in list(hosts)[1:]:
-        correction, said = _correction(traces, starts, hosts[reference], hosts[host])
-        how.append(f"{_named(host)}: {said}")
+    reference, *others = hosts
+    moves = {host: _correction(traces, starts, hosts[reference], hosts[host])
+             for host in others}
+    for host, move in moves.items():
         for rank in hosts[host]:
-            starts[rank] += correction
+            starts[rank] += move.ns if move else 0
     first = min(starts.values())
-    return JobClock({rank: start - first for rank, start in starts.items()}, hosts, tuple(how))
+    return JobClock({rank: start - first for rank, start in starts.items()}, hosts,
+                    _how(reference, moves))
+
+
+@dataclass(frozen=True)
+class _Move:
+    """How far a host's wall clock was moved, at how many barriers, agreeing within what."""
+
+    ns: int
+    barriers: int
+    spread: int
+
+
+MOST_HOSTS_NAMED = 3  # beyond, the hosts set by barriers are said in one line
+
+
+def _how(reference: str, moves: Mapping[str, _Move | None]) -> tuple[str, ...]:
+    said = [f"{_named(reference)}: ranks set by their wall clock at start"]
+    unmoved = [host for host, move in moves.items() if move is None]
+    moved = {host: move for host, move in moves.items() if move is not None}
+    if len(moves) < MOST_HOSTS_NAMED:
+        said += [f"{_named(host)}: {_moved(move)}" for host, move in moved.items()]
+    elif moved:
+        said.append(_moved_together(list(moved.values())))
+    if unmoved:
+        said.append(f"{', '.join(map(_named, unmoved))}: their own wall clock (no barrier "
+                    "shared with the first host to set it by)")
+    return tuple(said)
+
+
+def _moved(move: _Move) -> str:
+    return (f"moved {_signed(move.ns)} to line up {units.counted(move.barriers, 'barrier')} "
+            f"with the first host (they agree within {units.format_duration(move.spread)})")
+
+
+def _moved_together(moves: list[_Move]) -> str:
+    low, high = min(m.ns for m in moves), max(m.ns for m in moves)
+    spread = units.format_duration(max(m.spread for m in moves))
+    by = _signed(low) if low == high else f"{_signed(low)} to {_signed(high)}"
+    return (f"{len(moves)} other hosts: moved {by} to line up the barriers they left with the "
+            f"first host (at least {min(m.barriers for m in moves)} each, agreeing within "
+            f"{spread})")
 
 
 def _hosts(traces: Mapping[int, Trace]) -> dict[str, tuple[int, ...]]:
@@ -74,19 +114,15 @@ def _named(host: str) -> str:
 
 
 def _correction(traces: Mapping[int, Trace], starts: Mapping[int, int],
-                reference: tuple[int, ...], other: tuple[int, ...]) -> tuple[int, str]:
-    """(ns to add to ``other``'s wall clock, how it was found)."""
+                reference: tuple[int, ...], other: tuple[int, ...]) -> _Move | None:
+    """How far to move ``other``'s wall clock; None where no barrier says."""
     left_reference = _left_blocking(traces, starts, reference)
     left_other = _left_blocking(traces, starts, other)
     shared = sorted(set(left_reference) & set(left_other))
     if not shared:
-        return 0, "its own wall clock (no barrier shared with the first host to set it by)"
+        return None
     gaps = [left_reference[key] - left_other[key] for key in shared]
-    correction = int(statistics.median(gaps))
-    spread = max(gaps) - min(gaps)
-    return correction, (f"moved {_signed(correction)} to line up "
-                        f"{units.counted(len(shared), 'barrier')} with the first host "
-                        f"(they agree within {units.format_duration(spread)})")
+    return _Move(int(statistics.median(gaps)), len(shared), max(gaps) - min(gaps))
 
 
 def _left_blocking(traces: Mapping[int, Trace], starts: Mapping[int, int],

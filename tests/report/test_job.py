@@ -19,6 +19,7 @@ from graphdoctor.report.redact import redact
 from graphdoctor.trace.names import RUN_ID_ENV
 from tests.conftest import RECORDINGS
 from tests.report.jobs import (
+    DEPARTING_GROUP,
     DEPARTING_LINE,
     DEPARTING_RANK,
     TWO_NODES,
@@ -41,7 +42,9 @@ def test_a_folder_of_rank_reports_is_one_job_that_finds_the_rank_that_departed()
     [diverged] = [f for f in report.diagnosis.findings if f.id == "GD402"]
     assert diverged.rank == DEPARTING_RANK and diverged.location is not None
     assert diverged.location.line == DEPARTING_LINE
-    assert "ranks 0-2 issued none" in diverged.title
+    assert f"group {DEPARTING_GROUP}: rank 3 issued all_reduce" in diverged.title
+    assert diverged.title.endswith("; rank 2 issued none")  # ranks 0, 1 are not in the pair
+    assert [f.id for f in report.diagnosis.findings].count("GD402") == 1
     assert opened.said().startswith("read ranks 0-3 from 4 files")
 
 

@@ -53,7 +53,8 @@ def test_without_a_shared_barrier_a_host_keeps_its_own_wall_clock_and_says_so() 
     b = rank_trace("b", start + 3 * MS, ((SECOND, MS),), op="all_reduce")
     clock = job_clock({0: a, 1: b})
     assert clock.offsets == {0: 0, 1: 3 * MS}
-    assert "its own wall clock (no barrier shared" in clock.how[1]
+    assert clock.how[1] == ("host b: their own wall clock (no barrier shared with the first host "
+                            "to set it by)")
 
 
 def test_traces_recorded_without_a_wall_clock_each_count_from_their_own_start() -> None:
@@ -80,3 +81,14 @@ def test_a_barrier_captured_into_a_graph_or_never_left_does_not_count() -> None:
         table.append(row)
     captured = dataclasses.replace(captured, tables={**captured.tables, "collectives": table})
     assert job_clock({0: a, 1: captured}).offsets[1] == 5 * MS
+
+
+def test_many_hosts_set_by_barriers_are_said_in_one_line() -> None:
+    start = 1_700_000_000 * SECOND
+    traces = {rank: rank_trace(f"node{rank}", start + rank * MS, ((SECOND, MS),))
+              for rank in range(8)}
+    clock = job_clock(traces)
+    assert clock.how == ("host node0: ranks set by their wall clock at start",
+                         "7 other hosts: moved -7 ms to -1 ms to line up the barriers they "
+                         "left with the first host (at least 1 each, agreeing within 0 ns)")
+    assert set(clock.offsets.values()) == {0}  # they all left the barrier at once

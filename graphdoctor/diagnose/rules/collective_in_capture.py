@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 from graphdoctor.diagnose.findings import INFO, NEUTRAL, Finding, Rule
 from graphdoctor.diagnose.view import TraceView, ranks_named
+from graphdoctor.trace.process_groups import DEFAULT_GROUP
 
 ID, NAME = "GD401", "collective-in-capture"
 
@@ -29,6 +30,7 @@ def check(view: TraceView) -> Iterator[Finding]:
     graphs = sorted({c.graph for _, c in captured})
     ranks = [r for r in sorted(view.peers) if _captures(view.peer_view(r))] or [view.rank]
     where = f" on {ranks_named(ranks)}" if view.peers else ""
+    where += _over_groups(view)
     yield Finding(
         ID, NAME, INFO, NEUTRAL,
         title=f"{len(captured)} collective{_s(len(captured))} ({', '.join(ops)}) captured in "
@@ -41,6 +43,15 @@ def check(view: TraceView) -> Iterator[Finding]:
             "destroy_process_group().",
         evidence=tuple(view.evidence("collectives", i) for i, _ in captured[:50]),
         location=view.location(captured[0][1].stack), graph=captured[0][1].graph)
+
+
+def _over_groups(view: TraceView) -> str:
+    """`` over groups 1[0, 1], 2[2, 3]``: the process groups other than the world that any
+    rank captured collectives on."""
+    views = [view.peer_view(r) for r in sorted(view.peers)] or [view]
+    groups = sorted({c.group for v in views for c in v.trace.tables["collectives"]
+                     if c.graph >= 0} - {DEFAULT_GROUP})
+    return f" over group{_s(len(groups))} {', '.join(groups)}" if groups else ""
 
 
 def _captures(view: TraceView) -> bool:

@@ -1,9 +1,11 @@
 """Ranks issued different collectives: the run hangs or computes garbage.
 
 Collectives match up by order: the n-th all-reduce of a process group on one rank meets the
-n-th on every other rank. When one rank issues an extra collective, skips one, or issues a
-different one (often only inside a captured graph, where a rank-dependent branch was frozen
-in), the ranks wait for each other forever or combine unrelated tensors.
+n-th on every other rank of that group (a rank outside a group issues nothing on it, and
+owes nothing: tensor-parallel pairs are compared pair by pair). When one rank issues an
+extra collective, skips one, or issues a different one (often only inside a captured graph,
+where a rank-dependent branch was frozen in), the ranks wait for each other forever or
+combine unrelated tensors.
 
 The line to look at is where a rank departs, not where the collective is made: every
 all_reduce of a program often goes through one helper, so the helper's line is the same on
@@ -27,6 +29,7 @@ from graphdoctor.diagnose.view import TraceView, ranks_named
 from graphdoctor.trace import locations
 from graphdoctor.trace.model import USER, Collective, Frame
 from graphdoctor.trace.names import CAPTURED
+from graphdoctor.trace.process_groups import group_members
 
 ID, NAME = "GD402", "ranks-diverged"
 
@@ -39,7 +42,9 @@ def check(view: TraceView) -> Iterator[Finding]:
     sequences = {r: view.peer_view(r).collective_sequences() for r in sorted(view.peers)}
     groups = sorted({g for per_rank in sequences.values() for g in per_rank})
     for group in groups:
-        per_rank = {r: s.get(group, []) for r, s in sequences.items()}
+        members = group_members(group, sequences) or {r for r, s in sequences.items()
+                                                      if group in s}
+        per_rank = {r: s.get(group, []) for r, s in sequences.items() if r in members}
         divergence = _first_difference(per_rank)
         if divergence is not None:
             yield _finding(view, group, per_rank, *divergence)
