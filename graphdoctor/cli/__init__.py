@@ -2,13 +2,15 @@
 
 Heavy imports (torch, textual) happen inside the commands, so ``--help`` is instant and the
 viewing commands work where torch is not installed. Library errors become one line on
-stderr and an exit code in one place, :func:`graphdoctor.cli.common.handle_errors`.
+stderr and an exit code in one place, :func:`graphdoctor.cli.common.handle_errors`, and
+usage errors the same line (:class:`graphdoctor.cli.common.CommandGroup`).
 """
 
 from __future__ import annotations
 
 import click
 
+from graphdoctor.cli.common import CommandGroup
 from graphdoctor.cli.compare_cmd import compare
 from graphdoctor.cli.diff_cmd import diff
 from graphdoctor.cli.export_cmd import export
@@ -20,7 +22,7 @@ from graphdoctor.cli.view_cmd import view
 from graphdoctor.version import __version__
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=CommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="graphdoctor")
 def main() -> None:
     """Find out why CUDA graph capture failed, gave no speedup, or is unsafe.

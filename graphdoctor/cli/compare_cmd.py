@@ -41,8 +41,9 @@ Variants: "as-written" (the script as it is), "graphs-off" (the same with CUDA
 graphs off: torch.compile without them, make_graphed_callables' callables as
 they are; raw torch.cuda.graph captures stay), and each --variant:
   --variant tf32:NVIDIA_TF32_OVERRIDE=1        an environment setting
-  --variant bf16:--dtype bf16                  arguments after the script's own
+  --variant bf16:--dtype bf16                  the script's own arguments
   --variant big:BATCH=64,SEQ=2048 --steps 20   both, settings first
+
 Each run is a full graphdoctor run (a crash or --timeout still leaves its figures);
 runs alternate in rotating order, --repeats times. Per graph and followed function
 and per variant, the table gives p50 and p95 of GPU and host time per call, the
@@ -97,11 +98,12 @@ def compare(module: bool, variant_specs: tuple[str, ...], repeats: int,
             timeout: float | None, output_format: str, output: Path | None,
             keep_reports: Path | None, columns: int | None, quiet: bool,
             fail_on: tuple[str, ...], target: str, args: tuple[str, ...]) -> None:
-    check_target(target, module)
+    check_target(target, module, args)
     variants = all_variants(tuple(parse_variant(spec) for spec in variant_specs))
     if keep_reports is not None and not keep_reports.is_dir():
         raise GraphDoctorError(f"no such folder for the reports: {keep_reports}")
-    recorded = _record_all(target, args, module, variants, repeats, timeout, quiet)
+    json_out = output_format == "json" and (output is None or str(output) == "-")
+    recorded = _record_all(target, args, module, variants, repeats, timeout, quiet, json_out)
     runs = [_run_of(one, recorded, keep_reports) for one in recorded]
     result = compared(target, args, repeats, tuple(VariantInfo(v.name, v.env, v.args)
                                                    for v in variants), runs, fail_on)
@@ -111,8 +113,9 @@ def compare(module: bool, variant_specs: tuple[str, ...], repeats: int,
 
 def _record_all(target: str, args: tuple[str, ...], module: bool,
                 variants: tuple[Variant, ...], repeats: int, timeout: float | None,
-                quiet: bool) -> list[_Recorded]:
-    """Every run, in the rotating order; stops at a run the user interrupted."""
+                quiet: bool, json_out: bool) -> list[_Recorded]:
+    """Every run, in the rotating order; stops at a run the user interrupted. With JSON
+    on stdout (``json_out``), the script's own prints go to stderr."""
     from graphdoctor.launch.supervisor import RunRequest, record
 
     order = schedule(variants, repeats)
@@ -125,7 +128,7 @@ def _record_all(target: str, args: tuple[str, ...], module: bool,
             files = RunFiles.of_compare_run(Path(folder), number)
             end = record(RunRequest(target, (*args, *variant.args), module, files,
                                     timeout_s=timeout, argv=tuple(sys.argv[1:]),
-                                    env=variant.env))
+                                    env=variant.env, stdout_to_stderr=json_out))
             trace = assembled(end.spools[0], f"run {number + 1} ({variant.name})")
             if trace is not None:
                 recorded.append(_Recorded(number, repeat, variant, end.exit_code, trace))

@@ -10,7 +10,14 @@ import click
 
 from graphdoctor.clean_text import clean_json
 from graphdoctor.cli.common import handle_errors
-from graphdoctor.cli.reporting import fail_on_option, gate_exit, use_color, width, write
+from graphdoctor.cli.reporting import (
+    fail_on_option,
+    gate_exit,
+    open_given,
+    use_color,
+    width,
+    write,
+)
 from graphdoctor.report import diff as diffing
 from graphdoctor.report.gates import (
     DIFF_CONDITIONS,
@@ -18,7 +25,6 @@ from graphdoctor.report.gates import (
     check_diff,
     describe_diff_conditions,
 )
-from graphdoctor.report.io import load
 from graphdoctor.report.render.diff import render_diff_markdown, render_diff_text
 
 DIFF_HELP = f"""Show what changed from run A (the baseline) to run B.
@@ -62,7 +68,7 @@ Exit codes:
 @handle_errors
 def diff(before_file: Path, after_file: Path, output_format: str, output: Path | None,
          tolerance: float, columns: int | None, fail_on: tuple[str, ...]) -> None:
-    result = diffing.compare(load(before_file), load(after_file), str(before_file),
+    result = diffing.compare(open_given([before_file]), open_given([after_file]), str(before_file),
                              str(after_file), tolerance / 100)
     write(_render(result, output_format, output, columns), output)
     sys.exit(gate_exit(check_diff(result, fail_on)))

@@ -43,10 +43,10 @@ dependencies, from the anatomy the report keeps (graphs up to 4,096 nodes).
 \b
   graphdoctor export run.json -o run.trace.json
   graphdoctor export run.json --phase capture --phase replay -o small.json.gz
-  graphdoctor export run.json -f dot --graph 0 -o graph0.dot && dot -Tsvg graph0.dot
+  graphdoctor export run.json -f dot --graph 0 -o g0.dot && dot -Tsvg g0.dot
 
 \b
-Exit codes: 0 written; 2 the report cannot be read or the file cannot be written.
+Exit codes: 0 written; 2 the report cannot be read or the file not written.
 """
 
 

@@ -39,7 +39,7 @@ REPORT_HELP = f"""Print a summary of REPORT (a file written by graphdoctor run; 
                                    a copy safe to attach to a public ticket
   graphdoctor report run.json --fail-on capture-failed,neutral
                                    gate a saved report in CI
-  graphdoctor report job.rank*.json                  every rank of a job as one
+  graphdoctor report job.rank*.json                  a job's ranks as one
 
 --redact leaves out {WHAT_GOES}.
 
@@ -81,5 +81,5 @@ def _render(document: Report, output_format: str, output: Path | None,
     if output_format == "markdown":
         return render_markdown(document)
     if output_format == "json":
-        return clean_json(dumps(document).decode())
+        return clean_json(dumps(document).decode()) + "\n"
     return render_text(document, width=width(columns), color=use_color(output))

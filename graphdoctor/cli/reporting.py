@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
+from graphdoctor.cli import colour
 from graphdoctor.cli.common import say
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report.document import Report
@@ -75,15 +76,16 @@ def redacted(report: Report) -> Report:
 
 
 def use_color(output: Path | None) -> bool:
-    """Colour only for a person at a terminal: stdout is a TTY and NO_COLOR is unset."""
-    return output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    """Colour for what goes to stdout as ``--color`` and the environment say (never for a
+    file written with -o, unless --color always)."""
+    return colour.use_color(to_terminal=output is None or str(output) == "-")
 
 
 def width(requested: int | None) -> int:
+    """``--width``; else COLUMNS, then the terminal's width; else DEFAULT_WIDTH (a pipe)."""
     if requested:
         return requested
-    return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns if sys.stdout.isatty() \
-        else DEFAULT_WIDTH
+    return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
 
 
 def write(content: str | bytes, output: Path | None) -> None:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
+
 import click
 
 from graphdoctor.cli.common import handle_errors
+from graphdoctor.cli.reporting import width
+from graphdoctor.columns import prose, term_list
 from graphdoctor.errors import GraphDoctorError
 
 
@@ -13,9 +17,8 @@ def rules() -> None:
     """List every diagnosis rule: id, name and what it finds."""
     from graphdoctor.diagnose.rules import ALL_RULES
 
-    width = max(len(r.name) for r in ALL_RULES)
-    for rule in ALL_RULES:
-        click.echo(f"{rule.id}  {rule.name:<{width}}  {rule.title}")
+    rows = [(f"{rule.id}  {rule.name}", rule.title.replace("``", "`")) for rule in ALL_RULES]
+    click.echo(term_list(rows, indent=0, width=max(width(None), 60) - 1))
 
 
 @click.command()
@@ -27,7 +30,8 @@ def explain(name: str) -> None:
 
     rule = rule_named(name)
     if rule is None:
-        known = ", ".join(r.name for r in ALL_RULES)
-        raise GraphDoctorError(f"no rule named {name!r}; the rules are: {known}")
+        close = difflib.get_close_matches(name.lower(), [r.name for r in ALL_RULES], n=3)
+        meant = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise GraphDoctorError(f"no rule named {name!r}{meant}; graphdoctor rules lists them")
     click.echo(f"{rule.id} {rule.name}\n")
-    click.echo(rule.explanation.strip())
+    click.echo(prose(rule.explanation, max(width(None), 40) - 1))

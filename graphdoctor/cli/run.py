@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import os
+import re
 import shlex
 import sys
 from dataclasses import dataclass
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
 
 RUN_HELP = f"""Run TARGET under graphdoctor and write a report.
 
-\b
 Options come before TARGET; everything after it goes to the script unchanged
 (a `--` before TARGET also works). The script runs in a child process, so a
 crash, a hang (see --timeout) or a kill still leaves a report, marked incomplete.
@@ -55,7 +55,7 @@ Exit codes:
   {GATE_EXIT}                  a --fail-on condition holds (the report is still written)
 
 \b
---fail-on conditions (for CI; without a tripped one, the script's code stands):
+--fail-on conditions (for CI; without one tripped, the script's code stands):
 {describe_conditions()}
 """
 
@@ -78,8 +78,9 @@ Exit codes:
 @click.option("--nproc-per-node", "nproc", type=click.IntRange(min=1), default=1,
               metavar="N", help="Start N ranks through torch.distributed.run (torchrun); one "
                                "report holds every rank.")
-@click.option("--keep-spool", type=click.Path(dir_okay=False, path_type=Path), hidden=True,
-              help="Also keep the raw recording (how fixtures are made).")
+@click.option("--keep-spool", type=click.Path(dir_okay=False, path_type=Path),
+              metavar="FILE", help="Also keep the raw recording there (.gz compresses); "
+                                   "every command reads it as it reads a report.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--tui", is_flag=True,
               help="Open the report in the terminal UI when the run ends (on a terminal only).")
@@ -96,7 +97,7 @@ Exit codes:
 def run(module: bool, output: Path | None, full: bool, cupti: bool, timeout: float | None,
         nproc: int, keep_spool: Path | None, quiet: bool, tui: bool, fail_on: tuple[str, ...],
         redact: bool, baseline: bool, target: str, args: tuple[str, ...]) -> None:
-    check_target(target, module)
+    check_target(target, module, args)
     if cupti:  # the child reads it, as it reads GRAPHDOCTOR_OFF
         os.environ[CUPTI_ENV] = "1"
     if baseline and nproc > 1:
@@ -151,15 +152,33 @@ def _gated(exit_code: int, report: Report | None, fail_on: tuple[str, ...]) -> i
     return gate_exit(check(report, fail_on), otherwise=exit_code)
 
 
-def check_target(target: str, module: bool) -> None:
+def check_target(target: str, module: bool, args: tuple[str, ...] = ()) -> None:
     if module:
         _check_module(target)
         return
     path = Path(target)
+    hint = _habit_hint(target, args)
+    if hint:  # the interpreter itself, there or not: nothing to run as a script
+        raise GraphDoctorError(f"{target} is Python, not a script{hint}")
     if not path.exists():
         raise GraphDoctorError(f"no such script: {target}")
     if path.is_dir() and not (path / "__main__.py").exists():
         raise GraphDoctorError(f"{target} is a folder without a __main__.py")
+
+
+INTERPRETER = re.compile(r"python[0-9.]*")
+
+
+def _habit_hint(target: str, args: tuple[str, ...]) -> str:
+    """What a habit from another tool (``nsys profile python x.py``) meant, where one
+    explains the mistake: graphdoctor starts the Python itself."""
+    if not INTERPRETER.fullmatch(Path(target).name):
+        return ""
+    rest = list(args)
+    module = rest[:1] == ["-m"]
+    script = shlex.join(rest[1:] if module else rest) or "script.py"
+    return (f"; graphdoctor starts Python itself: graphdoctor run {'-m ' if module else ''}"
+            f"{script}")
 
 
 def _check_module(name: str) -> None:

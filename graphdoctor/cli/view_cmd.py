@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from graphdoctor.cli import colour
 from graphdoctor.cli.common import handle_errors, say
 from graphdoctor.cli.reporting import GIVEN_HELP
+from graphdoctor.columns import term_list
 from graphdoctor.demo import DEFAULT_DEMO, DEMOS
 from graphdoctor.errors import GraphDoctorError
 
 if TYPE_CHECKING:
     from graphdoctor.report.document import Report
 
-DEMO_LIST = "\n".join(f"  {name:<22} {about}" for name, about in DEMOS.items())
+DEMO_LIST = term_list(DEMOS.items())
 VIEW_HELP = f"""Explore REPORT in the terminal: summary, findings, a timeline of
 what happened when, allocations and graphs. Press ? inside for every key.
 
@@ -50,6 +53,8 @@ def view(report_files: tuple[Path, ...], demo: str | None) -> None:
     if not can_run_interactively():
         _print_summary(report)
         return
+    if colour.chosen() == colour.NEVER:
+        os.environ["NO_COLOR"] = "1"  # what Textual reads
     crash = run_app(report, name)
     if crash is not None:
         raise ViewerCrashed(f"the viewer crashed ({crash}); this is a bug in graphdoctor: "

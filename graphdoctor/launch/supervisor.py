@@ -71,6 +71,8 @@ class RunRequest:
     timeout_s: float | None = None
     argv: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()  # set for the script, over graphdoctor's own
+    # the script's stdout goes to stderr: graphdoctor's own stdout carries JSON
+    stdout_to_stderr: bool = False
 
 
 @dataclass(frozen=True)
@@ -197,7 +199,17 @@ def _spawn(request: RunRequest) -> subprocess.Popen[bytes]:
             env.setdefault(key, value)
         command = [sys.executable, *_warning_options(), "-m", launcher.__name__, "--standalone",
                    f"--nproc-per-node={request.files.nproc}", "-m", CHILD_MODULE]
-    return subprocess.Popen(command, env=env, start_new_session=True)
+    stdout = _stderr_fd() if request.stdout_to_stderr else None
+    return subprocess.Popen(command, env=env, start_new_session=True, stdout=stdout)
+
+
+def _stderr_fd() -> int:
+    """The file descriptor of stderr: the process's own where sys.stderr is not a file (a
+    test's capture)."""
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+        return 2
 
 
 def _warning_options() -> list[str]:

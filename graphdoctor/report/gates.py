@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from graphdoctor.clean_text import clean
+from graphdoctor.columns import term_list
 from graphdoctor.diagnose.findings import (
     ERROR,
     FAILED,
@@ -127,10 +128,8 @@ TEST_CONDITIONS = ("capture-failed", "skipped", "rerecorded", "unsafe")
 
 def describe_conditions() -> str:
     """The conditions, one a line, for --help and the README."""
-    width = max(map(len, CONDITIONS))
-    lines = [f"  {name:<{width}}  {text}" for name, (text, _) in CONDITIONS.items()]
-    lines.append(f"  {'GD###':<{width}}  any finding of that rule")
-    return "\n".join(lines)
+    rows = [(name, text) for name, (text, _) in CONDITIONS.items()]
+    return term_list([*rows, ("GD###", "any finding of that rule")])
 
 
 def parse_conditions(text: str, known: Iterable[str] = CONDITIONS,
@@ -182,8 +181,7 @@ DIFF_CONDITIONS: dict[str, str] = {
 
 
 def describe_diff_conditions() -> str:
-    width = max(map(len, DIFF_CONDITIONS))
-    return "\n".join(f"  {name:<{width}}  {text}" for name, text in DIFF_CONDITIONS.items())
+    return term_list(DIFF_CONDITIONS.items())
 
 
 def check_diff(diff: ReportDiff, conditions: Iterable[str]) -> list[Trip]:

@@ -37,6 +37,7 @@ class Opened:
 
     report: Report
     files: tuple[Path, ...]
+    given: tuple[Path, ...] = ()
 
     @property
     def combined(self) -> bool:
@@ -45,7 +46,9 @@ class Opened:
     def said(self) -> str:
         """What was read, for stderr ("" for one report file given as itself)."""
         if not self.combined:
-            return ""
+            found = self.files[0] if self.files else None
+            return "" if found is None or found in self.given else \
+                f"read {found} (the recording {self.given[0]} stands for)"
         ranks = self.report.ranks
         missing = rank_groups.missing_ranks(self.report)
         gap = f"; ranks {rank_ranges(missing)} of the job are not among them" if missing else ""
@@ -60,8 +63,8 @@ def open_report(paths: Sequence[Path]) -> Opened:
     files = [f for path in paths for f in _files(path)]
     loaded = [(load(f), str(f)) for f in files]
     if len(loaded) == 1:
-        return Opened(loaded[0][0], tuple(files))
-    return Opened(job.combine(loaded), tuple(files))
+        return Opened(loaded[0][0], tuple(files), tuple(paths))
+    return Opened(job.combine(loaded), tuple(files), tuple(paths))
 
 
 def _files(path: Path) -> list[Path]:

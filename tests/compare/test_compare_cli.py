@@ -42,10 +42,11 @@ def test_variants_run_alternately_and_the_json_holds_every_row(tmp_path: Path) -
     done = compare(tmp_path, "-f", "json", "-q", "--variant", "x:X=1 --more",
                    "--keep-reports", "kept")
     assert done.returncode == 0, done.stderr[-3000:]
-    ran = [line for line in done.stdout.splitlines() if line.startswith("RAN")]
+    # with JSON on stdout, the script's own prints go to stderr: stdout is JSON alone
+    ran = [line for line in done.stderr.splitlines() if line.startswith("RAN")]
     assert ran == ["RAN - - ['4']", "RAN off - ['4']", "RAN - 1 ['4', '--more']",
                    "RAN off - ['4']", "RAN - 1 ['4', '--more']", "RAN - - ['4']"]
-    data = json.loads(done.stdout[done.stdout.index("{"):])
+    data = json.loads(done.stdout)
     assert [(r["variant"], r["repeat"]) for r in data["runs"]] == [
         ("as-written", 0), ("graphs-off", 0), ("x", 0), ("graphs-off", 1), ("x", 1),
         ("as-written", 1)]

@@ -75,6 +75,9 @@ def test_a_fixture_note_is_followed_to_its_ranks_recordings() -> None:
     assert opened.report.ranks == [0, 1]
     single = open_report([RECORDINGS / "launch_bound.json"])
     assert [p.name for p in single.files] == ["launch_bound.spool.jsonl.gz"]
+    assert single.said() == (f"read {RECORDINGS / 'launch_bound.spool.jsonl.gz'} (the "
+                             f"recording {RECORDINGS / 'launch_bound.json'} stands for)")
+    assert open_report([Path(rank_file(0))]).said() == ""
 
 
 def test_a_note_names_a_recording_only_in_its_own_folder(tmp_path: Path) -> None:

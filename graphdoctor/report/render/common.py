@@ -5,12 +5,13 @@ contents, worded once."""
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from graphdoctor import units
 from graphdoctor.clean_text import clean
 from graphdoctor.diagnose import compile_costs, stacks_at_end
-from graphdoctor.diagnose.findings import ERROR, Finding, verdict_rank
+from graphdoctor.diagnose.findings import ERROR, Finding, severity_counts, verdict_rank
 from graphdoctor.diagnose.view import ranks_named
 from graphdoctor.report import rank_groups
 from graphdoctor.trace import anatomy, locations, queries
@@ -69,6 +70,12 @@ def command_line(trace: Trace) -> str:
         return clean(f"# recorded in-process: {trace.meta.target}")
     argv = trace.meta.argv or ("run", trace.meta.target)
     return clean("graphdoctor " + shlex.join(argv))
+
+
+def severities_counted(findings: Sequence[Finding]) -> str:
+    """``3 errors, 1 info``: the findings by severity, most severe first; "" for none."""
+    return ", ".join(units.counted(n, severity, plural=severity if severity == "info" else "")
+                     for severity, n in severity_counts(findings).items())
 
 
 def rank_traces(report: Report) -> list[tuple[int, Trace]]:

@@ -18,7 +18,7 @@ import re
 
 from graphdoctor import units
 from graphdoctor.clean_text import clean, first_line
-from graphdoctor.diagnose.findings import Evidence, Finding, severity_counts
+from graphdoctor.diagnose.findings import Evidence, Finding
 from graphdoctor.diagnose.view import rank_ranges
 from graphdoctor.report import rank_groups, verdict_groups
 from graphdoctor.report.document import Report
@@ -197,7 +197,7 @@ def _findings(report: Report) -> str:
     findings = report.diagnosis.findings
     if not findings:
         return "#### Findings\n\nNone."
-    counts = ", ".join(f"{n} {escape(s)}" for s, n in severity_counts(findings).items())
+    counts = escape(common.severities_counted(findings))
     parts, used = [f"#### Findings ({counts})"], 0
     for index, f in enumerate(findings):
         shown = _finding(report, f)

@@ -11,6 +11,7 @@ covers every rank: findings, graphs, exceptions and phases each say which rank t
 from __future__ import annotations
 
 import io
+import re
 
 from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
@@ -30,7 +31,6 @@ from graphdoctor.diagnose.findings import (
     UNSAFE,
     Finding,
     Verdict,
-    severity_counts,
 )
 from graphdoctor.report import rank_groups, verdict_groups
 from graphdoctor.report.document import Report
@@ -45,6 +45,9 @@ VERDICT_STYLE = {FASTER: "green", FAILED: "bold red", UNSAFE: "bold red", SLOWER
                  NEUTRAL: "yellow", SKIPPED: "yellow", RERECORDED: "yellow"}
 NO_WRAP = frozenset({"graph", "verdict", "speedup", "status", "replays", "host p50", "GPU p50"})
 MAX_FINDINGS = 20
+WIDE_TABLE = 100  # the columns at which the Graphs table has room for every column
+STYLE = re.compile(r"\x1b\[[0-9;]*m")
+TRAILING = re.compile(r"(?: |\x1b\[[0-9;]*m)+$")  # the spaces and style codes ending a line
 MAX_EXCEPTIONS = 5
 
 
@@ -55,9 +58,16 @@ def render_text(report: Report, *, width: int = 100, color: bool = False) -> str
     console = Console(file=buffer, width=width, force_terminal=color,
                       color_system="standard" if color else None, no_color=not color,
                       highlight=False, emoji=False, soft_wrap=False)
-    for part in _parts(report):
+    for part in _parts(report, width):
         console.print(Printable(part))
-    return buffer.getvalue()
+    # rich pads a table's cells to the column: spaces a terminal shows as nothing, but
+    # copied into a ticket or diffed they are noise
+    return "\n".join(_without_trailing_spaces(line) for line in buffer.getvalue().split("\n"))
+
+
+def _without_trailing_spaces(line: str) -> str:
+    """The line without the spaces at its end, keeping the style codes among them."""
+    return TRAILING.sub(lambda end: "".join(STYLE.findall(end.group(0))), line)
 
 
 class Printable:
@@ -73,9 +83,9 @@ class Printable:
                                                           segment.style)
 
 
-def _parts(report: Report) -> list[RenderableType]:
+def _parts(report: Report, width: int) -> list[RenderableType]:
     parts = [_header(report), _ranks(report), _verdicts(report), _baseline(report),
-             _findings(report), _graphs(report), _contents(report),
+             _findings(report), _graphs(report, width), _contents(report),
              _exceptions(report), _stacks(report), _compile(report), _phases(report),
              _notes(report)]
     return [p for p in parts if p is not None]
@@ -180,7 +190,7 @@ def _baseline(report: Report) -> RenderableType | None:
 
 def _findings(report: Report) -> RenderableType:
     findings = report.diagnosis.findings
-    counts = ", ".join(f"{n} {s}" for s, n in severity_counts(findings).items())
+    counts = common.severities_counted(findings)
     grid = _grid()
     for finding in findings[:MAX_FINDINGS]:
         grid.add_row(_t(finding.severity.upper(), SEVERITY_STYLE.get(finding.severity, "")),
@@ -216,12 +226,16 @@ def _finding(report: Report, finding: Finding) -> Text:
     return text
 
 
-def _graphs(report: Report) -> RenderableType | None:
-    """Every rank's graphs (graph ids repeat across ranks: a rank column tells them apart)."""
-    ranked = bool(report.ranks)
-    table = _table(*(["rank"] if ranked else []), "graph", "api", "status", "captured at",
-                   "replays", "host p50", "GPU p50", "pool")
-    rows = [[*([_t(rank)] if ranked else []), *_graph_cells(trace, g, stats)]
+def _graphs(report: Report, width: int) -> RenderableType | None:
+    """Every rank's graphs (graph ids repeat across ranks: a rank column tells them apart).
+    Narrower than WIDE_TABLE, the API and the line share a column, and the host time and
+    pool (in the JSON, and in the TUI) are left out, so no cell breaks inside a word."""
+    ranked, narrow = bool(report.ranks), width < WIDE_TABLE
+    columns = ["graph", "status", "captured", "replays", "GPU p50"] if narrow else \
+        ["graph", "api", "status", "captured at", "replays", "host p50", "GPU p50", "pool"]
+    table = _table(*(["rank"] if ranked else []), *columns)
+    cells = _narrow_graph_cells if narrow else _graph_cells
+    rows = [[*([_t(rank)] if ranked else []), *cells(trace, g, stats)]
             for rank, trace, g, stats in common.ranked_graphs(report)]
     for row in rows:
         table.add_row(*row)
@@ -239,6 +253,13 @@ def _graph_cells(trace: Trace, g: Graph, s: tallies.ReplayStats | None) -> list[
             _t(units.format_duration(s.host_p50_ns if s else None)),
             _t(units.format_duration(s.gpu_p50_ns if s else None)),
             _t(g.pool + (" shared" if g.shared_pool else ""))]
+
+
+def _narrow_graph_cells(trace: Trace, g: Graph, s: tallies.ReplayStats | None) -> list[Text]:
+    where = locations.site(trace, g.stack, short=True) or "?"
+    return [_t(g.id), _t(g.status, "red" if g.status == CAPTURE_FAILED else ""),
+            _t(f"{g.api} at {where}"), _t(s.count if s else 0),
+            _t(units.format_duration(s.gpu_p50_ns if s else None))]
 
 
 def _contents(report: Report) -> RenderableType | None:
