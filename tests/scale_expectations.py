@@ -9,11 +9,22 @@ from __future__ import annotations
 from typing import Any
 
 from graphdoctor.diagnose import diagnose_ranks
+from graphdoctor.diagnose.findings import Finding
 from graphdoctor.trace.model import Trace
+from tests import frozen_expectations
 from tests.expectations import captured_collectives, expect_ranks, failed_with, graphs
-from tests.frozen_expectations import line_of, located
 
 WORLD = [0, 1, 2, 3]
+
+
+def line_of(script: str, text: str) -> int:
+    """The frozen-value scenarios' helper, reached when called (either module may be
+    imported first)."""
+    return frozen_expectations.line_of(script, text)
+
+
+def located(finding: Finding, script: str, line: int) -> None:
+    frozen_expectations.located(finding, script, line)
 
 
 def tensor_parallel(rank: int) -> str:
@@ -60,6 +71,24 @@ def _pipeline(traces: dict[int, Trace], note: dict[str, Any]) -> None:
     assert ops == {0: ["send"], 1: ["recv", "send"], 2: ["recv", "send"], 3: ["recv"]}
     findings = diagnose_ranks(traces).findings
     assert not [f for f in findings if f.id == "GD402"], "point-to-point pairs are no divergence"
+
+
+@expect_ranks("dist_pipeline_p2p_capture")
+def _pipeline_two(traces: dict[int, Trace], note: dict[str, Any]) -> None:
+    """Two stages, recorded on 2 GPUs: NCCL captures send and recv, and the replays run
+    (the script times them 7.5x faster than its eager step); destroy_process_group() then
+    hangs while the graph of the point-to-point communicator is alive."""
+    script = "dist_pipeline_p2p_capture.py"
+    assert note["exit_code"] == 124 and sorted(traces) == [0, 1]
+    assert note["self_timing"]["speedup"] > 2
+    assert [c.op for c in captured_collectives(traces[0])] == ["send"]
+    assert [c.op for c in captured_collectives(traces[1])] == ["recv"]
+    assert all(len(traces[r].tables["replays"]) == 100 for r in (0, 1))
+    findings = diagnose_ranks(traces).findings
+    assert not [f for f in findings if f.id == "GD402"], "a send and its recv are no divergence"
+    teardown = [f for f in findings if f.id == "GD405"]
+    assert sorted(f.rank for f in teardown) == [0, 1]
+    located(teardown[0], script, line_of(script, "dist.destroy_process_group()"))
 
 
 @expect_ranks("dist4_one_rank_capture_fails")

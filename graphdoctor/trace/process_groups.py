@@ -12,6 +12,9 @@ import re
 from collections.abc import Collection, Sequence
 
 DEFAULT_GROUP = "default"
+# Calls between two ranks, not the whole group: a send pairs with its peer's recv, so a
+# group's ranks are not expected to issue the same ones in the same order.
+POINT_TO_POINT = frozenset({"send", "recv", "isend", "irecv", "batch_isend_irecv"})
 UNNAMED_GROUP = "group"
 _MEMBERS = re.compile(r"\[([0-9]+(?:, [0-9]+)*)\]$")
 

@@ -46,7 +46,8 @@ class ReportView:
         self.trace = report.trace  # the main (lowest) rank's, or the only one
         self.name = name or report.trace.meta.target or "report"
         self.ranks: list[int] = report.ranks  # [] for a single-process run
-        clock = job_clock({rank: report.trace_of(rank) for rank in self.ranks})
+        # the job's time axis, every rank's times moved onto it (trace.job_clock)
+        self.clock = clock = job_clock({rank: report.trace_of(rank) for rank in self.ranks})
         self.rank_views = {rank: RankView(report.trace_of(rank), rank, clock.offset(rank))
                            for rank in self.ranks} or {NONE: RankView(report.trace)}
         self._lanes: list[Lane] | None = None

@@ -11,6 +11,7 @@ import pytest
 
 from graphdoctor.report.document import Report
 from graphdoctor.report.render.chrome_trace import to_chrome_trace
+from graphdoctor.trace.job_clock import job_clock
 from graphdoctor.trace.model import Graph, Replay, Trace
 from tests.report.helpers import NAMES, real
 
@@ -105,12 +106,20 @@ def host_pids(report: Report) -> dict[int, Trace]:
     return {100 * max(rank, 0) + 1: report.trace_of(rank) for rank in report.ranks or [-1]}
 
 
+def offsets(report: Report) -> dict[int, int]:
+    """Where each host process's times start on the job's axis (0 for a single process)."""
+    clock = job_clock({rank: report.trace_of(rank) for rank in report.ranks})
+    return {100 * max(rank, 0) + 1: clock.offset(rank) for rank in report.ranks or [-1]}
+
+
 def test_timestamps_are_microseconds_from_the_run_start(exported: Exported) -> None:
+    """...of the job's first rank, for every rank of a distributed run."""
     name, trace = exported
+    moved = offsets(real(name))
     for pid, recorded in host_pids(real(name)).items():
         spans = [e for e in trace["traceEvents"] if e.get("cat") == "phase" and e["pid"] == pid]
         assert [(e["ts"], e["dur"]) for e in spans] == [
-            (p.start / 1000, (p.end - p.start) / 1000) for p in recorded.phases]
+            ((p.start + moved[pid]) / 1000, (p.end - p.start) / 1000) for p in recorded.phases]
 
 
 def _events(trace: dict[str, Any], ph: str, cat: str) -> list[dict[str, Any]]:
@@ -139,11 +148,12 @@ def test_every_kind_of_event_is_on_its_lane(exported: Exported) -> None:
 
 def test_memory_is_a_counter(exported: Exported) -> None:
     name, trace = exported
+    moved = offsets(real(name))
     for pid, recorded in host_pids(real(name)).items():
         counters = [e for e in trace["traceEvents"]
                     if e["name"] == "CUDA memory (bytes)" and e["pid"] == pid]
-        assert [(c["ts"], c["args"]) for c in counters] == [
-            (s.t / 1000, {"allocated": s.allocated, "reserved": s.reserved})
+        assert [(pytest.approx(c["ts"], abs=1e-3), c["args"]) for c in counters] == [
+            ((s.t + moved[pid]) / 1000, {"allocated": s.allocated, "reserved": s.reserved})
             for s in recorded.tables["memory"]]
 
 

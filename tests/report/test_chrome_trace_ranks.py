@@ -11,6 +11,7 @@ import pytest
 
 from graphdoctor.report.document import Report
 from graphdoctor.report.render.chrome_trace import to_chrome_trace
+from graphdoctor.trace.job_clock import job_clock
 from graphdoctor.trace.model import Collective, Table
 from tests.report.helpers import real
 from tests.report.test_chrome_trace import structure_problems
@@ -71,11 +72,13 @@ def test_counters_of_a_rank_are_for_the_gpu_it_used() -> None:
 def test_collectives_are_slices_on_their_threads_lane() -> None:
     trace = to_chrome_trace(real(HUNG))
     lanes = lane_names(trace)
+    clock = job_clock({rank: real(HUNG).trace_of(rank) for rank in (0, 1)})
+    assert clock.offset(1) > 0  # rank 1 started after rank 0: its slices move by as much
     for rank, pid in ((0, 1), (1, 101)):
         recorded = real(HUNG).trace_of(rank).tables["collectives"]
         exported = events(trace, ph="X", cat="collective", pid=pid)
         assert sorted((e["ts"], e["dur"]) for e in exported) == sorted(
-            (c.t / 1000, c.dur / 1000) for c in recorded)
+            ((c.t + clock.offset(rank)) / 1000, c.dur / 1000) for c in recorded)
         assert {lanes[(pid, e["tid"])] for e in exported} == {"thread 0"}
     extra = events(trace, ph="X", cat="collective", pid=101, name="all_reduce #4 (captured)")
     assert len(extra) == 1 and extra[0]["args"]["graph"] == 0

@@ -57,23 +57,27 @@ def test_a_rank_keeps_the_utilisation_of_its_own_gpu_only() -> None:
 
 def test_the_ranks_share_one_time_axis_as_long_as_the_longest() -> None:
     view = view_of()
-    assert view.limits.end == max(rank.run_end for rank in view.rank_views.values())
+    assert view.limits.end == max(rank.end_on_axis for rank in view.rank_views.values())
     assert view.rank_views[0].run_end != view.rank_views[1].run_end
+    # the ranks started apart (wall clocks recorded): one's times move by as much
+    assert sorted(rank.offset for rank in view.rank_views.values())[0] == 0
+    assert max(rank.offset for rank in view.rank_views.values()) > 0
 
 
 def test_collectives_show_the_extra_captured_one_and_the_teardown_that_never_returned() -> None:
     view = view_of()
     extra = view.trace_of(1).tables["collectives"][4]
     assert extra.graph == 0  # captured, on rank 1 only
-    capture = Window(extra.t - 50_000_000, extra.t + 50_000_000)
-    column = column_of(capture, WIDTH, extra.t)
+    at = extra.t + view.of(1).offset  # on the job's axis
+    capture = Window(at - 50_000_000, at + 50_000_000)
+    column = column_of(capture, WIDTH, at)
     captured = CAPTURED_COLLECTIVE.glyph
     assert row_text(view, "r1/collectives", capture)[column] == captured
     assert captured not in row_text(view, "r0/collectives", capture)[column:]
     teardown = view.trace_of(0).teardown[0]
     rank0 = row_text(view, "r0/collectives")
-    start = column_of(view.limits, WIDTH, teardown.t)
-    last = column_of(view.limits, WIDTH, view.rank_views[0].run_end - 1)
+    start = column_of(view.limits, WIDTH, teardown.t + view.of(0).offset)
+    last = column_of(view.limits, WIDTH, view.rank_views[0].end_on_axis - 1)
     assert set(rank0[start + 1:last + 1]) == {"┅"}  # open until rank 0's recording ends
     assert "┅" not in row_text(view, "r1/collectives")
 
@@ -113,7 +117,7 @@ def test_a_collective_that_never_returned_runs_open_to_the_end_of_the_run() -> N
 def test_events_and_lanes_carry_their_rank() -> None:
     view = view_of()
     ref = EventRef("collectives", 4, 1)
-    t = view.trace_of(1).tables["collectives"].data["t"][4]
+    t = view.trace_of(1).tables["collectives"].data["t"][4] + view.of(1).offset
     found = lane(view, "r1/collectives").locate(ref, t)
     assert found is not None and found.ref == ref
     assert lane(view, "r0/collectives").locate(EventRef("collectives", 4, 0), t) is None

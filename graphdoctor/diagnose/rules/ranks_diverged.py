@@ -2,10 +2,10 @@
 
 Collectives match up by order: the n-th all-reduce of a process group on one rank meets the
 n-th on every other rank of that group (a rank outside a group issues nothing on it, and
-owes nothing: tensor-parallel pairs are compared pair by pair). When one rank issues an
-extra collective, skips one, or issues a different one (often only inside a captured graph,
-where a rank-dependent branch was frozen in), the ranks wait for each other forever or
-combine unrelated tensors.
+owes nothing: tensor-parallel pairs are compared pair by pair; a send pairs with its peer's
+recv, so point-to-point calls are left out). When one rank issues an extra collective, skips
+one, or issues a different one (often only inside a captured graph, where a rank-dependent
+branch was frozen in), the ranks wait for each other forever or combine unrelated tensors.
 
 The line to look at is where a rank departs, not where the collective is made: every
 all_reduce of a program often goes through one helper, so the helper's line is the same on
@@ -29,7 +29,7 @@ from graphdoctor.diagnose.view import TraceView, ranks_named
 from graphdoctor.trace import locations
 from graphdoctor.trace.model import USER, Collective, Frame
 from graphdoctor.trace.names import CAPTURED
-from graphdoctor.trace.process_groups import group_members
+from graphdoctor.trace.process_groups import POINT_TO_POINT, group_members
 
 ID, NAME = "GD402", "ranks-diverged"
 
@@ -39,7 +39,7 @@ Issued = tuple[int, Collective]  # a collective's index in its rank's table, and
 def check(view: TraceView) -> Iterator[Finding]:
     if not view.first_rank:
         return
-    sequences = {r: view.peer_view(r).collective_sequences() for r in sorted(view.peers)}
+    sequences = {r: _collectives(view.peer_view(r)) for r in sorted(view.peers)}
     groups = sorted({g for per_rank in sequences.values() for g in per_rank})
     for group in groups:
         members = group_members(group, sequences) or {r for r, s in sequences.items()
@@ -48,6 +48,12 @@ def check(view: TraceView) -> Iterator[Finding]:
         divergence = _first_difference(per_rank)
         if divergence is not None:
             yield _finding(view, group, per_rank, *divergence)
+
+
+def _collectives(view: TraceView) -> dict[str, list[Issued]]:
+    """A rank's collectives per group, in order, without its point-to-point calls."""
+    return {group: kept for group, rows in view.collective_sequences().items()
+            if (kept := [(i, row) for i, row in rows if row.op not in POINT_TO_POINT])}
 
 
 def _first_difference(per_rank: dict[int, list[Issued]]

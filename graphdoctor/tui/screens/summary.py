@@ -259,8 +259,8 @@ def environment_text(view: ReportView) -> Table:
         rows += [(f"rank {rank}", _devices_used(view.of(rank).devices) + event_counts(trace))
                  for rank, trace in shown_rank_traces(view.report)]
         left = ranks_left_out(view.report)
-        rows += [("", Text(left, style="dim"))] if left else []
-        rows += [("times", line) for line in rank_groups.clock_lines(view.report)]
+        rows += [("", report_text(left, "dim"))] if left else []
+        rows += [("times", report_text(line)) for line in rank_groups.clock_lines(view.report)]
     else:
         rows.append(("events", event_counts(trace)))
     rows += [("not rec.", report_text(f"{note.what}: {note.why}", "yellow"))

@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
 from graphdoctor.clean_text import clean
+from graphdoctor.trace.job_clock import OWN_STARTS
 from graphdoctor.tui.capture_view import run_overlays
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.rendering import details_view
@@ -28,10 +29,10 @@ from graphdoctor.units import format_duration, format_moment
 HINT = ("←/→ move · ↑/↓ lane · +/- zoom · 0 whole run · n/N next/previous event on the lane · "
         "p/P next/previous problem (a finding's evidence, on any lane) · "
         "enter details · z zoom to phase · click selects, wheel zooms · ? help")
-RANKS_HINT = ("\nEach rank has its lanes (r0, r1…), on one time axis: each rank's times count from "
-              "its own start, which the launcher makes nearly the same moment. "
+RANKS_HINT = ("\nEach rank has its lanes (r0, r1…), on one time axis ({how}). "
               "[/] same lane on the previous/next rank.")
-RANKS_STATUS = "· times from each rank's start"
+OWN_STARTS_STATUS = "· times from each rank's start"
+WALL_CLOCKS_STATUS = "· ranks on their wall clocks"
 
 
 class TimelineScreen(ReportScreen):
@@ -95,7 +96,8 @@ class TimelineScreen(ReportScreen):
         """The keys; and, where the axis stops well before the run's time in the summary,
         why (the status line says so too, but a narrow terminal cuts it)."""
         note = recording_note(self.view.run_end, self.view.wall_ns)
-        return Text(HINT + (RANKS_HINT if self.view.multi_rank else "")
+        how = clean("; ".join(self.view.clock.how))  # host names: the report's text
+        return Text(HINT + (RANKS_HINT.format(how=how) if self.view.multi_rank else "")
                     + (f"\nThe {note}." if note else ""), style="dim")
 
     def status_text(self, state: TimelineState) -> Text:
@@ -116,5 +118,6 @@ class TimelineScreen(ReportScreen):
         if note and state.window.end >= self.timeline.limits.end:  # where the axis stops short
             text.append(f" · {note}", style="dim")
         if self.view.multi_rank:  # last, so a narrow terminal cuts it rather than the times
-            text.append(f" {RANKS_STATUS}", style="dim")
+            own_starts = OWN_STARTS in self.view.clock.how
+            text.append(f" {OWN_STARTS_STATUS if own_starts else WALL_CLOCKS_STATUS}", style="dim")
         return text
