@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from graphdoctor.diagnose import diagnose_ranks
 from graphdoctor.errors import ReportError
@@ -128,8 +127,3 @@ class LineFromReports:
         text = self.sources.get(file, {}).get(line)
         return "" if text is None else text + "\n"
 
-
-def named(paths: Sequence[Path]) -> str:
-    """The files read, in a phrase for the user."""
-    return ", ".join(str(p) for p in paths[:4]) + (f" and {len(paths) - 4} more"
-                                                  if len(paths) > 4 else "")

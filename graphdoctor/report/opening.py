@@ -53,7 +53,7 @@ class Opened:
         missing = rank_groups.missing_ranks(self.report)
         gap = f"; ranks {rank_ranges(missing)} of the job are not among them" if missing else ""
         return (f"read ranks {rank_ranges(ranks)} from {len(self.files)} files "
-                f"({job.named(self.files)}){gap}")
+                f"({_named(self.files)}){gap}")
 
 
 def open_report(paths: Sequence[Path]) -> Opened:
@@ -117,3 +117,9 @@ def _noted_recording(note: Path, name: str) -> list[Path]:
         raise ReportError(f"{note}: a fixture's note, and its recording "
                           f"({single.name}) is not beside it")
     return found
+
+
+def _named(paths: Sequence[Path]) -> str:
+    """The files read, in a phrase for the user."""
+    return ", ".join(str(p) for p in paths[:4]) + (f" and {len(paths) - 4} more"
+                                                  if len(paths) > 4 else "")

@@ -9,7 +9,6 @@ departed is read before the 63 that agree; the hosts and how their clocks were l
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -17,7 +16,7 @@ from graphdoctor import units
 from graphdoctor.diagnose.view import rank_ranges, ranks_named
 from graphdoctor.trace import tallies
 from graphdoctor.trace.endings import outcome
-from graphdoctor.trace.job_clock import job_clock
+from graphdoctor.trace.job_clock import JobClock, job_clock
 from graphdoctor.trace.model import Trace
 
 if TYPE_CHECKING:
@@ -62,9 +61,14 @@ def missing_line(report: Report) -> str:
             "job.rank*.json) to see the whole job")
 
 
+def clock_of(report: Report) -> JobClock:
+    """The time axis of the report's ranks (empty for a single process)."""
+    return job_clock({rank: report.trace_of(rank) for rank in report.ranks})
+
+
 def hosts_line(report: Report) -> str:
     """``4 ranks on 2 hosts (node-a: 0-1; node-b: 2-3)``: where the ranks ran."""
-    clock = job_clock({rank: report.trace_of(rank) for rank in report.ranks})
+    clock = clock_of(report)
     where = "; ".join(f"{host or '?'}: {rank_ranges(ranks)}" for host, ranks in clock.hosts.items())
     return (f"{units.counted(len(report.ranks), 'rank')} on "
             f"{units.counted(len(clock.hosts), 'host')} ({where})")
@@ -72,7 +76,7 @@ def hosts_line(report: Report) -> str:
 
 def clock_lines(report: Report) -> tuple[str, ...]:
     """How each host's ranks were set on the job's time axis."""
-    return job_clock({rank: report.trace_of(rank) for rank in report.ranks}).how
+    return clock_of(report).how
 
 
 def _did(report: Report, rank: int) -> str:
@@ -86,6 +90,6 @@ def _did(report: Report, rank: int) -> str:
 
 
 def _graphs(trace: Trace) -> str:
-    statuses = Counter(tallies.graph_status_counts(trace))
+    statuses = sorted(tallies.graph_status_counts(trace).items())
     return ", ".join(f"{units.counted(n, 'graph')} {status}"
-                     for status, n in sorted(statuses.items())) or "no graphs"
+                     for status, n in statuses) or "no graphs"

@@ -16,8 +16,8 @@ import threading
 from functools import cached_property
 
 from graphdoctor.diagnose.findings import SEVERITY_RANK, Evidence, Finding, Verdict
+from graphdoctor.report import rank_groups
 from graphdoctor.report.document import Report
-from graphdoctor.trace.job_clock import job_clock
 from graphdoctor.trace.model import NONE, Trace
 from graphdoctor.tui.aggregate import AllocGroup, GraphRow
 from graphdoctor.tui.events import EventDetails, EventRef, ref_from_evidence
@@ -47,7 +47,7 @@ class ReportView:
         self.name = name or report.trace.meta.target or "report"
         self.ranks: list[int] = report.ranks  # [] for a single-process run
         # the job's time axis, every rank's times moved onto it (trace.job_clock)
-        self.clock = clock = job_clock({rank: report.trace_of(rank) for rank in self.ranks})
+        self.clock = clock = rank_groups.clock_of(report)
         self.rank_views = {rank: RankView(report.trace_of(rank), rank, clock.offset(rank))
                            for rank in self.ranks} or {NONE: RankView(report.trace)}
         self._lanes: list[Lane] | None = None

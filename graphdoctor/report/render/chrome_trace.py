@@ -35,11 +35,12 @@ from collections.abc import Collection, Iterator
 from typing import Any
 
 from graphdoctor.clean_text import clean
+from graphdoctor.report import rank_groups
 from graphdoctor.report.document import Report
 from graphdoctor.report.render.drawn_kinds import drawn_from_the_registry
 from graphdoctor.trace import locations, tallies
 from graphdoctor.trace.event_kinds import EventKind, rows_of
-from graphdoctor.trace.job_clock import job_clock
+from graphdoctor.trace.job_clock import JobClock
 from graphdoctor.trace.model import NONE, Trace
 from graphdoctor.trace.names import ALLOC_ACTION
 
@@ -149,7 +150,7 @@ def to_chrome_trace(report: Report, phases: Collection[str] = ()) -> dict[str, A
     lanes = _Lanes()
     events: list[Event] = []
     flow_base = 0
-    clock = job_clock({rank: report.trace_of(rank) for rank in report.ranks})
+    clock = rank_groups.clock_of(report)
     for rank in report.ranks or [NONE]:
         trace = report.trace_of(rank)
         export = _Export(trace, phases, lanes, rank, flow_base)
@@ -159,7 +160,7 @@ def to_chrome_trace(report: Report, phases: Collection[str] = ()) -> dict[str, A
         flow_base += len(trace.tables["replays"])
     events = _nest(events, lanes)
     return {"traceEvents": lanes.metadata() + events, "displayTimeUnit": "ms",
-            "otherData": _other_data(report, phases)}
+            "otherData": _other_data(report, phases, clock)}
 
 
 def _rank_events(export: _Export) -> list[Event]:
@@ -185,7 +186,7 @@ def _shifted(events: list[Event], offset: int) -> list[Event]:
     return events
 
 
-def _other_data(report: Report, phases: Collection[str]) -> dict[str, Any]:
+def _other_data(report: Report, phases: Collection[str], clock: JobClock) -> dict[str, Any]:
     meta = report.trace.meta
     data: dict[str, str | int] = {
         "generator": f"graphdoctor {report.tool_version}",
@@ -194,7 +195,6 @@ def _other_data(report: Report, phases: Collection[str]) -> dict[str, Any]:
         "devices": ", ".join(d.name for d in meta.devices),
         "phases": ", ".join(phases) if phases else "all"}
     if report.ranks:
-        clock = job_clock({rank: report.trace_of(rank) for rank in report.ranks})
         data.update(ranks=", ".join(map(str, report.ranks)), world_size=meta.world_size,
                     backend=clean(meta.backend), clocks=clean("; ".join(clock.how)))
     return data
