@@ -55,6 +55,12 @@ def format_speedup(speedup: float | None) -> str:
     return NOT_MEASURED if speedup is None else f"{speedup:.2f}×"
 
 
+def speedup_spellings(speedup: float) -> tuple[str, str]:
+    """How a summary may spell the speedup: as :func:`format_speedup` does, or ``5.70x`` as
+    older reports did."""
+    return format_speedup(speedup), f"{speedup:.2f}x"
+
+
 def format_count(count: int) -> str:
     """An integer with thousands separators: ``1,000,004``."""
     return f"{count:,}"

@@ -15,6 +15,7 @@ from graphdoctor.diagnose.measure import (
     Stat,
 )
 from graphdoctor.trace.names import COVERING_BASIS, STEP_BASIS
+from graphdoctor.units import format_speedup
 
 WHY_THIS_FIGURE = "each side's longer figure is what the loop waits on"
 FROM_BASELINE = "eager from the --baseline run (the script run again with CUDA graphs off)"
@@ -80,7 +81,7 @@ def _around(m: Measurement) -> str:
         return ""
     return (f"around it, {m.around.eager_of}() per call: {us(around.eager_side.step)} before "
             f"the graph existed vs {us(around.replay_side.step)} with it, "
-            f"{around.speedup:.2f}x (medians of {around.eager_side.step.n} and "
+            f"{format_speedup(around.speedup)} (medians of {around.eager_side.step.n} and "
             f"{around.replay_side.step.n}): what a loop of it sees, its work outside the "
             f"graph included")
 

@@ -34,6 +34,7 @@ from graphdoctor.diagnose.rules import recompiles, rerecord_per_shape, static_in
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Function, Graph
 from graphdoctor.trace.names import CAPTURED, GRAPHS_ENV, GRAPHS_OFF
+from graphdoctor.units import format_speedup
 
 FASTER_FROM = 1.10  # speedups from here count as faster
 SLOWER_BELOW = 0.95  # and below this as slower
@@ -112,10 +113,10 @@ def _kind_and_summary(m: measure.Measurement, advice: str) -> tuple[str, str]:
     speedup = compared.speedup
     detail = compared_detail(m, compared)
     if speedup >= FASTER_FROM:
-        return FASTER, f"{speedup:.2f}x faster: {detail}"
+        return FASTER, f"{format_speedup(speedup)} faster: {detail}"
     if speedup >= SLOWER_BELOW:
-        return NEUTRAL, f"no speedup ({speedup:.2f}x): {detail}"
-    return SLOWER, f"{speedup:.2f}x, slower than eager: {detail}"
+        return NEUTRAL, f"no speedup ({format_speedup(speedup)}): {detail}"
+    return SLOWER, f"{format_speedup(speedup)}, slower than eager: {detail}"
 
 
 def _function_verdict(view: TraceView, fn: Function, findings: Sequence[Finding]) -> Verdict:

@@ -127,8 +127,8 @@ def _head(kind: str, members: Sequence[Verdict]) -> str:
     speedups = [v.speedup for v in members if v.speedup is not None]
     if not speedups:
         return kind
-    return (f"{kind} {_span(speedups, lambda s: f'{s:.2f}x')} "
-            f"(median {statistics.median(speedups):.2f}x)")
+    return (f"{kind} {_span(speedups, units.format_speedup)} "
+            f"(median {units.format_speedup(statistics.median(speedups))})")
 
 
 def _shared(members: Sequence[Verdict]) -> str:

@@ -15,6 +15,7 @@ has no user frame.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
 
@@ -97,10 +98,16 @@ def replays_of(trace: Trace, graph: Graph) -> list[Replay]:
 
 
 def replay_count(trace: Trace, graph: Graph) -> int:
-    """How often the graph replayed: its timed replays, or the recorder's running count
+    """How often the graph replayed (:func:`replay_counts`)."""
+    return replay_counts(trace).get(graph.id, 0)
+
+
+def replay_counts(trace: Trace) -> dict[int, int]:
+    """How often each graph replayed: its timed replays, or the recorder's running count
     where that is larger (a run that ended before its last replays were timed)."""
-    timed = sum(1 for graph_id in trace.tables["replays"].column("graph") if graph_id == graph.id)
-    return max(timed, trace.replay_counts.get(graph.id, 0))
+    timed = Counter(trace.tables["replays"].column("graph"))
+    return {graph: max(timed[graph], trace.replay_counts.get(graph, 0))
+            for graph in timed.keys() | trace.replay_counts.keys()}
 
 
 def replay_window(trace: Trace, graph: Graph) -> tuple[int, int] | None:
@@ -152,3 +159,20 @@ def graph_by_id(trace: Trace, graph_id: int) -> Graph | None:
 
 def function_by_id(trace: Trace, function_id: int) -> Function | None:
     return next((f for f in trace.functions if f.id == function_id), None)
+
+
+def pool_names(trace: Trace) -> dict[str, str]:
+    """A readable name for each graph's memory pool in place of torch's id pair ("(1, 0)"):
+    "own" where one graph keeps the pool to itself, "shared 1", "shared 2"... in the order the
+    pools were first used where graphs share one or it came from the script (``pool=``)."""
+    users = Counter(g.pool for g in trace.graphs if g.pool)
+    shared = [g.pool for g in trace.graphs if g.pool and (users[g.pool] > 1 or g.shared_pool)]
+    names = dict.fromkeys(users, "own")
+    names.update({pool: f"shared {n}" for n, pool in enumerate(dict.fromkeys(shared), 1)})
+    return names
+
+
+def pool_name(trace: Trace, graph: Graph) -> str:
+    """The graph's pool as :func:`pool_names` names it; "" where it has none (a failed
+    capture)."""
+    return pool_names(trace).get(graph.pool, "")

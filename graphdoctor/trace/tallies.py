@@ -88,21 +88,20 @@ def teardown_calls(trace: Trace) -> list[tuple[int, int | None]]:
 
 
 def replay_stats(trace: Trace) -> dict[int, ReplayStats]:
-    """Replays of each graph, with median host and GPU time, of those that were measured
+    """Replays of each graph that replayed (counted as :func:`queries.replay_count` does, the
+    recorder's running count included), with median host and GPU time of those measured
     (GPU time -1, host time HOST_NOT_TIMED: not)."""
     table = trace.tables["replays"]
-    count: Counter[int] = Counter()
     host: dict[int, list[int]] = {}
     gpu: dict[int, list[int]] = {}
     columns = (table.column("graph"), table.column("dur"), table.column("gpu"))
     for graph, dur, gpu_ns in zip(*columns, strict=True):
-        count[graph] += 1
         if dur != HOST_NOT_TIMED:
             host.setdefault(graph, []).append(dur)
         if gpu_ns >= 0:
             gpu.setdefault(graph, []).append(gpu_ns)
     return {g: ReplayStats(g, n, _median(host.get(g, [])), _median(gpu.get(g, [])))
-            for g, n in count.items()}
+            for g, n in queries.replay_counts(trace).items() if n}
 
 
 def _median(values: Sequence[int]) -> int | None:

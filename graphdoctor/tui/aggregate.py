@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from itertools import compress
 
+from graphdoctor.trace import queries
 from graphdoctor.trace.event_kinds import HOST_NOT_TIMED
 from graphdoctor.trace.locations import file_name
 from graphdoctor.trace.model import NONE, Frame, Graph, Trace
@@ -149,6 +150,7 @@ class GraphRow:
     first_replay: int = NONE  # row in the replays table
     index: int = NONE  # the graph's position in its trace's list of graphs
     rank: int = NONE  # whose graph, in a multi-rank report (graph ids repeat across ranks)
+    pool: str = ""  # its memory pool by name (queries.pool_names)
 
 
 def graph_rows(trace: Trace, rank: int = NONE) -> list[GraphRow]:
@@ -159,18 +161,18 @@ def graph_rows(trace: Trace, rank: int = NONE) -> list[GraphRow]:
     eager = [mode == "eager" for mode in calls["mode"]]
     by_function = _grouped(list(compress(calls["fn"], eager)), list(compress(calls["dur"], eager)),
                            list(compress(calls["gpu"], eager)))
+    counts, pools = queries.replay_counts(trace), queries.pool_names(trace)
     return [GraphRow(graph, _function_name(trace, graph),
-                     _replays(by_graph.get(graph.id, []), trace.replay_counts.get(graph.id, 0)),
+                     _replays(by_graph.get(graph.id, []), counts.get(graph.id, 0)),
                      _timing([t for fn in _functions(graph) for t in by_function.get(fn, [])]),
-                     _first(replays["graph"], graph.id), index, rank)
+                     _first(replays["graph"], graph.id), index, rank, pools.get(graph.pool, ""))
             for index, graph in enumerate(trace.graphs)]
 
 
 def _replays(timed: list[tuple[int, int]], counted: int) -> Timing:
-    """The replays' timings; their count also takes in those the run ended before timing
-    (a hang, a crash), which the recorder counted as they happened, as the verdicts do."""
-    timing = _timing(timed)
-    return replace(timing, count=max(timing.count, counted))
+    """The replays' timings, counted as the verdicts count them (:func:`queries.replay_counts`:
+    those the run ended before timing too)."""
+    return replace(_timing(timed), count=counted)
 
 
 Timings = dict[int, list[tuple[int, int]]]  # key -> [(host ns, GPU ns)]

@@ -23,7 +23,7 @@ def verdicts(trace: Trace, baseline: Trace | None = None) -> list[Verdict]:
 def test_a_speedup_says_both_figures_samples_spread_and_host_bound() -> None:
     verdict = verdicts(trace_for("launch_bound"))[0]
     assert verdict.summary == (
-        "7.54x faster: eager 5,169.0 µs vs replay 685.6 µs per step (GPU time, medians of "
+        "7.54× faster: eager 5,169.0 µs vs replay 685.6 µs per step (GPU time, medians of "
         "1002 and 1000, IQR 29% and 1%); host time 5,152.2 µs vs 7.7 µs; eager was "
         "host-bound (launching took 100% of its GPU time); each side's longer figure is what "
         "the loop waits on")

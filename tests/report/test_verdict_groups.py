@@ -15,8 +15,8 @@ from graphdoctor.report.render.text import render_text
 from tests.report.helpers import plain, real
 from tests.report.many_graphs import many_graphs_report, many_graphs_trace
 
-GROUP_LINE = ("graphdoctor: 32 graphs (torch.cuda.graph, decode.py:88): faster 2.00x–5.10x "
-              "(median 3.55x), replays 10–12 each, replay 100 µs, pool 12.0 MiB–43.0 MiB")
+GROUP_LINE = ("graphdoctor: 32 graphs (torch.cuda.graph, decode.py:88): faster 2.00×–5.10× "
+              "(median 3.55×), replays 10–12 each, replay 100 µs, pool 12.0 MiB–43.0 MiB")
 
 
 def test_many_graphs_at_one_line_make_one_group_with_their_ranges() -> None:
@@ -42,7 +42,7 @@ def test_one_group_per_kind_at_one_line() -> None:
     assert [(r.verdict.subject, r.verdict.kind) for r in rows if r.members] == [
         ("3 graphs (torch.cuda.graph, decode.py:88)", SLOWER),
         ("3 graphs (torch.cuda.graph, decode.py:88)", FASTER)]
-    assert rows[0].verdict.summary.startswith("slower 0.90x (median 0.90x), replays 10–12 each")
+    assert rows[0].verdict.summary.startswith("slower 0.90× (median 0.90×), replays 10–12 each")
 
 
 def test_end_of_run_lines_show_one_line_per_group() -> None:
@@ -55,7 +55,7 @@ def test_text_report_has_a_row_per_group_with_its_members() -> None:
     text = render_text(many_graphs_report(), width=200)
     assert "32 graphs (torch.cuda.graph, decode.py:88)" in text
     # the median is the speedup column's 3.55×, said once
-    assert "3.55×     faster 2.00x–5.10x, replays 10–12 each" in text
+    assert "3.55×     faster 2.00×–5.10×, replays 10–12 each" in text
     assert "members: graph 0 2.00×, graph 1 2.10×" in text
     assert "graph 5 (torch.cuda.graph" not in text  # a member is no row of its own
 
@@ -63,11 +63,11 @@ def test_text_report_has_a_row_per_group_with_its_members() -> None:
 def test_markdown_report_has_a_row_per_group_and_its_members_folded() -> None:
     text = render_markdown(many_graphs_report())
     assert ("| 32 graphs (torch.cuda.graph, decode.py:88) | **faster** | 3.55× | faster "
-            "2.00x–5.10x, replays 10–12 each") in text
+            "2.00×–5.10×, replays 10–12 each") in text
     fold = text[text.index("<details><summary>32 graphs"):]
     fold = fold[:fold.index("</details>")]
     assert fold.count("\n- graph ") == 30 and "... and 2 more" in fold
-    assert "- graph 0: 2.00x faster: eager 200.0 µs" in fold
+    assert "- graph 0: 2.00× faster: eager 200.0 µs" in fold
 
 
 def test_json_keeps_a_verdict_per_graph() -> None:

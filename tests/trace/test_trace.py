@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from graphdoctor.trace import codec, compile_logs
+from graphdoctor.trace import codec, compile_logs, queries
 from graphdoctor.trace.assemble import assemble
 from graphdoctor.trace.frames import classify_path, frames_in_text, trim_runner_frames
-from graphdoctor.trace.model import CAPTURE, EAGER, REPLAY, WARMUP, Replay, Table
+from graphdoctor.trace.model import CAPTURE, EAGER, REPLAY, WARMUP, Graph, Replay, Table, Trace
 from graphdoctor.trace.phases import Interval, PhaseIndex, derive
 from graphdoctor.trace.spool.file import SpoolWriter, append_record, read_records
 from graphdoctor.trace.spool.records import Hello, RunEnd
@@ -208,3 +208,25 @@ def test_graphdoctors_own_time_in_a_capture_is_a_phase_apart() -> None:
     assert graph.own_ns == 130 and graph.capture_ns == 900 - 130
     totals = {p.phase: p.total_ns for p in phase_totals(trace)}
     assert totals[OWN] == 130 and totals[CAPTURE] == 770
+
+
+def test_pools_are_named_by_who_shares_them() -> None:
+    """torch's id pairs mean nothing to a reader: a pool a graph keeps to itself is "own",
+    pools graphs share (or the script handed over) are numbered in the order first used."""
+    def graph(gid: int, pool: str, shared: bool = False) -> Graph:
+        return Graph(gid, "torch.cuda.graph", "captured", 0, pool=pool, shared_pool=shared)
+
+    trace = Trace(graphs=[graph(0, "(1, 0)"), graph(1, "(2, 0)"), graph(2, "(1, 0)"),
+                          graph(3, "(0, 1)", shared=True), graph(4, "")])
+    assert queries.pool_names(trace) == {"(1, 0)": "shared 1", "(2, 0)": "own",
+                                         "(0, 1)": "shared 2"}
+    assert [queries.pool_name(trace, g) for g in trace.graphs] == [
+        "shared 1", "own", "shared 1", "shared 2", ""]
+
+
+@pytest.mark.parametrize(("name", "names"), [
+    ("many_private_pools", {"own"}), ("compile_healthy", {"shared 1"}),
+    ("healthy_make_graphed_callables", {"shared 1"})])
+def test_recorded_pools_are_named(name: str, names: set[str]) -> None:
+    trace = trace_for(name)
+    assert {queries.pool_name(trace, g) for g in trace.graphs if g.pool} == names

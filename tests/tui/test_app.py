@@ -243,7 +243,7 @@ async def test_graphs_list_each_capture_and_t_shows_it_on_the_timeline() -> None
         assert "200× vectorized_elementwise_kernel<tanh_kernel_cuda>" in text
         assert "-f dot --graph 0" in text
         # the verdict's own summary names its kind and speedup, once
-        assert "verdict: 7.54x faster: eager 5,169.0 µs" in text and "(7.54×) —" not in text
+        assert "verdict: 7.54× faster: eager 5,169.0 µs" in text and "(7.54×) —" not in text
         await pilot.press("t")  # enter opens the graph's own screen (test_graph_story)
         await settle(pilot)
         timeline = app.screen.query_one(Timeline)

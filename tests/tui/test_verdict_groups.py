@@ -24,7 +24,7 @@ async def test_a_group_of_verdicts_opens_and_closes_and_its_members_open_their_g
         closed = labels(app)
         assert len(closed) == 2
         assert "▸ 32 graphs (torch.cuda.graph, decode.py:88)" in closed[0]
-        assert "faster 2.00x–5.10x," in closed[0] and "median" not in closed[0]  # 3.55× beside
+        assert "faster 2.00×–5.10×," in closed[0] and "median" not in closed[0]  # 3.55× beside
         assert "(enter: its 32 graphs)" in closed[0]
         await pilot.press("enter")
         opened = labels(app)

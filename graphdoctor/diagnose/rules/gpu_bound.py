@@ -20,6 +20,7 @@ from graphdoctor.diagnose import measure
 from graphdoctor.diagnose.findings import NEUTRAL, WARNING, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace import anatomy
+from graphdoctor.units import format_speedup
 
 ID, NAME = "GD201", "gpu-bound"
 BUSY = 0.9
@@ -37,8 +38,8 @@ def check(view: TraceView) -> Iterator[Finding]:
             continue
         yield Finding(
             ID, NAME, WARNING, NEUTRAL,
-            title=f"graph {graph.id} gives {speedup:.2f}x: the GPU is busy {busy:.0%} of the "
-                  f"eager step and launches cost {launch:.1%}",
+            title=f"graph {graph.id} gives {format_speedup(speedup)}: the GPU is busy "
+                  f"{busy:.0%} of the eager step and launches cost {launch:.1%}",
             explanation=(f"In eager mode one step takes {compared.eager.median_us:,.0f} µs of GPU "
                          "time and its kernels alone take about "
                          f"{compared.replay.median_us:,.0f} µs (the replay); the CPU launches "

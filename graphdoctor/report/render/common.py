@@ -101,10 +101,13 @@ def ranks_left_out(report: Report) -> str:
             "(see Ranks)") if left else ""
 
 
-def ranked_graphs(report: Report) -> list[tuple[int, Trace, Graph, ReplayStats | None]]:
+RankedGraph = tuple[int, Trace, Graph, ReplayStats | None]
+
+
+def ranked_graphs(report: Report) -> list[RankedGraph]:
     """The user graphs of every rank shown (:func:`shown_rank_traces`), each with its rank,
     trace and replay statistics."""
-    found: list[tuple[int, Trace, Graph, ReplayStats | None]] = []
+    found: list[RankedGraph] = []
     for rank, trace in shown_rank_traces(report):
         stats = replay_stats(trace)
         found += [(rank, trace, g, stats.get(g.id)) for g in queries.user_graphs(trace)]

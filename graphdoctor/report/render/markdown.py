@@ -27,7 +27,7 @@ from graphdoctor.report.render import common
 from graphdoctor.report.render.markdown_escape import Where
 from graphdoctor.report.render.markdown_escape import escape as escape  # as markdown.escape too
 from graphdoctor.report.render.text import summary_without_speedup
-from graphdoctor.trace import locations, tallies
+from graphdoctor.trace import locations, queries, tallies
 from graphdoctor.trace.model import ExceptionRecord, Graph, Trace
 
 MAX_CHARS = 60_000
@@ -289,7 +289,8 @@ def _graph_cells(trace: Trace, g: Graph, s: tallies.ReplayStats | None) -> list[
     return [str(g.id), escape(g.api), escape(g.status),
             code(locations.site(trace, g.stack, short=True) or "?", True), str(s.count if s else 0),
             units.format_duration(s.host_p50_ns if s else None),
-            units.format_duration(s.gpu_p50_ns if s else None), escape(g.pool or "-")]
+            units.format_duration(s.gpu_p50_ns if s else None),
+            escape(queries.pool_name(trace, g) or "-")]
 
 
 def _contents(report: Report) -> str:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Callable
 
 from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
@@ -36,7 +38,7 @@ from graphdoctor.report import rank_groups, verdict_groups
 from graphdoctor.report.document import Report
 from graphdoctor.report.redact import KEPT_NOTICE, REDACTED_NOTICE
 from graphdoctor.report.render import common
-from graphdoctor.trace import locations, tallies
+from graphdoctor.trace import locations, queries, tallies
 from graphdoctor.trace.model import ExceptionRecord, Graph, Trace
 from graphdoctor.trace.names import CAPTURE_FAILED
 
@@ -45,7 +47,7 @@ VERDICT_STYLE = {FASTER: "green", FAILED: "bold red", UNSAFE: "bold red", SLOWER
                  NEUTRAL: "yellow", SKIPPED: "yellow", RERECORDED: "yellow"}
 NO_WRAP = frozenset({"graph", "verdict", "speedup", "status", "replays", "host p50", "GPU p50"})
 MAX_FINDINGS = 20
-WIDE_TABLE = 100  # the columns at which the Graphs table has room for every column
+UNBOUNDED = 1 << 16  # columns enough for any table, to measure it whole
 STYLE = re.compile(r"\x1b\[[0-9;]*m")
 TRAILING = re.compile(r"(?: |\x1b\[[0-9;]*m)+$")  # the spaces and style codes ending a line
 MAX_EXCEPTIONS = 5
@@ -170,10 +172,10 @@ def summary_without_speedup(verdict: Verdict) -> str:
     the speedup shown, its range stays. Unchanged where the summary words it otherwise."""
     if verdict.speedup is None:
         return verdict.summary
-    said = f"{verdict.speedup:.2f}x"
     summary = verdict.summary
-    for clause in SPEEDUP_CLAUSES:
-        summary = summary.replace(clause.format(said), "", 1)
+    for said in units.speedup_spellings(verdict.speedup):
+        for clause in SPEEDUP_CLAUSES:
+            summary = summary.replace(clause.format(said), "", 1)
     return summary
 
 
@@ -228,18 +230,36 @@ def _finding(report: Report, finding: Finding) -> Text:
 
 def _graphs(report: Report, width: int) -> RenderableType | None:
     """Every rank's graphs (graph ids repeat across ranks: a rank column tells them apart).
-    Narrower than WIDE_TABLE, the API and the line share a column, and the host time and
-    pool (in the JSON, and in the TUI) are left out, so no cell breaks inside a word."""
-    ranked, narrow = bool(report.ranks), width < WIDE_TABLE
-    columns = ["graph", "status", "captured", "replays", "GPU p50"] if narrow else \
-        ["graph", "api", "status", "captured at", "replays", "host p50", "GPU p50", "pool"]
+    Where every column does not fit without breaking a word, the API and the line share a
+    column, and the host time and pool (in the JSON, and in the TUI) are left out."""
+    graphs = common.ranked_graphs(report)
+    if not graphs:
+        return None
+    table = _graph_table(report, graphs, _graph_cells)
+    if not _fits(table, width):
+        table = _graph_table(report, graphs, _narrow_graph_cells)
+    return Group(_title(f"Graphs ({len(graphs)})"), table, *_left_out(report))
+
+
+Cells = Callable[[Trace, Graph, tallies.ReplayStats | None], list[Text]]
+
+
+def _graph_table(report: Report, graphs: list[common.RankedGraph], cells: Cells) -> Table:
+    wide = cells is _graph_cells
+    columns = ["graph", "api", "status", "captured at", "replays", "host p50", "GPU p50",
+               "pool"] if wide else ["graph", "status", "captured", "replays", "GPU p50"]
+    ranked = bool(report.ranks)
     table = _table(*(["rank"] if ranked else []), *columns)
-    cells = _narrow_graph_cells if narrow else _graph_cells
-    rows = [[*([_t(rank)] if ranked else []), *cells(trace, g, stats)]
-            for rank, trace, g, stats in common.ranked_graphs(report)]
-    for row in rows:
-        table.add_row(*row)
-    return Group(_title(f"Graphs ({len(rows)})"), table, *_left_out(report)) if rows else None
+    for rank, trace, g, stats in graphs:
+        table.add_row(*([_t(rank)] if ranked else []), *cells(trace, g, stats))
+    return table
+
+
+def _fits(table: Table, width: int) -> bool:
+    """Whether the table fits in width with no word broken: rich's minimum measure is the
+    widest word of each column (measured unbounded: rich caps a measure at the width)."""
+    console = Console(width=UNBOUNDED)
+    return Measurement.get(console, console.options, table).minimum <= width
 
 
 def _left_out(report: Report) -> list[Text]:
@@ -252,7 +272,7 @@ def _graph_cells(trace: Trace, g: Graph, s: tallies.ReplayStats | None) -> list[
             _t(locations.site(trace, g.stack, short=True) or "?"), _t(s.count if s else 0),
             _t(units.format_duration(s.host_p50_ns if s else None)),
             _t(units.format_duration(s.gpu_p50_ns if s else None)),
-            _t(g.pool + (" shared" if g.shared_pool else ""))]
+            _t(queries.pool_name(trace, g))]
 
 
 def _narrow_graph_cells(trace: Trace, g: Graph, s: tallies.ReplayStats | None) -> list[Text]:

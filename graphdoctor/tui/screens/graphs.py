@@ -62,7 +62,7 @@ def graph_cells(row: GraphRow, with_rank: bool = False) -> tuple[Any, ...]:
 def _cells(row: GraphRow) -> tuple[Any, ...]:
     graph = row.graph
     capture = graph.capture_end - graph.capture_start if graph.capture_end != NONE else None
-    pool = f"{graph.pool} shared" if graph.shared_pool else graph.pool or "—"
+    pool = row.pool or "—"
     name = f"{graph.id}" + (" (internal)" if graph.internal else "")
     nodes = "—" if graph.anatomy is None else f"{graph.anatomy.nodes:,}"
     return (name, report_text(graph.api),
@@ -204,7 +204,7 @@ class GraphsScreen(ReportScreen):
         text.append_text(_timings(row.replays, row.eager))
         text.append_text(_content(graph.anatomy, graph.id))
         if graph.pool_bytes:
-            text.append(clean(f"private pool {graph.pool} holds "
+            text.append(clean(f"its pool ({row.pool}) holds "
                               f"{format_bytes(graph.pool_bytes)}\n"))
         text.append_text(self._problems(graph.id, row.rank))
         text.append("captured at (innermost last)", style="underline")

@@ -37,7 +37,13 @@ from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.screens.base import ReportScreen
 from graphdoctor.tui.screens.findings import finding_line
-from graphdoctor.units import counted, format_bytes, format_duration, format_speedup
+from graphdoctor.units import (
+    counted,
+    format_bytes,
+    format_duration,
+    format_speedup,
+    speedup_spellings,
+)
 
 TOP_FINDINGS = 5
 
@@ -136,7 +142,8 @@ def _verdict(kind: str, subject: str, speedup: float | None, summary: str) -> Ta
     mark = verdict_mark(kind)
     style = mark.style if kind in VERDICT_MARKS else GRAPH_STATUS_STYLES.get(kind, "")
     body = report_text(subject, "bold")
-    if speedup is not None and f"{speedup:.2f}x" not in summary:  # said once, here or there
+    if speedup is not None and not any(said in summary  # said once, here or there
+                                       for said in speedup_spellings(speedup)):
         body.append(f"  {format_speedup(speedup)}", style=style)
     body.append(f"\n{clean(summary)}")
     return labelled([(report_text(f"{mark.glyph} {kind}", style), body)], label_width=12)
