@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from graphdoctor.errors import NoCudaDevice, NoCudaWarning
 from graphdoctor.version import __version__
 
 if TYPE_CHECKING:
     from graphdoctor.api import GraphDoctorFailure, Recording, Result, check, recording
 
-__all__ = ["GraphDoctorFailure", "Recording", "Result", "__version__", "check", "recording"]
-_FROM_API = frozenset(__all__) - {"__version__"}
+__all__ = ["GraphDoctorFailure", "NoCudaDevice", "NoCudaWarning", "Recording", "Result",
+           "__version__", "check", "recording"]
+_FROM_API = frozenset(__all__) - {"__version__", "NoCudaDevice", "NoCudaWarning"}
 
 
 def __getattr__(name: str) -> Any:

@@ -15,6 +15,7 @@ import os
 import shlex
 import sys
 import tempfile
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from graphdoctor.diagnose.findings import SEVERITY_RANK, WARNING, Finding, Verdict
-from graphdoctor.errors import GraphDoctorError
+from graphdoctor.errors import GraphDoctorError, NoCudaWarning
 from graphdoctor.report.gates import TEST_CONDITIONS, Trip, parse_conditions
 from graphdoctor.report.gates import check as tripped
 from graphdoctor.trace.run_files import RunFiles, recording_report
@@ -72,6 +73,20 @@ class Result:
         """The conditions of ``fail_on`` that hold, each with why."""
         return tripped(self.report, conditions(fail_on))
 
+    def __str__(self) -> str:
+        """What ``graphdoctor run`` prints at the end: each graph's verdict (or why there is
+        none) and where the report is."""
+        from graphdoctor.report.render.summary import outcome_lines
+
+        return "\n".join([*outcome_lines(self.report),
+                          f"graphdoctor: report written to {self.report_path}"])
+
+    @property
+    def without_cuda(self) -> bool:
+        """Recorded where no CUDA device was: torch.compile's events only, no graphs."""
+        meta = self.report.trace.meta
+        return bool(meta.torch) and not meta.cuda_available
+
     def assert_ok(self, fail_on: Conditions = None) -> None:
         """Raise GraphDoctorFailure if a condition of ``fail_on`` holds."""
         __tracebackhide__ = True  # pytest shows the caller's line, not this one
@@ -117,10 +132,10 @@ def check(fn: Callable[..., Any], /, *args: Any, warmup: int = 3, replays: int =
     Any other is warmed up ``warmup`` times on a side stream, captured with
     ``torch.cuda.graph``, replayed ``replays`` times and called eagerly as often, which
     measures the speedup (Python 3.12+). A capture that fails is in the result, not raised;
-    NoCudaDevice where it cannot be tried."""
+    NoCudaDevice, before ``fn`` is called, where no CUDA device is there to run graphs on."""
     from graphdoctor.record import exercise
 
-    exercise.require_device(fn)
+    exercise.require_device()
     with Recording(report_dir, f"graphdoctor.check({_name_of(fn)})", _caller_site()) as rec:
         exercise.run(rec.recorder, fn, args, kwargs, warmup, replays)
     return rec.result
@@ -128,7 +143,9 @@ def check(fn: Callable[..., Any], /, *args: Any, warmup: int = 3, replays: int =
 
 def recording(report_dir: str | os.PathLike[str] | None = None, *,
               name: str | None = None) -> Recording:
-    """``with recording() as rec:`` records the block; ``rec.result`` once it has ended."""
+    """``with recording() as rec:`` records the block; ``rec.result`` once it has ended.
+    Where no CUDA device is there, the block runs and is recorded (torch.compile's graph
+    breaks and recompiles), and a NoCudaWarning says that no graph can be in it."""
     site = _caller_site()
     return Recording(report_dir, name or f"graphdoctor.recording at {site}", site)
 
@@ -163,6 +180,16 @@ class Recording:
         if self._in_process is not None:
             self._in_process.finish(error)
             self._result = _finished(self._in_process.spool, self._report_path, self.site)
+            self._tell(self._result)
+
+    def _tell(self, result: Result) -> None:
+        """Say what cannot be seen in the result alone: that it was recorded without CUDA,
+        and where its report went when nobody chose the folder."""
+        if result.without_cuda:
+            warnings.warn(f"graphdoctor: no CUDA device; the recording at {self.site} holds "
+                          "torch.compile's events only", NoCudaWarning, stacklevel=3)
+        if self._report_dir is None and not _report_dirs:
+            print(result, file=sys.stderr)
 
     @property
     def recorder(self) -> Recorder:

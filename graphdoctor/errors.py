@@ -24,3 +24,8 @@ class UnwritableFolderError(GraphDoctorError):
 
 class NoCudaDevice(GraphDoctorError):
     """``graphdoctor.check`` was asked to capture a graph where no CUDA device is available."""
+
+
+class NoCudaWarning(UserWarning):
+    """A recording was made where no CUDA device is available: it holds torch.compile's
+    events only, and no graph can have been captured."""

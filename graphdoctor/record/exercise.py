@@ -27,21 +27,24 @@ from graphdoctor.errors import NoCudaDevice
 from graphdoctor.record import compat
 from graphdoctor.record.recorder import Recorder
 
-NO_CUDA = "graphdoctor.check captures a CUDA graph, and no CUDA device is available"
+NO_CUDA = ("graphdoctor.check runs its function as CUDA graphs, and no CUDA device is "
+           "available")
 
 
 def cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
-def require_device(fn: Callable[..., Any]) -> None:
-    """NoCudaDevice if ``fn`` needs a capture and no CUDA device is there to capture on."""
-    if not compat.is_compiled(fn) and not cuda_available():
+def require_device() -> None:
+    """NoCudaDevice where no CUDA device is there to run graphs on: a compiled function too
+    would compile for the CPU and capture nothing."""
+    if not cuda_available():
         raise NoCudaDevice(NO_CUDA)
 
 
 def run(recorder: Recorder, fn: Callable[..., Any], args: tuple[Any, ...],
         kwargs: dict[str, Any], warmup: int, replays: int) -> None:
+    require_device()
     call = functools.partial(fn, *args, **kwargs)
     if compat.is_compiled(fn):
         for _ in range(warmup + replays):
@@ -53,7 +56,6 @@ def run(recorder: Recorder, fn: Callable[..., Any], args: tuple[Any, ...],
 
 def _capture_and_replay(recorder: Recorder, fn: Callable[..., Any], call: Callable[[], Any],
                         warmup: int, replays: int) -> None:
-    require_device(fn)
     followed = recorder.follow is not None and recorder.follow(fn)
     rng = torch.cuda.get_rng_state_all()  # the caller's, given back if the capture fails
     side = _warm_up(recorder, call, warmup)

@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 
 torch = pytest.importorskip("torch")
+# recordings on a CPU warn that they hold no graphs: what these tests record
+pytestmark = pytest.mark.filterwarnings("ignore::graphdoctor.NoCudaWarning")
 
 import graphdoctor  # noqa: E402
 from graphdoctor import api  # noqa: E402
@@ -45,6 +47,23 @@ def test_a_recording_writes_the_report_graphdoctor_run_writes(tmp_path: Path) ->
     assert result.verdicts == () and result.speedup is None
     assert result.site == f"{Path(__file__).relative_to(Path.cwd())}:{rec.site.rsplit(':')[-1]}"
     assert [p.name for p in tmp_path.iterdir()] == [result.report_path.name]  # no spool left
+
+
+def test_a_recording_in_a_folder_nobody_chose_says_where_its_report_is(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with graphdoctor.recording(name="a block") as rec:
+        torch.ones(4).mul(2)
+    said = capsys.readouterr().err
+    assert f"graphdoctor: report written to {rec.result.report_path}\n" in said
+    assert said == f"{rec.result}\n"  # what `graphdoctor run` says at its end
+    rec.result.report_path.unlink()
+
+
+def test_a_recording_in_a_chosen_folder_says_nothing(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    with graphdoctor.recording(tmp_path):
+        torch.ones(4).mul(2)
+    assert capsys.readouterr().err == ""
 
 
 def test_the_result_is_known_once_the_block_has_ended(tmp_path: Path) -> None:
@@ -124,44 +143,54 @@ def _nothing() -> Any:
 
 # -- check -------------------------------------------------------------------------------------
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
-def test_check_without_cuda_says_so_and_records_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("compiled", [False, True])
+def test_check_without_cuda_says_so_and_records_nothing(tmp_path: Path, compiled: bool) -> None:
+    """A compiled function too: it would compile for the CPU, capture nothing and return an
+    empty result; it is not even called."""
+    calls: list[int] = []
+
+    def double(x: Any) -> Any:
+        calls.append(1)
+        return x * 2
+
+    fn = torch.compile(double, backend="eager") if compiled else double
     with pytest.raises(NoCudaDevice, match="no CUDA device"):
-        graphdoctor.check(lambda x: x * 2, torch.ones(2), report_dir=tmp_path)
-    assert list(tmp_path.iterdir()) == []
+        graphdoctor.check(fn, torch.ones(2), report_dir=tmp_path)
+    assert list(tmp_path.iterdir()) == [] and calls == []
 
 
-COMPILED_CHECK = """
+COMPILED_RECORDING = """
 import sys, warnings
-warnings.simplefilter("ignore")
 import torch, graphdoctor
 from torch._dynamo.callback import callback_handler
 
 callbacks = (list(callback_handler.start_callbacks), list(callback_handler.end_callbacks))
-calls = []
-
-def double(x):
-    calls.append(1)
-    return x * 2
-
-result = graphdoctor.check(torch.compile(double, backend="eager"), torch.ones(2),
-                           warmup=2, replays=3, report_dir=sys.argv[1])
+double = torch.compile(lambda x: x * 2, backend="eager")
+with warnings.catch_warnings(record=True) as warned:
+    warnings.simplefilter("always", graphdoctor.NoCudaWarning)
+    with graphdoctor.recording(sys.argv[1]) as rec:
+        for _ in range(5):
+            double(torch.ones(2))
 assert (list(callback_handler.start_callbacks), list(callback_handler.end_callbacks)) \\
     == callbacks, "dynamo's callbacks were left registered"
-compiles = [e for e in result.report.trace.compile_events if e.kind == "compile"]
-print(len(calls), len(compiles), result.verdicts)
+compiles = [e for e in rec.result.report.trace.compile_events if e.kind == "compile"]
+said = [str(w.message) for w in warned if w.category is graphdoctor.NoCudaWarning]
+print(len(compiles), rec.result.verdicts, said)
 """
 
 
-def test_check_calls_a_compiled_function_as_a_program_would(tmp_path: Path) -> None:
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
+def test_a_recording_without_cuda_keeps_compile_events_and_warns(tmp_path: Path) -> None:
     """In a process of its own: compiling imports dynamo, which changes torch's logging."""
     script = tmp_path / "compiled.py"
-    script.write_text(textwrap.dedent(COMPILED_CHECK))
+    script.write_text(textwrap.dedent(COMPILED_RECORDING))
     done = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True,
                           text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    calls, compiles, verdicts = done.stdout.split(maxsplit=2)
-    assert calls == "5"  # warmup + replays (dynamo replays the append of each call)
-    assert int(compiles) >= 1 and verdicts.strip() == "()"  # compiled in the recording
+    compiles, verdicts, said = done.stdout.split(maxsplit=2)
+    assert int(compiles) >= 1 and verdicts == "()"  # compiled in the recording
+    assert "no CUDA device; the recording at" in said and "compiled.py:10" in said
+    assert "torch.compile's events only" in said
 
 
 # -- results and their conditions ----------------------------------------------------------------

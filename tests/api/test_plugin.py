@@ -274,7 +274,7 @@ def test_loading_the_plugin_imports_nothing_heavy() -> None:
     assert done.returncode == 0, done.stderr
     loaded = done.stdout.split()
     assert [m for m in loaded if m.startswith("graphdoctor")] == [
-        "graphdoctor", "graphdoctor.pytest_plugin", "graphdoctor.version"]
+        "graphdoctor", "graphdoctor.errors", "graphdoctor.pytest_plugin", "graphdoctor.version"]
     assert "torch" not in loaded
 
 
@@ -305,3 +305,18 @@ def test_the_readme_documents_the_options_and_the_default_conditions() -> None:
     assert options.names and all(f"`{name}" in section for name in options.names)
     assert f"`{','.join(TEST_CONDITIONS)}`" in section
     assert "graphdoctor run" in section and "crash" in section and "hang" in section
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="this machine has CUDA")
+@pytest.mark.parametrize("options", [(), ("--graphdoctor",), ("--graphdoctor-all",)])
+def test_the_readmes_example_skips_each_test_without_cuda(pytester: pytest.Pytester,
+                                                         options: tuple[str, ...]) -> None:
+    """Copied from the README as a reader would, and run on this machine, which has no GPU:
+    every test is skipped, with its reason, under plain pytest as under the plugin."""
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("```python\n# test_graphs.py")
+    example = readme[start:readme.index("```\n", start + 3)].removeprefix("```python\n")
+    pytester.makepyfile(test_graphs=example)
+    result = run(pytester, *options, "-rs")
+    result.assert_outcomes(skipped=2)
+    result.stdout.fnmatch_lines(["*needs a CUDA device*"])
