@@ -19,6 +19,7 @@ from graphdoctor.cli.common import handle_errors, say
 from graphdoctor.cli.reporting import fail_on_option, gate_exit
 from graphdoctor.cli.run_output import (
     Identity,
+    held_a_file,
     identity,
     report_path,
     run_files,
@@ -238,11 +239,13 @@ def _record_and_report_as_asked(options: RunOptions, request: RunRequest
 
 
 def _request(options: RunOptions) -> RunRequest:
+    from graphdoctor.launch.progress import wanted
     from graphdoctor.launch.supervisor import RunRequest
 
     files = run_files(options.output, options.nproc, options.keep_spool)
     return RunRequest(options.target, options.args, options.module, files, options.mode,
-                      options.timeout, argv=tuple(sys.argv[1:]))
+                      options.timeout, argv=tuple(sys.argv[1:]),
+                      progress=wanted(options.quiet))
 
 
 def _built(spools: list[Path], baseline: Trace | None, recordings: list[Path],
@@ -274,6 +277,8 @@ def _saved(report: Report, options: RunOptions, spools: list[Path]) -> Path | No
     if path != options.output:
         say(f"graphdoctor: another run wrote {options.output} while this one ran; this "
             f"run's report is {path}")
+    elif held_a_file(path, options.seen):
+        say(f"graphdoctor: {path} held a file before this run; this run's report replaced it")
     return path
 
 

@@ -8,13 +8,15 @@ for every command that writes a file.
 
 Runs told to write the same ``-o`` at once each keep their report: what the path held when a
 run began is noted, and a run that finds it written by another run meanwhile writes its
-report beside it, under a name of its own, and says so. The spool lies beside the report,
+report beside it, under a name of its own, and says so; a report that replaces what the
+path held before the run says that too. The spool lies beside the report,
 but for a report sent to a device or a FIFO (``-o /dev/null``), whose spool goes to the
 temporary folder: nothing is ever created beside a device.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from graphdoctor.errors import GraphDoctorError
@@ -50,9 +52,28 @@ def identity(path: Path) -> Identity | None:
     return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
 
 
+def held_a_file(path: Path, seen: Identity | None) -> bool:
+    """Whether ``path`` held something when the run began that its report replaced: not a
+    name claimed empty for this run, not a device written in place."""
+    return seen is not None and seen[2] > 0 and not written_in_place(path)
+
+
 def unless_replaced(path: Path, seen: Identity | None) -> Path:
-    """``path``; or, when another run wrote it since ``seen``, a new name beside it."""
-    now = identity(path)
-    if written_in_place(path) or now is None or now == seen:  # gone since is not written since
+    """``path``; or, when another run wrote it since ``seen``, a new name beside it. A path
+    that held nothing is claimed (created exclusively), so that of runs finishing at once
+    only one takes it."""
+    if written_in_place(path):
         return path
-    return report_beside(path)
+    if seen is None:
+        return path if _claimed(path) else report_beside(path)
+    now = identity(path)
+    return path if now is None or now == seen else report_beside(path)  # gone is not written
+
+
+def _claimed(path: Path) -> bool:
+    """Created empty by this run; a link's target, which the report is written to."""
+    try:
+        Path(os.path.realpath(path)).open("xb").close()
+    except FileExistsError:
+        return False
+    return True

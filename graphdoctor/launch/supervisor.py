@@ -43,6 +43,7 @@ from graphdoctor.launch.leftovers import Leftovers, end_leftovers
 from graphdoctor.launch.lifeline import PARENT_ENV, RECORDING_ENV
 from graphdoctor.launch.notice import tell
 from graphdoctor.launch.process_tree import adopting_orphans
+from graphdoctor.launch.progress import ProgressLines
 from graphdoctor.launch.relay import SignalRelay, send
 from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT, signal_name
 from graphdoctor.trace.event_kinds import LeftRunning
@@ -73,6 +74,7 @@ class RunRequest:
     env: tuple[tuple[str, str], ...] = ()  # set for the script, over graphdoctor's own
     # the script's stdout goes to stderr: graphdoctor's own stdout carries JSON
     stdout_to_stderr: bool = False
+    progress: bool = False  # a line now and then on a long run (graphdoctor.launch.progress)
 
 
 @dataclass(frozen=True)
@@ -230,8 +232,12 @@ class _Ending:
 
 
 def _wait(child: subprocess.Popen[bytes], request: RunRequest, relay: SignalRelay) -> _Ending:
-    deadline = None if request.timeout_s is None else time.monotonic() + request.timeout_s
+    started = time.monotonic()
+    deadline = None if request.timeout_s is None else started + request.timeout_s
+    lines = ProgressLines(request.files.spools()) if request.progress else None
     while (returncode := _returncode(child)) is None:
+        if lines is not None:
+            lines.tick(time.monotonic() - started)
         if deadline is not None and time.monotonic() >= deadline:
             _end_hung_run(child, request.files.spools())
             return _Ending(TIMED_OUT, child.wait(), None)

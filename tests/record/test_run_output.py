@@ -74,6 +74,16 @@ def run_script(folder: Path, *options: str, source: str = "open('ran', 'w').clos
                           text=True, timeout=120)
 
 
+def test_a_report_written_over_a_file_says_so(tmp_path: Path) -> None:
+    first = run_script(tmp_path, "-o", "report.json")
+    assert first.returncode == 0 and "held a file" not in first.stderr, first.stderr
+    second = run_script(tmp_path, "-o", "report.json")
+    assert second.returncode == 0, second.stderr
+    assert ("graphdoctor: report.json held a file before this run; this run's report "
+            "replaced it") in second.stderr
+    assert load(tmp_path / "report.json").trace.status.complete
+
+
 def test_a_missing_report_folder_is_one_line_before_the_script_runs(tmp_path: Path) -> None:
     done = run_script(tmp_path, "-o", str(tmp_path / "no" / "such" / "report.json"))
     assert done.returncode == 2
