@@ -21,7 +21,8 @@ from graphdoctor.report.io import load
 from graphdoctor.trace.endings import INTERRUPTED, TIMED_OUT
 from tests.record.processes import HAS_PROC, assert_gone, state, wait_for, with_default_signals
 
-pytestmark = pytest.mark.skipif(not HAS_PROC, reason="reads processes from /proc")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not HAS_PROC, reason="reads processes from /proc")]
 
 # The script starts a helper in a session of its own, with graphdoctor's stdout, and one in
 # its own process group; it says the pids, then ends or works on ({then}).

@@ -17,6 +17,8 @@ from graphdoctor.report.io import load  # noqa: E402
 from graphdoctor.trace.model import Trace  # noqa: E402
 from graphdoctor.trace.names import RECOMPILE  # noqa: E402
 
+pytestmark = pytest.mark.slow  # the second test command (README: Tests)
+
 SCRIPT = textwrap.dedent("""\
     import torch
 

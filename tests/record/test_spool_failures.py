@@ -52,6 +52,7 @@ def graphdoctor_lines(stderr: str) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.slow
 def test_a_file_size_limit_stops_the_recording_not_the_script(tmp_path: Path) -> None:
     """The audit's case: the spool write failed inside the script's own warnings.warn, the
     script's exit code 5 was lost (rc 1) and no report was written."""
@@ -68,6 +69,7 @@ def test_a_file_size_limit_stops_the_recording_not_the_script(tmp_path: Path) ->
     assert not list(tmp_path.glob("*.spool")) and not list(tmp_path.glob("*.tail"))
 
 
+@pytest.mark.slow
 @pytest.mark.slow
 def test_with_nothing_writable_from_the_start_the_script_still_runs(tmp_path: Path) -> None:
     """As a full disk: no file can grow. The script runs, graphdoctor says it could not

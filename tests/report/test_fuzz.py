@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import jsonschema
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +22,8 @@ from graphdoctor.report.render.chrome_trace import to_chrome_trace
 from graphdoctor.report.render.markdown import render_markdown
 from graphdoctor.report.render.text import render_text
 from tests.report.helpers import hand_made
+
+pytestmark = pytest.mark.slow  # the second test command (README: Tests)
 
 BASE = hand_made()
 BASE_BYTES = io.dumps(BASE)

@@ -20,7 +20,8 @@ from bench.synthetic import synthetic_report
 from graphdoctor.report import io
 from tests.report.helpers import real
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss is in KiB on Linux")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss is in KiB on Linux")]
 
 MAX_FILE = 10_000_000
 MAX_PEAK = 10**9

@@ -19,6 +19,8 @@ from tests.transparency.runs import plain_and_recorded
 
 pytest.importorskip("torch")
 
+pytestmark = pytest.mark.slow  # the second test command (README: Tests)
+
 
 def test_the_scripts_own_warnings_logging_hooks_and_handlers_stay_as_it_set_them(
         tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +16,8 @@ from tests.hostile import PAYLOADS, attack, leaks
 from tests.reports import report_for
 from tests.tui.helpers import app_for
 from tests.tui.tour import quick_tour
+
+pytestmark = pytest.mark.slow  # the second test command (README: Tests)
 
 BASE = json.loads(io.dumps(report_for("item_in_capture")))
 

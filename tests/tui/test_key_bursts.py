@@ -26,6 +26,8 @@ from graphdoctor.tui.widgets.timeline import Timeline
 from tests.reports import report_for
 from tests.tui.helpers import app_for, demo_app, settle
 
+pytestmark = pytest.mark.slow  # the second test command (README: Tests)
+
 PRESSED_ANYWAY = ("pageup", "pagedown", "up", "down", "left", "right", "home", "end", "tab",
                   "shift+tab", "escape", "enter", "backspace", "slash", "z", "1", "9", "0")
 CHARACTERS = {"slash": "/", "question_mark": "?", "plus": "+", "minus": "-",
