@@ -14,6 +14,7 @@ from graphdoctor.cli.common import CommandGroup
 from graphdoctor.cli.compare_cmd import compare
 from graphdoctor.cli.diff_cmd import diff
 from graphdoctor.cli.export_cmd import export
+from graphdoctor.cli.fix_cmd import fix
 from graphdoctor.cli.merge_cmd import merge
 from graphdoctor.cli.report_cmd import report
 from graphdoctor.cli.rules_cmd import explain, rules
@@ -35,6 +36,7 @@ def main() -> None:
     graphdoctor diff A B                  what changed between two runs
     graphdoctor compare script.py         as written vs CUDA graphs off, per call
     graphdoctor merge job.rank*.json      one report of a job's ranks
+    graphdoctor fix REPORT                fixes as a patch, proven with --verify
     """
 
 
@@ -47,3 +49,4 @@ main.add_command(diff)
 main.add_command(compare)
 main.add_command(merge)
 main.add_command(view)
+main.add_command(fix)

@@ -76,7 +76,9 @@ def test_a_scheduler_change_then_more_replays_names_the_step_line() -> None:
     assert "takes a Python number by value" in finding.explanation
     assert finding.measurements == {"captured": "0.001", "values": ["0.0"], "latest": "0.0",
                                     "changes_seen": 1, "replays_after": 60, "seen": "scheduler",
-                                    "eager_values": []}
+                                    "eager_values": [], "name": "param_groups[0]['lr']",
+                                    "held_by": "optimizer", "owner": "AdamW",
+                                    "changed_file": TRAIN, "changed_line": 57}
     assert finding.location == Location(TRAIN, 40, "train_step") and finding.graph == 0
     assert [(e.kind, e.index) for e in finding.evidence] == [("frozen_values", 0)]
 
@@ -133,7 +135,8 @@ def test_eager_values_with_one_graph_are_a_finding() -> None:
     assert "Its 50 replays all ran with 3" in finding.explanation
     assert finding.measurements == {"captured": "3", "values": ["0", "1", "2"], "latest": "2",
                                     "changes_seen": 3, "replays_after": 50, "seen": "eager",
-                                    "eager_values": ["0", "1", "2"]}
+                                    "eager_values": ["0", "1", "2"], "name": "pos",
+                                    "held_by": "argument", "owner": "decode_step"}
     assert finding.location == Location(DECODE, 31, "decode_step")
 
 

@@ -19,6 +19,7 @@ from graphdoctor.diagnose.findings import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 
 ID, NAME = "GD108", "exception-in-capture"
+KNOWN_ERROR = "known_error"  # the measurement naming the known-errors table's row
 FIX = ("Fix the error; running the step once eagerly before capture shows it with an ordinary "
        "traceback.")
 
@@ -36,7 +37,8 @@ def check(view: TraceView) -> Iterator[Finding]:
                         "abandoned the capture.",
             fix=known.fix if known else FIX,
             evidence=(view.evidence("exceptions", cause.exception),),
-            location=view.location(cause.link.stack), graph=graph.id)
+            location=view.location(cause.link.stack), graph=graph.id,
+            measurements={KNOWN_ERROR: known.name} if known else {})
 
 
 RULE = Rule(ID, NAME, check, __doc__ or "")

@@ -151,7 +151,8 @@ def _changed(view: TraceView, graph: Graph, later: list[Row], replays: int,
         evidence=_evidence(view, later + eager), location=_site(view, first), graph=graph.id,
         measurements={"captured": row.captured, "values": values, "latest": row.value,
                       "changes_seen": changes, "replays_after": after, "seen": first.seen,
-                      "eager_values": _distinct(eager)})
+                      "eager_values": _distinct(eager), **_held(row),
+                      **_changed_where(view, first)})
 
 
 def _changed_how(first: FrozenValue, changes: int, latest: str) -> str:
@@ -260,10 +261,21 @@ def _passed_eagerly(view: TraceView, graph: Graph, eager: list[Row], replays: in
         evidence=_evidence(view, eager), location=_site(view, row), graph=graph.id,
         measurements={"captured": row.captured, "values": values, "latest": values[-1],
                       "changes_seen": len(values), "replays_after": replays,
-                      "seen": SEEN_EAGER, "eager_values": values})
+                      "seen": SEEN_EAGER, "eager_values": values, **_held(row)})
 
 
 # -- what every finding says ------------------------------------------------------------------
+def _changed_where(view: TraceView, row: FrozenValue) -> dict[str, object]:
+    """The script's line that changed the value (a patch edits it), where known."""
+    frame = view.culprit_frame(row.stack)
+    return {"changed_file": frame.file, "changed_line": frame.line} if frame else {}
+
+
+def _held(row: FrozenValue) -> dict[str, str]:
+    """Which number it is, as the fix names it: ``lr``, held by ``AdamW`` (an optimizer)."""
+    return {"name": row.name, "held_by": row.held_by, "owner": row.owner}
+
+
 def _named(row: FrozenValue) -> str:
     """The number as the user knows it: AdamW's param_groups[0]['lr'], Attention's
     self.scale, argument pos of decode_step, pos in decode.py."""

@@ -1,0 +1,23 @@
+"""GD108 exception-in-capture, where the known error is an optimizer made with
+``capturable=False``: ``capturable=True`` where the optimizer is made. Its step then keeps
+its state on the GPU and can be captured."""
+
+from __future__ import annotations
+
+from graphdoctor.diagnose.findings import Finding
+from graphdoctor.diagnose.rules.exception_in_capture import KNOWN_ERROR
+from graphdoctor.fix.patchers import Change, Options
+from graphdoctor.fix.patchers.optimizer import made_at, with_keywords
+from graphdoctor.fix.source import Source
+
+NOT_CAPTURABLE = "optimizer-not-capturable"  # graphdoctor.diagnose.known_errors' row
+
+
+def patch(finding: Finding, source: Source, options: Options) -> Change | None:
+    if finding.location is None or finding.measurements.get(KNOWN_ERROR) != NOT_CAPTURABLE:
+        return None
+    call = made_at(source, finding.location.line)
+    if call is None:
+        return None
+    return Change((with_keywords(source, call, {"capturable": "True"}),),
+                  f"make the optimizer at line {call.lineno} with capturable=True")
