@@ -16,6 +16,8 @@ import threading
 from functools import cached_property
 
 from graphdoctor.diagnose.findings import SEVERITY_RANK, Evidence, Finding, Verdict
+from graphdoctor.fix.files import recorded_files
+from graphdoctor.fix.plan import Plan, diff_of, plan
 from graphdoctor.report import rank_groups
 from graphdoctor.report.document import Report
 from graphdoctor.trace.model import NONE, Trace
@@ -53,6 +55,17 @@ class ReportView:
         self._lanes: list[Lane] | None = None
         self._lanes_lock = threading.Lock()  # built by a background worker or on first use
         self._same_line: tuple[EventRef, SameLine | None] | None = None  # the last selection's
+
+    # -- patches --------------------------------------------------------------------------
+    @cached_property
+    def patches(self) -> Plan:
+        """graphdoctor fix's patches, its files read as it reads them (once, when first
+        asked for: a report opened only to look reads nothing from disk before)."""
+        return plan(self.report, recorded_files(self.report))
+
+    def patch_of(self, finding: Finding) -> str:
+        """The diff of the finding's patch, or "" where it has none."""
+        return diff_of(self.patches, finding)
 
     # -- ranks ----------------------------------------------------------------------------
     @property

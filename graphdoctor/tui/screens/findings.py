@@ -4,7 +4,9 @@ fix, and the evidence, each item of which opens on the timeline."""
 
 from __future__ import annotations
 
+from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -23,8 +25,21 @@ from graphdoctor.tui.screens.base import ReportScreen
 from graphdoctor.tui.screens.help import binding_lines
 from graphdoctor.tui.timeline.findings import finding_span
 
+PATCH_HINT = "patch: f shows it, y copies it (graphdoctor fix REPORT --apply writes it)"
+NO_PATCH = ("This finding has no patch: graphdoctor fix writes one for some rules, where the "
+            "report's files are on this machine, unchanged")
 NO_FINDINGS = ("No findings: the diagnosis found nothing in this run that needs changing. "
                "The Summary (1) has the verdicts; the Timeline (3) shows what happened.")
+
+
+def patch_view(diff: str) -> Text:
+    """A unified diff with its added lines green and its removed lines red."""
+    text = Text()
+    for line in diff.splitlines(keepends=True):
+        style = "green" if line.startswith("+") else "red" if line.startswith("-") else ""
+        text.append_text(report_text(line, "bold" if line.startswith(("---", "+++", "@@"))
+                                     else style))
+    return text
 
 
 def finding_line(finding: Finding, rank: int | None = None) -> Table:
@@ -42,8 +57,11 @@ class FindingsScreen(ReportScreen):
     BINDINGS = [
         # A priority binding, so the footer shows it over the lists' own "select" on enter.
         Binding("enter", "show_evidence", "Show on timeline", priority=True),
-        Binding("e", "focus_evidence", "Evidence list"),
+        Binding("e", "focus_evidence", "Evidence"),
+        Binding("f", "toggle_patch", "Patch"),
+        Binding("y", "copy_patch", "Copy patch", show=False),  # the footer keeps q at 80
     ]
+    showing_patch = False
 
     @classmethod
     def bar_count(cls, view: ReportView) -> int:
@@ -82,7 +100,11 @@ class FindingsScreen(ReportScreen):
 
     def show_finding(self, index: int) -> None:
         finding = self.view.findings[index]
-        self.query_one("#finding-text", Static).update(finding_view(self.view, finding))
+        self.showing_patch = False
+        detail = finding_view(self.view, finding)
+        if self.view.patch_of(finding):
+            detail = Group(detail, Text(f"\n{PATCH_HINT}", style="green"))
+        self.query_one("#finding-text", Static).update(detail)
         options = self.query_one("#evidence", OptionList)
         options.clear_options()
         evidence = self.view.evidence(finding)
@@ -133,6 +155,33 @@ class FindingsScreen(ReportScreen):
         if ref is not None:  # framed with the rest of the finding's evidence on its rank
             frame = finding_span(self.view.problems, self.current, ref.rank)
             self.post_message(ShowEvent(ref, frame))
+
+    def action_toggle_patch(self) -> None:
+        """The finding's patch in place of its explanation, and back."""
+        if self.current is None:
+            return
+        finding = self.view.findings[self.current]
+        diff = self.view.patch_of(finding)
+        if not diff:
+            self.notify(NO_PATCH, timeout=4)
+            return
+        if self.showing_patch:
+            self.show_finding(self.current)
+            return
+        self.showing_patch = True
+        self.query_one("#finding-text", Static).update(patch_view(diff))
+        self.query_one("#finding-detail").scroll_home(animate=False)
+
+    def action_copy_patch(self) -> None:
+        """The patch to the clipboard, through the terminal (OSC 52), where it allows it."""
+        diff = self.view.patch_of(self.view.findings[self.current]) \
+            if self.current is not None else ""
+        if not diff:
+            self.notify(NO_PATCH, timeout=4)
+            return
+        self.app.copy_to_clipboard(diff)
+        self.notify("Patch copied (through the terminal: where it allows programs to set "
+                    "the clipboard)", timeout=4)
 
     def action_focus_evidence(self) -> None:
         evidence = self.query_one("#evidence", OptionList)
