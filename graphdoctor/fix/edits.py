@@ -34,6 +34,37 @@ def replaced(lines: Sequence[str], node: ast.AST, text: str) -> Edit:
     return Edit(first, last + 1, tuple((head + text + tail).splitlines(keepends=True)))
 
 
+@dataclass(frozen=True)
+class Span:
+    """Text from (line, byte column) to (line, byte column), as ast counts them, and what
+    replaces it (an insertion where the two are equal)."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    text: str
+
+    @classmethod
+    def of(cls, node: ast.AST, text: str) -> Span:
+        return cls(node.lineno, node.col_offset, node.end_lineno or node.lineno,  # type: ignore[attr-defined]
+                   node.end_col_offset or 0, text)  # type: ignore[attr-defined]
+
+
+def rewritten(lines: Sequence[str], node: ast.AST, spans: Sequence[Span]) -> Edit:
+    """The lines of ``node`` with every span (all within them) replaced."""
+    first, last = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+    text = "".join(lines[first - 1:last]).encode()
+    starts = [0]
+    for line in lines[first - 1:last]:
+        starts.append(starts[-1] + len(line.encode()))
+    for span in sorted(spans, key=lambda s: (s.line, s.col), reverse=True):
+        start = starts[span.line - first] + span.col
+        end = starts[span.end_line - first] + span.end_col
+        text = text[:start] + span.text.encode() + text[end:]
+    return Edit(first, last + 1, tuple(text.decode().splitlines(keepends=True)))
+
+
 def inserted(before: int, lines: Sequence[str]) -> Edit:
     return Edit(before, before, tuple(lines))
 

@@ -4,8 +4,9 @@ worse, or the patch counts for nothing.
 
     pytest tests/gpu/test_fix_gpu.py --require-gpu [-k item_in_capture] [-s]
 
-The scripts run from a copy of fixtures/scripts (``--apply`` writes there, never into the
-checkout); each prints its own verdict lines, the before and after, which the notes quote.
+The scripts run from a copy of fixtures/scripts and tests/gpu/scripts/fixes (``--apply``
+writes there, never into the checkout); each prints its own verdict lines, the before and
+after, which the notes quote.
 """
 
 from __future__ import annotations
@@ -35,7 +36,14 @@ CASES = {
     "real_frozen_lr_manual_timm": "GD305",
     "real_frozen_lr_transformers": "GD305",
     "sync_between_replays": "GD203",
+    # code written another way (tests/gpu/scripts/fixes)
+    "print_in_capture": "GD101",
+    "synchronize_in_capture": "GD101",
+    "float_in_capture": "GD101",
+    "tensor_in_expression": "GD102",
+    "adam_made_over_lines": "GD108",
 }
+SHAPES = ROOT / "tests" / "gpu" / "scripts" / "fixes"
 # what the script itself prints of the harm, before the patch and after it
 TRUTH = {"frozen_lr_scheduler": ("truth: frozen", "truth: follows"),
          "real_frozen_lr_manual_timm": ("truth: frozen", "truth: follows"),
@@ -64,6 +72,7 @@ def test_the_patch_makes_the_finding_go_and_no_verdict_worse(tmp_path: Path, nam
         pytest.importorskip(NEEDS[name])
     rule = CASES[name]
     shutil.copytree(ROOT / "fixtures" / "scripts", tmp_path / "scripts")
+    shutil.copytree(SHAPES, tmp_path / "scripts", dirs_exist_ok=True)
     ran = graphdoctor(tmp_path, "run", "-q", "--timeout", "300", "-o", "before.json",
                       f"scripts/{name}.py")
     before = load(tmp_path / "before.json")

@@ -1,15 +1,15 @@
 """Where an optimizer was made, found from a line that steps it (``opt.step()``): the last
 assignment to ``opt`` before that line whose value is a call (``torch.optim.AdamW(...)``);
-and that call written again with keyword arguments set."""
+and that call with keyword arguments set, in the call's own layout: a keyword given is
+changed where it is, one not given follows the last argument (on a line of its own in a call
+written one argument per line)."""
 
 from __future__ import annotations
 
 import ast
 
-from graphdoctor.fix.edits import Edit, replaced
+from graphdoctor.fix.edits import Edit, Span, rewritten
 from graphdoctor.fix.source import INDENT, Source, called_name, calls_in
-
-LONGEST_LINE = 100  # a call longer than this is written one argument per line
 
 
 def made_at(source: Source, step_line: int, kind: str = "") -> ast.Call | None:
@@ -29,18 +29,25 @@ def made_at(source: Source, step_line: int, kind: str = "") -> ast.Call | None:
 
 
 def with_keywords(source: Source, call: ast.Call, keywords: dict[str, str]) -> Edit:
-    """``call`` with each of ``keywords`` (name -> source text) set, in place where given,
-    appended where not."""
-    args = [source.segment(a) for a in call.args]
+    """``call`` with each of ``keywords`` (name -> source text) set."""
     given = {k.arg: k for k in call.keywords if k.arg is not None}
-    kept = [f"{k.arg}={keywords[k.arg]}" if k.arg in keywords else source.segment(k)
-            for k in call.keywords]
+    spans = [Span.of(given[name].value, text) for name, text in keywords.items()
+             if name in given]
     added = [f"{name}={text}" for name, text in keywords.items() if name not in given]
-    parts, head = args + kept + added, source.segment(call.func)
-    text = f"{head}({', '.join(parts)})"
-    start = source.lines[call.lineno - 1].encode()[:call.col_offset].decode()
-    if len(start) + len(text) > LONGEST_LINE:
-        indent = source.indent(call.lineno) + INDENT
-        text = f"{head}(\n" + "".join(f"{indent}{part},\n" for part in parts) + \
-            f"{source.indent(call.lineno)})"
-    return replaced(source.lines, call, text)
+    if added:
+        spans.append(_after_the_arguments(source, call, added))
+    return rewritten(source.lines, call, spans)
+
+
+def _after_the_arguments(source: Source, call: ast.Call, added: list[str]) -> Span:
+    arguments: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
+    if not arguments:  # f(): inside the parentheses
+        line, col = call.end_lineno or call.lineno, (call.end_col_offset or 1) - 1
+        return Span(line, col, line, col, ", ".join(added))
+    last = arguments[-1]
+    line, col = last.end_lineno or last.lineno, last.end_col_offset or 0
+    if line == (call.end_lineno or call.lineno):  # the closing parenthesis on the same line
+        return Span(line, col, line, col, "".join(f", {a}" for a in added))
+    indent = source.indent(last.lineno) if last.lineno > call.lineno else \
+        source.indent(call.lineno) + INDENT
+    return Span(line, col, line, col, "".join(f",\n{indent}{a}" for a in added))
