@@ -16,7 +16,7 @@ from typing import ClassVar, TypeVar
 
 from rich.console import RenderableType
 from textual import events, work
-from textual.app import App
+from textual.app import App, UnknownModeError
 from textual.binding import Binding, BindingType
 from textual.filter import LineFilter
 
@@ -105,33 +105,39 @@ class GraphDoctorApp(App[None]):
 
     # -- where the screens' messages lead -----------------------------------------------------
     def on_go_to_screen(self, message: GoToScreen) -> None:
-        if self._leaving:
-            return
-        self.switch_mode(message.name)
+        if not self._leaving:
+            self._switch(message.name)
 
     def on_show_finding(self, message: ShowFinding) -> None:
-        if self._leaving:
-            return
-        findings = self._open(FindingsScreen)
-        findings.call_later(findings.reveal, message.index)
+        findings = None if self._leaving else self._open(FindingsScreen)
+        if findings is not None:
+            findings.call_later(findings.reveal, message.index)
 
     def on_show_graph(self, message: ShowGraph) -> None:
-        if self._leaving:
-            return
-        graphs = self._open(GraphsScreen)
-        graphs.call_later(graphs.reveal, message.key)
+        graphs = None if self._leaving else self._open(GraphsScreen)
+        if graphs is not None:
+            graphs.call_later(graphs.reveal, message.key)
 
     def on_show_event(self, message: ShowEvent) -> None:
-        if self._leaving:
-            return
-        timeline = self._open(TimelineScreen)
-        timeline.call_later(timeline.reveal, message.ref, message.frame)
+        timeline = None if self._leaving else self._open(TimelineScreen)
+        if timeline is not None:
+            timeline.call_later(timeline.reveal, message.ref, message.frame)
 
-    def _open(self, kind: type[ScreenT]) -> ScreenT:
-        """Switch to the screen of class ``kind`` and return it. One opened for the first time
-        is returned before it has mounted; what it is handed with its ``call_later`` waits
-        in its queue, which it starts on only after its mount."""
-        self.switch_mode(next(entry.name for entry in SCREENS if entry.screen is kind))
+    def _switch(self, mode: str) -> bool:
+        """Switch to ``mode``; False once the app is being closed down (its modes are gone:
+        a message still queued then, from a key pressed before, opens nothing)."""
+        try:
+            self.switch_mode(mode)
+        except UnknownModeError:
+            return False
+        return True
+
+    def _open(self, kind: type[ScreenT]) -> ScreenT | None:
+        """Switch to the screen of class ``kind`` and return it (None while the app closes).
+        One opened for the first time is returned before it has mounted; what it is handed
+        with its ``call_later`` waits in its queue, which it starts on only after its mount."""
+        if not self._switch(next(entry.name for entry in SCREENS if entry.screen is kind)):
+            return None
         screen = self.screen_stack[0]  # the mode's own, even while the search closes over it
         if not isinstance(screen, kind):
             raise TypeError(f"the {kind.__name__}'s mode holds a {type(screen).__name__}")

@@ -152,3 +152,21 @@ async def test_closing_a_box_left_under_another_screen_pops_nothing(opened: str)
         await settle(pilot)
         assert app.screen is not box
     assert app.return_code is None, app.crash_summary()
+
+
+@pytest.mark.parametrize("message", ["finding", "graph", "event", "screen"])
+async def test_a_message_queued_while_the_app_closes_opens_nothing(message: str) -> None:
+    """The key-burst crash of 'No known mode findings': a key's message handled after
+    Textual had cleared the app's modes for its shutdown (the harness's, not q's)."""
+    from graphdoctor.tui.events import EventRef
+    from graphdoctor.tui.navigation import GoToScreen, ShowEvent, ShowFinding, ShowGraph
+
+    app = demo_app("launch_bound")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app._modes.clear()  # as Textual's _close_all leaves them
+        posted = {"finding": ShowFinding(0), "graph": ShowGraph((-1, 0)),
+                  "event": ShowEvent(EventRef("replays", 0)), "screen": GoToScreen("findings")}
+        app.post_message(posted[message])
+        await pilot.pause()
+    assert app.return_code in (None, 0)
