@@ -45,7 +45,7 @@ from graphdoctor.record import gpu_sample, inputs
 from graphdoctor.record.errors import record_exception
 from graphdoctor.record.gpu_sample import TIMED_FIRST, sampled_note
 from graphdoctor.record.recorder import Recorder
-from graphdoctor.trace.event_kinds import NONE, Replay
+from graphdoctor.trace.event_kinds import HOST_NOT_TIMED, NONE, Replay
 from graphdoctor.trace.names import AT_REPLAY, SAMPLE_EVERY_NS
 from graphdoctor.trace.spool.records import REPLAY_RUN_MAX, ReplayRun
 
@@ -187,15 +187,18 @@ class ReplayPath:
             return int(log.replays())
 
     def _timed(self, original: Callable[[Any], Any], graph: Any, gid: int, count: int) -> Any:
-        """A replay timed on the GPU: a pair of CUDA events around it (and, with --full, its
-        kernels), its row written once the events have completed."""
+        """A replay timed on the GPU: a pair of CUDA events around it, its row written once
+        the events have completed. The one replay --full runs under the profiler for its
+        kernels is not timed: the profiler's start and its reading of the events (seconds,
+        on the first) would be in its times."""
         rec, timer, kernel_timer = self.rec, self.rec.timer, self.hooks.kernel_timer
         assert timer is not None
         run = original if kernel_timer is None else kernel_timer.replay_for(
             gid, count - 1, original)
+        profiled = run is not original
         rec.nvtx.push_replay(gid)
         t0 = time.perf_counter_ns()
-        token = timer.start()
+        token = None if profiled else timer.start()
         try:
             run(graph)
         except BaseException as error:
@@ -205,7 +208,8 @@ class ReplayPath:
             rec.nvtx.pop()
         t1 = time.perf_counter_ns()
         stream = token[3] if token else self.streams.get(gid, 0)
-        row = Replay(t0 - rec.t0, t1 - t0, NONE, gid, stream, rec.thread())
+        row = Replay(t0 - rec.t0, HOST_NOT_TIMED if profiled else t1 - t0, NONE, gid, stream,
+                     rec.thread())
         if token is None:  # the timer declined (a capture, a profiler): not again at once
             rec.emit(row)
         else:

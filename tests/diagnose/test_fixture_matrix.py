@@ -38,7 +38,9 @@ EXPECTED: dict[str, tuple[set[str], tuple[str, int] | None, list[str]]] = {
     "launch_bound": ({"serial-tiny-kernels"}, ("launch_bound.py", 24), ["faster"]),
     # a host callback captured into a graph: measured from the warmup's two warm calls of
     # step (the script times no eager step of its own)
-    "host_node_in_capture": ({"host-node-in-graph"}, ("host_node_in_capture.py", 37),
+    # replay 1547 of 2500 took 2.21 ms of GPU against 131 µs: something else held it
+    "host_node_in_capture": ({"host-node-in-graph", "replay-outlier"},
+                             ("host_node_in_capture.py", 37),
                              ["faster", "faster"]),
     "tiny_graph": ({"too-little-work-per-graph"}, ("tiny_graph.py", 20), ["faster"]),
     # recorded again with each graph's anatomy: its step is also one chain of 100 tiny kernels
@@ -71,7 +73,9 @@ EXPECTED: dict[str, tuple[set[str], tuple[str, int] | None, list[str]]] = {
     # the default mode places a capture's allocations at its own line (--full: each one's)
     "other_device_in_capture": ({"other-device-in-capture", "empty-graph"},
                                 ("other_device_in_capture.py", 9), ["unsafe"]),
-    "dist_healthy_capture": ({"collective-in-capture"}, ("dist_healthy_capture.py", 23),
+    # rank 0's second replay: 1.19 ms of GPU against 48.5 µs
+    "dist_healthy_capture": ({"collective-in-capture", "replay-outlier"},
+                             ("dist_healthy_capture.py", 23),
                              ["unmeasured", "unmeasured"]),
     "dist_extra_allreduce_in_capture": (
         {"collective-in-capture", "ranks-diverged", "distributed-hang", "teardown-hang"},
@@ -159,7 +163,8 @@ EXPECTED: dict[str, tuple[set[str], tuple[str, int] | None, list[str]]] = {
     # two pipeline stages: send and recv captured and replayed (no divergence), then
     # destroy_process_group() hangs while the graph lives (the hang names each rank's line)
     "dist_pipeline_p2p_capture": ({"collective-in-capture", "distributed-hang",
-                                   "teardown-hang"}, None, ["unmeasured", "unmeasured"]),
+                                   "teardown-hang", "replay-outlier"}, None,
+                                  ["unmeasured", "unmeasured"]),
     # four ranks, awaiting a machine with four GPUs: what the rules are expected to say,
     # written before the recording (tests/scale_expectations.py has the rest)
     "dist4_tp_dp_capture": ({"collective-in-capture"}, ("dist4_tp_dp_capture.py", 28),
@@ -175,6 +180,8 @@ EXPECTED: dict[str, tuple[set[str], tuple[str, int] | None, list[str]]] = {
                                                   "unmeasured"]),
 }
 HEALTHY_DISTRIBUTED = ("dist_healthy_capture",)
+# a replay held by something else: placed at its graph's capture, its cause not a line
+NAME_NO_CULPRIT = frozenset({"replay-outlier"})
 HEALTHY = ("launch_bound", "compile_healthy", "healthy_make_graphed_callables",
            "frozen_lr_tensor", "real_mlp48_sidestream_warmup", "real_tv_resnet_train_capture",
            "real_graphed_callables_autocast", "real_decode_eager_then_compiled",
@@ -197,7 +204,8 @@ def test_culprit_line(scenario: str) -> None:
     expected_rules, culprit, _ = EXPECTED[scenario]
     if culprit is None:
         pytest.skip("this scenario's findings point at no single line")
-    findings = [f for f in report_for(scenario).diagnosis.findings if f.name in expected_rules]
+    findings = [f for f in report_for(scenario).diagnosis.findings
+                if f.name in expected_rules - NAME_NO_CULPRIT]
     assert findings and findings[0].location is not None
     location = findings[0].location
     assert (location.file.rsplit("/", 1)[-1], location.line) == culprit
@@ -280,7 +288,8 @@ def test_a_long_chain_of_tiny_kernels_gives_its_counts_and_times() -> None:
 
 
 def test_a_host_node_is_named_and_an_empty_graph_counts_zero_nodes() -> None:
-    [host] = report_for("host_node_in_capture").diagnosis.findings
+    [host] = [f for f in report_for("host_node_in_capture").diagnosis.findings
+              if f.name == "host-node-in-graph"]
     assert host.graph == 0 and "a function at 0x" in host.explanation
     [empty] = report_for("empty_graph").diagnosis.findings
     assert "the driver listed 0 nodes in it" in empty.explanation
