@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 NOT_MEASURED = "-"
+NOT_MEASURED_WORDS = "not measured"  # in a sentence, where a table says NOT_MEASURED
 NS_PER_S = 1_000_000_000
 _DURATION_UNITS = ((NS_PER_S, "s"), (1_000_000, "ms"), (1_000, "µs"))
 _AXIS_UNITS = (*_DURATION_UNITS, (1, "ns"))

@@ -47,12 +47,14 @@ SCREENS = (
 of them: the modes, the keys, the bar and the help are all made from it."""
 
 APP_KEYS: list[BindingType] = [
-    Binding("question_mark", "help", "Help", key_display="?"),
+    Binding("question_mark,f1", "help", "Help", key_display="?"),
+    Binding("escape,backspace", "go_back", "Back", show=False),
     Binding("slash", "search", "Search", key_display="/"),
     Binding("q", "quit", "Quit"),
 ]
 
 ScreenT = TypeVar("ScreenT", bound=ReportScreen)
+MOST_TRAIL = 3  # screens of the way back shown in the header
 
 
 def _screen_keys() -> list[BindingType]:
@@ -74,6 +76,7 @@ class GraphDoctorApp(App[None]):
         self.view = ReportView(report, name)
         self.sub_title = self.view.name
         self._leaving = False  # quit was asked: what is still queued opens nothing
+        self._jumps: list[str] = []  # the screens jumps came from, the last one last
         for entry in SCREENS:  # modes of this instance, not the class: built on its view
             self.add_mode(entry.name, partial(entry.screen, self.view, SCREENS, entry.name))
 
@@ -124,13 +127,31 @@ class GraphDoctorApp(App[None]):
             timeline.call_later(timeline.reveal, message.ref, message.frame)
 
     def _switch(self, mode: str) -> bool:
-        """Switch to ``mode``; False once the app is being closed down (its modes are gone:
-        a message still queued then, from a key pressed before, opens nothing)."""
+        """Switch to ``mode``, remembering where the jump came from (Esc goes back there);
+        False once the app is being closed down (its modes are gone: a message still queued
+        then, from a key pressed before, opens nothing)."""
+        came_from = self.current_mode
         try:
             self.switch_mode(mode)
         except UnknownModeError:
             return False
+        if came_from != mode:
+            self._jumps.append(came_from)
+            self._show_trail()
         return True
+
+    def action_go_back(self) -> None:
+        """Esc or backspace: back to the screen the last jump (enter on a finding, a verdict,
+        an event, a search hit) came from."""
+        if self._jumps:
+            self.switch_mode(self._jumps.pop())
+            self._show_trail()
+
+    def _show_trail(self) -> None:
+        """The way back, beside the report's name: ``run.json · esc: Findings ‹ Summary``."""
+        titles = {entry.name: entry.title for entry in SCREENS}
+        trail = " ‹ ".join(titles.get(mode, mode) for mode in reversed(self._jumps[-MOST_TRAIL:]))
+        self.sub_title = f"{self.view.name} · esc: {trail}" if trail else self.view.name
 
     def _open(self, kind: type[ScreenT]) -> ScreenT | None:
         """Switch to the screen of class ``kind`` and return it (None while the app closes).

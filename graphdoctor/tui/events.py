@@ -21,7 +21,7 @@ from graphdoctor.trace.model import NONE, Frame, Trace
 from graphdoctor.trace.queries import graph_by_id
 from graphdoctor.trace.stream_names import stream_label, stream_names
 from graphdoctor.trace.tallies import teardown_calls
-from graphdoctor.units import format_bytes, format_duration, format_moment
+from graphdoctor.units import NOT_MEASURED_WORDS, format_bytes, format_duration, format_moment
 
 # What a ref may name besides the kinds of event: the trace's structure.
 STRUCTURE = ("graphs", "phases", "functions")
@@ -152,9 +152,8 @@ def _stream_name(context: _Context, stream: int) -> str:
 
 def _replay(context: _Context, index: int) -> Described:
     row = _row(context, "replays", index)
-    gpu = format_duration(row.gpu) if row.gpu >= 0 else "not measured"
-    host = "not taken (a launch CUPTI saw: on the GPU only)" if row.dur == HOST_NOT_TIMED \
-        else format_duration(row.dur)
+    gpu = format_duration(row.gpu) if row.gpu >= 0 else NOT_MEASURED_WORDS
+    host = NOT_MEASURED_WORDS if row.dur == HOST_NOT_TIMED else format_duration(row.dur)
     return (f"replay of graph {row.graph}",
             [("host", host), ("GPU", gpu),
              ("stream", _stream_name(context, row.stream)), ("thread", str(row.thread))], NONE)

@@ -7,6 +7,7 @@ from graphdoctor.trace.locations import package_path
 from graphdoctor.trace.model import Frame
 from graphdoctor.trace.queries import culprit_of
 from graphdoctor.trace.stream_names import stream_names
+from graphdoctor.tui.aggregate import graph_rows
 from graphdoctor.tui.events import (
     EventRef,
     describe,
@@ -15,6 +16,8 @@ from graphdoctor.tui.events import (
     ref_from_evidence,
     source_context,
 )
+from graphdoctor.tui.screens.graphs import timings_text
+from graphdoctor.units import NOT_MEASURED_WORDS
 from tests.reports import report_for
 
 
@@ -98,11 +101,16 @@ def test_a_stream_has_one_name_in_its_finding_its_lane_and_its_events() -> None:
     assert describe(report.trace, EventRef("stream_ops", fork)).title.endswith(f"on {label}")
 
 
-def test_a_launch_cupti_saw_says_its_host_time_was_not_taken() -> None:
-    """CUPTI times a launch on the GPU only: the pane says so rather than "0 ns"."""
+def test_a_launch_cupti_saw_says_its_host_time_was_not_measured() -> None:
+    """CUPTI times a launch on the GPU only: the pane says so rather than "0 ns", in the
+    words the graph's screen uses too."""
     trace = report_for("cupy_capture").trace
     details = dict(describe(trace, EventRef("replays", 0)).fields)
-    assert details["host"].startswith("not taken") and details["GPU"].endswith("µs")
+    assert details["host"] == NOT_MEASURED_WORDS and details["GPU"].endswith("µs")
+    [row] = graph_rows(trace)
+    said = timings_text(row.replays, row.eager).plain
+    assert said.startswith(f"250 replays, medians: host {NOT_MEASURED_WORDS}, GPU 215 µs")
+    assert "0 ns" not in said
 
 
 def test_an_instantiation_shows_how_long_it_took_and_the_line_that_asked() -> None:

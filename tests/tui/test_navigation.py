@@ -20,8 +20,8 @@ from tests.tui.helpers import app_for, demo_app, settle, shown
 
 BAR = "1 Summary 2 Findings (1) 3 Timeline 4 Allocations 5 Graphs"
 EVERYWHERE = [("1 s", "Summary"), ("2 f", "Findings"), ("3 t", "Timeline"),
-              ("4 a", "Allocations"), ("5 g", "Graphs"), ("?", "Help"), ("/", "Search"),
-              ("q", "Quit")]
+              ("4 a", "Allocations"), ("5 g", "Graphs"), ("? F1", "Help"),
+              ("esc backspace", "Back"), ("/", "Search"), ("q", "Quit")]
 
 
 def help_sections(text: str) -> dict[str, list[tuple[str, str]]]:
@@ -144,3 +144,36 @@ async def test_search_hits_post_their_messages() -> None:
         assert {m.key for m in posted if isinstance(m, ShowGraph)} == {(NONE, 0)}
         assert isinstance(app.screen, GraphsScreen)
         assert app.screen.query_one("#graphs-table", DataTable).cursor_row == 0
+
+
+async def test_escape_goes_back_along_the_jumps_and_the_header_shows_the_way() -> None:
+    """Findings → enter (its evidence on the timeline): esc clears the selection first, then
+    goes back to Findings; the way back is in the header until it is walked."""
+    app = demo_app("item_in_capture")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("2", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, TimelineScreen)
+        assert app.sub_title.endswith("· esc: Findings")
+        await pilot.press("escape")  # the selected event first
+        await settle(pilot)
+        assert isinstance(app.screen, TimelineScreen)
+        assert app.screen.query_one(Timeline).state.selected is None
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, FindingsScreen) and "esc:" not in app.sub_title
+        await pilot.press("backspace")  # nothing further back: stays
+        await settle(pilot)
+        assert isinstance(app.screen, FindingsScreen)
+
+
+async def test_f1_opens_the_help() -> None:
+    from graphdoctor.tui.screens.help import HelpScreen
+
+    app = demo_app("item_in_capture")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)

@@ -25,7 +25,7 @@ from graphdoctor.tui.screens.base import ReportScreen
 from graphdoctor.tui.screens.help import binding_lines
 from graphdoctor.tui.timeline.findings import finding_span
 
-PATCH_HINT = "patch: f shows it, y copies it (graphdoctor fix REPORT --apply writes it)"
+PATCH_HINT = "patch: d shows it, y copies it (graphdoctor fix REPORT --apply writes it)"
 NO_PATCH = ("This finding has no patch: graphdoctor fix writes one for some rules, where the "
             "report's files are on this machine, unchanged")
 NO_FINDINGS = ("No findings: the diagnosis found nothing in this run that needs changing. "
@@ -58,7 +58,8 @@ class FindingsScreen(ReportScreen):
         # A priority binding, so the footer shows it over the lists' own "select" on enter.
         Binding("enter", "show_evidence", "Show on timeline", priority=True),
         Binding("e", "focus_evidence", "Evidence"),
-        Binding("f", "toggle_patch", "Patch"),
+        # d for the diff (f already opens this screen from every other)
+        Binding("d", "toggle_patch", "Patch"),
         Binding("y", "copy_patch", "Copy patch", show=False),  # the footer keeps q at 80
     ]
     showing_patch = False

@@ -46,7 +46,7 @@ from graphdoctor.trace.names import (
 )
 from graphdoctor.tui.palette import CALL_MARKS
 from graphdoctor.tui.report_view import ReportView
-from graphdoctor.units import counted, format_duration, format_speedup
+from graphdoctor.units import NOT_MEASURED_WORDS, counted, format_duration, format_speedup
 
 EAGER_STYLE = CALL_MARKS[EAGER_CALL].style
 GAP_STYLE = "white"
@@ -262,7 +262,7 @@ def reading(story: StepStory) -> str:
         return ""
     if m.host_bound and speedup >= FASTER_FROM:
         launch = f"in {_d(m.replay_host)}" if m.replay_host else \
-            "at once (its host time was not taken)"
+            f"at once (its host time {NOT_MEASURED_WORDS})"
         return (f"eager was host-bound: launching took {_d(m.eager_host)} for {_d(m.eager)} "
                 f"of GPU work; a replay launches it all {launch} and the GPU then takes "
                 f"{_d(m.replay)}: {outcome(speedup)}")

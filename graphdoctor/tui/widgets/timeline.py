@@ -271,6 +271,13 @@ class Timeline(ScrollView, can_focus=True):
     def action_clear(self) -> None:
         self.state = moves.select(self.state, None)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Escape clears a selection; with none, it goes on to the app (back along the
+        jumps that led here)."""
+        if action == "clear" and self.state.selected is None:
+            return False
+        return True
+
     # -- revealing an event from elsewhere (a finding's evidence, a search) ---------------
     def reveal(self, ref: EventRef, start: int, end: int, frame: Span | None = None) -> bool:
         """Select ``ref`` and zoom to it with some of its phase around, or to all of
