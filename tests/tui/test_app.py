@@ -216,14 +216,26 @@ async def test_a_click_selects_and_the_wheel_zooms() -> None:
 
 
 async def test_summary_rows_open_their_finding_and_graph() -> None:
-    app = demo_app()
+    app = demo_app("launch_bound")
     async with app.run_test(size=(100, 40)) as pilot:
-        await pilot.press("enter")  # the verdict
+        await pilot.press("enter")  # the verdict: faster, so its graph
         await settle(pilot)
         assert isinstance(app.screen, GraphsScreen)
         await pilot.press("1", "tab", "enter")  # the top finding
         assert isinstance(app.screen, FindingsScreen)
         assert app.screen.current == 0
+
+
+async def test_enter_on_a_failed_verdict_opens_why_with_the_culprit_and_its_fix() -> None:
+    app = demo_app()  # item_in_capture: graph 0 failed on an .item()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, FindingsScreen)
+        finding = app.view.findings[app.screen.current or 0]
+        assert finding.id == "GD101"
+        text = shown(app, "#finding-text")
+        assert "▶15     scale = y.abs().max().item()" in text and "Fix: Move this read" in text
 
 
 async def test_graphs_list_each_capture_and_t_shows_it_on_the_timeline() -> None:

@@ -65,15 +65,23 @@ async def test_the_summary_says_how_each_rank_ended_and_what_it_raised() -> None
         assert "rank 0    on GPU 0" in environment and "rank 1    on GPU 1" in environment
 
 
-async def test_a_ranks_verdict_opens_that_ranks_graph() -> None:
+async def test_a_ranks_verdict_opens_that_ranks_graph_or_why_it_failed() -> None:
     app = app_for(report_for(FAILS))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("down", "enter")  # rank 1's verdict: its graph 0 failed
         await settle(pilot)
+        assert isinstance(app.screen, FindingsScreen)
+        failed = app.view.findings[app.screen.current or 0]
+        assert (failed.id, failed.rank) == ("GD101", 1)
+        await pilot.press("1", "up", "enter")  # rank 0's verdict: unmeasured, so its graph
+        await settle(pilot)
         assert isinstance(app.screen, GraphsScreen)
         table = app.screen.query_one("#graphs-table", DataTable)
-        assert table.cursor_row == 1
-        assert table_rows(app, "#graphs-table")[1][:4] == ["1", "0", "torch.cuda.graph", "failed"]
+        assert table.cursor_row == 0
+        assert table_rows(app, "#graphs-table")[0][:4] == ["0", "0", "torch.cuda.graph",
+                                                          "captured"]
+        await pilot.press("down")
+        await settle(pilot)
         text = shown(app, "#graph-text")
         assert text.startswith("rank 1 · graph 0") and "because AcceleratorError" in text
         assert "GD403" in text and "GD402" not in text  # GD402 belongs to rank 0

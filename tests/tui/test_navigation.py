@@ -111,14 +111,20 @@ async def test_a_finding_asked_for_before_its_screen_is_built_is_highlighted() -
 
 
 async def test_a_ranks_verdict_posts_its_graph_and_the_graphs_table_shows_that_row() -> None:
+    """Rank 0's verdict (unmeasured) opens its graph; rank 1's, failed, its finding."""
     posted: list[Message] = []
     app = app_for(report_for("dist_rank_capture_fails"))
     async with app.run_test(size=(120, 40), message_hook=posted.append) as pilot:
-        await pilot.press("down", "enter")
+        await pilot.press("enter")
         await settle(pilot)
-        assert {m.key for m in posted if isinstance(m, ShowGraph)} == {(1, 0)}
+        assert {m.key for m in posted if isinstance(m, ShowGraph)} == {(0, 0)}
         assert isinstance(app.screen, GraphsScreen)
-        assert app.screen.query_one("#graphs-table", DataTable).cursor_row == 1
+        assert app.screen.query_one("#graphs-table", DataTable).cursor_row == 0
+        await pilot.press("1", "down", "enter")
+        await settle(pilot)
+        shown_finding = [m for m in posted if isinstance(m, ShowFinding)][-1]
+        assert app.view.findings[shown_finding.index].rank == 1
+        assert isinstance(app.screen, FindingsScreen)
 
 
 async def test_an_event_asked_for_on_the_open_timeline_is_selected_there() -> None:
@@ -177,3 +183,18 @@ async def test_f1_opens_the_help() -> None:
         await pilot.press("f1")
         await settle(pilot)
         assert isinstance(app.screen, HelpScreen)
+
+
+async def test_arrows_flow_from_the_verdicts_to_the_findings_and_back() -> None:
+    app = app_for(report_for("dist_rank_capture_fails"))  # two verdicts, four findings
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("up")  # the first verdict: nowhere above it to go
+        assert app.focused is not None and app.focused.id == "verdicts"
+        await pilot.press("down", "down")  # past the last verdict: the findings
+        assert app.focused is not None and app.focused.id == "top-findings"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, FindingsScreen) and app.screen.current == 0
+        await pilot.press("1", "up")  # back up from the first finding
+        assert app.focused is not None and app.focused.id == "verdicts"

@@ -13,7 +13,7 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from graphdoctor.clean_text import clean
-from graphdoctor.diagnose.findings import Verdict
+from graphdoctor.diagnose.findings import FAILED, UNSAFE, Verdict
 from graphdoctor.diagnose.view import rank_ranges
 from graphdoctor.report import rank_groups
 from graphdoctor.report.render.common import (
@@ -46,6 +46,36 @@ from graphdoctor.units import (
 )
 
 TOP_FINDINGS = 5
+CAUSED = frozenset({FAILED, UNSAFE})  # verdicts whose enter opens the finding that says why
+
+
+class FlowingList(OptionList):
+    """An option list that hands the focus on past its last option (down) and back before
+    its first (up), so arrows flow from the verdicts to the findings and back; at the
+    screen's first and last option they stay (no wrapping round)."""
+
+    def action_cursor_down(self) -> None:
+        if not self._at_edge(-1):
+            super().action_cursor_down()
+        elif (below := self._neighbour(1)) is not None:
+            below.focus()
+
+    def action_cursor_up(self) -> None:
+        if not self._at_edge(0):
+            super().action_cursor_up()
+        elif (above := self._neighbour(-1)) is not None:
+            above.focus()
+
+    def _at_edge(self, end: int) -> bool:
+        """Whether the highlight is on the first (``end`` 0) or last (-1) enabled option."""
+        enabled = [i for i, option in enumerate(self.options) if not option.disabled]
+        return not enabled or self.highlighted == enabled[end]
+
+    def _neighbour(self, step: int) -> FlowingList | None:
+        """The list before or after this one on the screen; None at either end (no wrap)."""
+        lists = list(self.screen.query(FlowingList))
+        index = lists.index(self) + step
+        return lists[index] if 0 <= index < len(lists) else None
 
 
 class SummaryScreen(ReportScreen):
@@ -55,10 +85,11 @@ class SummaryScreen(ReportScreen):
         yield self.mode_bar()
         with VerticalScroll(id="summary"):
             yield Static(outcome_text(self.view), id="outcome")
-            yield Static("Verdicts (enter: the graph)", classes="section-title")
-            yield OptionList(*verdict_options(self.view), id="verdicts")
+            yield Static("Verdicts (enter: the graph, or why it failed)",
+                         classes="section-title")
+            yield FlowingList(*verdict_options(self.view), id="verdicts")
             yield Static("Top findings (enter: the finding)", classes="section-title")
-            yield OptionList(*finding_options(self.view), id="top-findings")
+            yield FlowingList(*finding_options(self.view), id="top-findings")
             yield Static("Environment", classes="section-title")
             yield Static(environment_text(self.view), id="environment")
         yield Footer()
@@ -108,9 +139,22 @@ def verdict_options(view: ReportView, open_groups: frozenset[int] = frozenset())
 
 
 def _verdict_option(view: ReportView, v: Verdict, indent: str = "") -> Option:
-    graph = _graph_of(view, v)
+    """A verdict; enter opens its graph, or, for a graph that failed or is unsafe, the
+    finding that says why, with the culprit and its fix."""
+    graph, finding = _graph_of(view, v), _cause_of(view, v)
+    target = f"finding:{finding}" if finding is not None else \
+        _graph_id(view, v.rank, graph) if graph != NONE else None
     return Option(_verdict(v.kind, f"{indent}{v.subject}", v.speedup, summary_without_speedup(v)),
-                  id=_graph_id(view, v.rank, graph) if graph != NONE else None)
+                  id=target)
+
+
+def _cause_of(view: ReportView, verdict: Verdict) -> int | None:
+    """The index in the report's findings of the first one a failed or unsafe verdict
+    cites; None for other verdicts."""
+    if verdict.kind not in CAUSED:
+        return None
+    return next((index for index, f in enumerate(view.findings) if f.rank == verdict.rank
+                 and f"{f.id} {f.name}" in verdict.findings), None)
 
 
 def _group_options(view: ReportView, index: int, row: VerdictRow, shown: bool) -> list[Option]:
