@@ -11,6 +11,7 @@ import click
 
 from graphdoctor.cli.common import handle_errors, say
 from graphdoctor.cli.reporting import GIVEN_HELP, open_given, reports_argument
+from graphdoctor.diagnose.findings import Finding
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.fix import files, verify
 from graphdoctor.fix.patchers import PATCHERS, Options
@@ -99,10 +100,9 @@ def _tell(found: Plan) -> None:
         say("graphdoctor: no finding of this report has a patch")
 
 
-def _named(finding: object) -> str:
-    rank = getattr(finding, "rank", -1)
-    return (f"{getattr(finding, 'id', '')} {getattr(finding, 'name', '')}"
-            + (f" (rank {rank})" if rank >= 0 else ""))
+def _named(finding: Finding) -> str:
+    return f"{finding.id} {finding.name}" + (f" (rank {finding.rank})" if finding.rank >= 0
+                                              else "")
 
 
 def _verified(report: Report, found: Plan, timeout: float) -> int:

@@ -69,9 +69,10 @@ def plan(report: Report, read: SourceReader, options: Options = DEFAULTS) -> Pla
     sources: dict[str, Source] = {}
     for finding in report.diagnosis.findings:
         outcome = _fix(finding, read, options, sources)
-        if isinstance(outcome, Fix) and _overlaps(outcome, fixes):
-            outcome = NoFix(finding, OVERLAPS)
-        (fixes if isinstance(outcome, Fix) else left).append(outcome)  # type: ignore[arg-type]
+        if isinstance(outcome, Fix) and not _overlaps(outcome, fixes):
+            fixes.append(outcome)
+        else:
+            left.append(outcome if isinstance(outcome, NoFix) else NoFix(finding, OVERLAPS))
     fixes = _distinct(fixes)
     return Plan(tuple(fixes), tuple(left), _files(report, fixes, sources))
 

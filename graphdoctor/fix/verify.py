@@ -54,10 +54,6 @@ class VerdictChange:
     def worse(self) -> bool:
         return self.after is None or verdict_rank(self.after) > verdict_rank(self.before)
 
-    @property
-    def better(self) -> bool:
-        return self.after is not None and verdict_rank(self.after) < verdict_rank(self.before)
-
 
 @dataclass(frozen=True)
 class Proof:
@@ -77,8 +73,8 @@ class Proof:
 def copy_and_patch(plan: Plan, rerun: Rerun) -> tuple[Path, Path, tuple[str, ...]]:
     """The copy's folder, the script in it, and the patched files left outside it."""
     script = Path(os.path.realpath(os.path.join(rerun.cwd, rerun.script)))
-    folder = Path(tempfile.mkdtemp(prefix="graphdoctor-fix-"))
     _check_size(script.parent)
+    folder = Path(tempfile.mkdtemp(prefix="graphdoctor-fix-"))
     copy = folder / script.parent.name
     shutil.copytree(script.parent, copy, symlinks=True, ignore=SKIPPED)
     outside = tuple(patch.name for patch in plan.files

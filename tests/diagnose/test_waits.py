@@ -87,3 +87,19 @@ def test_the_main_thread_is_known_wherever_the_signal_landed() -> None:
     assert sum(t.label == stacks_at_end.MAIN_THREAD for t in threads) == 1
     assert waits.wait_of(threads[0], no_source) == waits.Wait(waits.GPU_SYNC,
                                                               "torch.cuda.synchronize()")
+
+
+@pytest.mark.parametrize("scenario", ["dist_extra_allreduce_in_capture",
+                                      "dist_branch_extra_collective",
+                                      "dist_pipeline_p2p_capture"])
+def test_a_hang_shows_each_ranks_last_event_on_the_timeline(scenario: str) -> None:
+    """No rank waits in a collective (they hang in destroy_process_group): the evidence is
+    the last event each rank recorded, so the finding opens on the timeline."""
+    [hang] = [f for f in report_for(scenario).diagnosis.findings if f.id == "GD404"]
+    assert sorted(e.rank for e in hang.evidence) == [0, 1]
+    assert all(e.note.startswith("the last event rank") for e in hang.evidence)
+    for evidence in hang.evidence:
+        trace = report_for(scenario).trace_of(evidence.rank)
+        last = max(row.t for table in ("syncs", "collectives", "replays", "stream_ops")
+                   for row in trace.tables[table])
+        assert trace.tables[evidence.kind][evidence.index].t == last

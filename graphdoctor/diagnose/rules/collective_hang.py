@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from graphdoctor.diagnose import stacks_at_end, waits
-from graphdoctor.diagnose.findings import ERROR, FAILED, Finding, Rule
+from graphdoctor.diagnose.findings import ERROR, FAILED, Evidence, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.endings import TIMED_OUT
 
@@ -39,6 +39,22 @@ def _pending(view: TraceView) -> tuple[int, Any] | None:
     """The collective this rank entered last and never left."""
     pending = [(i, c) for i, c in view.rows("collectives") if c.dur < 0]
     return pending[-1] if pending else None
+
+
+# what a rank's last moments are read from, on the timeline: where it was when it stopped
+LAST_EVENT_TABLES = ("collectives", "syncs", "replays", "stream_ops")
+
+
+def _last_event(view: TraceView) -> tuple[str, int] | None:
+    """The table and row of the last event the rank recorded (of LAST_EVENT_TABLES)."""
+    last = [(rows[-1][1].t, table, rows[-1][0]) for table in LAST_EVENT_TABLES
+            if table in view.trace.tables and (rows := list(view.rows(table)))]
+    return max(last)[1:] if last else None
+
+
+def _last_seen(view: TraceView, rank: int, peer: TraceView) -> Evidence:
+    table, index = _last_event(peer)  # type: ignore[misc]
+    return view.evidence(table, index, f"the last event rank {rank} recorded", rank=rank)
 
 
 def _where(view: TraceView) -> str:
@@ -68,7 +84,9 @@ def _finding(view: TraceView, views: dict[int, TraceView],
                      "its group joins it, on the GPU for a captured one."),
         fix="See what each rank was doing, and make every rank reach the same collectives in "
             "the same order.",
-        evidence=tuple(view.evidence("collectives", i, rank=r) for r, (i, _) in waiting.items()),
+        evidence=tuple(view.evidence("collectives", i, rank=r) for r, (i, _) in waiting.items())
+        + tuple(_last_seen(view, r, peer) for r, peer in views.items() if r not in waiting
+                and _last_event(peer) is not None),
         location=(views[located].location(waiting[located][1].stack)
                   if located is not None else None),
         rank=located if located is not None else -1)
