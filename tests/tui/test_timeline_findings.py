@@ -183,6 +183,23 @@ async def test_p_and_shift_p_go_from_problem_to_problem_on_the_events_own_lanes(
         assert timeline.state.selected == sync.ref
 
 
+async def test_p_from_the_whole_run_zooms_to_the_evidence_away_from_the_edge() -> None:
+    """At the whole run's zoom the evidence would sit in the last column: p zooms to it with
+    some of its phase around, as enter on a finding does."""
+    app = app_for(report_for("item_in_capture"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("3")
+        await settle(pilot)
+        timeline = timeline_of(app)
+        assert timeline.state.window.span >= timeline.limits.span  # the whole run
+        await pilot.press("p")
+        state = timeline.state
+        sync = app.view.problems[0]
+        assert state.selected == sync.ref and state.window.span < timeline.limits.span
+        column = state.cursor_column(timeline.plot_width)
+        assert 0 < column < timeline.plot_width - 1
+
+
 async def test_p_visits_every_rank_s_problems_in_time_order() -> None:
     app = app_for(load(DISTRIBUTED))
     async with app.run_test(size=(120, 40)) as pilot:

@@ -224,14 +224,17 @@ class Timeline(ScrollView, can_focus=True):
 
     def action_problem(self, forward: bool) -> None:
         """To the next (or previous) piece of a finding's evidence on any lane, selected on
-        its own lane, keeping the zoom when it fits."""
+        its own lane, keeping the zoom when it fits; from the whole run, zoomed to it with
+        some of its phase around (at the whole run's zoom it would sit in the edge column)."""
         problem = next_problem(self.problems, self.state.cursor, self.state.selected, forward)
         found = self._locate(problem.ref, problem.start) if problem is not None else None
         if problem is None or found is None:
             self.notify("No more problems that way.", timeout=2)
             return
         lane, event = found
-        context = (self.state.window.span + 1) // 2  # half the window, rounded up: the same zoom
+        whole = self.state.window.span >= self.limits.span
+        context = self._reveal_context(problem.start, problem.start, lane) if whole else \
+            (self.state.window.span + 1) // 2  # half the window, rounded up: the same zoom
         state = moves.show_moment(self.state, self.limits, problem.start, problem.start, context)
         self.state = replace(moves.select(state, event, lane), cursor=problem.start)
 
