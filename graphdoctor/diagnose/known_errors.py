@@ -31,9 +31,11 @@ class KnownError:
     fix: str  # with the pattern's groups and {op}: the call that raised, where known
 
 
+OPTIMIZER_NOT_CAPTURABLE = "optimizer-not-capturable"  # a patch is written for this one
+
 KNOWN_ERRORS: tuple[KnownError, ...] = (
     KnownError(
-        "optimizer-not-capturable",
+        OPTIMIZER_NOT_CAPTURABLE,
         re.compile(r"graph capture of step\(\) for an instance of (?P<optimizer>\w+) but "
                    r"param_groups' capturable is False"),
         "{optimizer}.step() was captured, but the optimizer was made with capturable=False",

@@ -42,6 +42,13 @@ class Source:
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
         return text[:len(text) - len(text.lstrip())]
 
+    def lines_at_level_of(self, statement: ast.stmt, outer: ast.stmt) -> list[str]:
+        """The statement's lines with the indentation it has beyond ``outer`` taken off:
+        as written at ``outer``'s level (where a patch moves it)."""
+        extra = self.indent(statement.lineno)[len(self.indent(outer.lineno)):]
+        lines = self.lines[statement.lineno - 1:statement.end_lineno or statement.lineno]
+        return [line[len(extra):] if line.startswith(extra) else line for line in lines]
+
     def statement_at(self, line: int) -> ast.stmt | None:
         """The innermost simple statement that spans ``line``."""
         found = [node for node in self._walk() if isinstance(node, ast.stmt)

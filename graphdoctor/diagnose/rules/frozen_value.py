@@ -37,6 +37,10 @@ from graphdoctor.trace.names import (
 from graphdoctor.units import counted, format_duration
 
 ID, NAME = "GD305", "frozen-host-value"
+# measurements a patch reads (graphdoctor.fix.patchers.frozen_lr): the number as captured,
+# which one it is and what holds it, and the script's line that changed it
+CAPTURED_VALUE, VALUE_NAME, HELD_BY, OWNER = "captured", "name", "held_by", "owner"
+CHANGED_FILE, CHANGED_LINE = "changed_file", "changed_line"
 KIND = "frozen_values"
 SHOWN = 3  # values named one by one before the last
 FIGURES = 4  # significant figures of a float in the text (the measurements keep all)
@@ -149,7 +153,7 @@ def _changed(view: TraceView, graph: Graph, later: list[Row], replays: int,
                      f"change, each with {captured}: {BY_VALUE}{_told(eager)}"),
         fix=_fix(row, any(r.tensor_fix for _, r in later), eager=False),
         evidence=_evidence(view, later + eager), location=_site(view, first), graph=graph.id,
-        measurements={"captured": row.captured, "values": values, "latest": row.value,
+        measurements={CAPTURED_VALUE: row.captured, "values": values, "latest": row.value,
                       "changes_seen": changes, "replays_after": after, "seen": first.seen,
                       "eager_values": _distinct(eager), **_held(row),
                       **_changed_where(view, first)})
@@ -259,7 +263,7 @@ def _passed_eagerly(view: TraceView, graph: Graph, eager: list[Row], replays: in
                      f"{captured}: {BY_VALUE}"),
         fix=_fix(row, any(r.tensor_fix for _, r in eager), eager=True),
         evidence=_evidence(view, eager), location=_site(view, row), graph=graph.id,
-        measurements={"captured": row.captured, "values": values, "latest": values[-1],
+        measurements={CAPTURED_VALUE: row.captured, "values": values, "latest": values[-1],
                       "changes_seen": len(values), "replays_after": replays,
                       "seen": SEEN_EAGER, "eager_values": values, **_held(row)})
 
@@ -268,12 +272,12 @@ def _passed_eagerly(view: TraceView, graph: Graph, eager: list[Row], replays: in
 def _changed_where(view: TraceView, row: FrozenValue) -> dict[str, object]:
     """The script's line that changed the value (a patch edits it), where known."""
     frame = view.culprit_frame(row.stack)
-    return {"changed_file": frame.file, "changed_line": frame.line} if frame else {}
+    return {CHANGED_FILE: frame.file, CHANGED_LINE: frame.line} if frame else {}
 
 
 def _held(row: FrozenValue) -> dict[str, str]:
     """Which number it is, as the fix names it: ``lr``, held by ``AdamW`` (an optimizer)."""
-    return {"name": row.name, "held_by": row.held_by, "owner": row.owner}
+    return {VALUE_NAME: row.name, HELD_BY: row.held_by, OWNER: row.owner}
 
 
 def _named(row: FrozenValue) -> str:

@@ -33,13 +33,17 @@ MOST_EVIDENCE = 20
 
 
 def check(view: TraceView) -> Iterator[Finding]:
+    by_graph: dict[int, list[tuple[int, Any]]] = {}
+    for index, replay in view.rows("replays"):  # once: a run may hold millions
+        by_graph.setdefault(replay.graph, []).append((index, replay))
     for graph in view.graphs:
-        timed = [(i, r) for i, r in view.rows("replays") if r.graph == graph.id]
+        timed = by_graph.get(graph.id, [])
         if len(timed) < FEWEST:
             continue
         medians = _median([r.dur for _, r in timed if r.dur != HOST_NOT_TIMED]), \
             _median([r.gpu for _, r in timed if r.gpu >= 0])
-        slow = [(i, r) for i, r in timed[1:] if _slow(r, medians)]  # the first uploads
+        slow = [(n, i, r) for n, (i, r) in enumerate(timed, 1)
+                if n > 1 and _slow(r, medians)]  # the first replay uploads the graph
         if slow:
             yield _finding(view, graph, slow, medians, len(timed))
 
@@ -63,10 +67,10 @@ def _beyond(took: int | None, median: int | None) -> bool:
         and took > median + MARGIN_NS
 
 
-def _finding(view: TraceView, graph: Graph, slow: list[tuple[int, Any]],
+def _finding(view: TraceView, graph: Graph, slow: list[tuple[int, int, Any]],
              medians: tuple[int | None, int | None], timed: int) -> Finding:
-    index, worst = max(slow, key=lambda s: max(s[1].dur, s[1].gpu))
-    number = [i for i, r in view.rows("replays") if r.graph == graph.id].index(index) + 1
+    """``slow``: (the replay's number among the graph's, its row's index, the row)."""
+    number, _, worst = max(slow, key=lambda s: max(s[2].dur, s[2].gpu))
     took = f"{format_duration(_or_none(worst.dur))} on the host and " \
            f"{format_duration(_or_none(worst.gpu))} on the GPU"
     usual = f"{format_duration(medians[0])} and {format_duration(medians[1])}"
@@ -81,7 +85,7 @@ def _finding(view: TraceView, graph: Graph, slow: list[tuple[int, Any]],
                      f"else held it. Meanwhile the recording saw: {meanwhile}."),
         fix="See what else ran then (its evidence, on the timeline); keep it out of the "
             "replay loop, and time loops with medians, not means or a single run.",
-        evidence=tuple(view.evidence("replays", i) for i, _ in slow[:MOST_EVIDENCE]),
+        evidence=tuple(view.evidence("replays", i) for _, i, _ in slow[:MOST_EVIDENCE]),
         location=view.location(graph.stack), graph=graph.id,
         measurements={"replay": number, "host_ns": worst.dur, "gpu_ns": worst.gpu,
                       "median_host_ns": medians[0], "median_gpu_ns": medians[1],

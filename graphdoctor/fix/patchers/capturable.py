@@ -5,16 +5,16 @@ its state on the GPU and can be captured."""
 from __future__ import annotations
 
 from graphdoctor.diagnose.findings import Finding
+from graphdoctor.diagnose.known_errors import OPTIMIZER_NOT_CAPTURABLE
 from graphdoctor.diagnose.rules.exception_in_capture import KNOWN_ERROR
 from graphdoctor.fix.patchers import Change, Options
 from graphdoctor.fix.patchers.optimizer import made_at, with_keywords
 from graphdoctor.fix.source import Source
 
-NOT_CAPTURABLE = "optimizer-not-capturable"  # graphdoctor.diagnose.known_errors' row
-
 
 def patch(finding: Finding, source: Source, options: Options) -> Change | None:
-    if finding.location is None or finding.measurements.get(KNOWN_ERROR) != NOT_CAPTURABLE:
+    known = finding.measurements.get(KNOWN_ERROR)
+    if finding.location is None or known != OPTIMIZER_NOT_CAPTURABLE:
         return None
     call = made_at(source, finding.location.line)
     if call is None:

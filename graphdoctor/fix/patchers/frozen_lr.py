@@ -11,6 +11,14 @@ import ast
 import re
 
 from graphdoctor.diagnose.findings import Finding
+from graphdoctor.diagnose.rules.frozen_value import (
+    CAPTURED_VALUE,
+    CHANGED_FILE,
+    CHANGED_LINE,
+    HELD_BY,
+    OWNER,
+    VALUE_NAME,
+)
 from graphdoctor.fix.edits import Edit, replaced
 from graphdoctor.fix.patchers import Change, Options
 from graphdoctor.fix.patchers.optimizer import made_at, with_keywords
@@ -23,14 +31,14 @@ TENSOR_LR = "lr=torch.tensor("  # how the rule's fix words it where a tensor is 
 
 def patch(finding: Finding, source: Source, options: Options) -> Change | None:
     held = finding.measurements
-    if finding.location is None or held.get("held_by") != HELD_BY_OPTIMIZER \
-            or not LR.search(str(held.get("name", ""))) or TENSOR_LR not in finding.fix:
+    if finding.location is None or held.get(HELD_BY) != HELD_BY_OPTIMIZER \
+            or not LR.search(str(held.get(VALUE_NAME, ""))) or TENSOR_LR not in finding.fix:
         return None
-    call = made_at(source, finding.location.line, str(held.get("owner", "")))
+    call = made_at(source, finding.location.line, str(held.get(OWNER, "")))
     if call is None:
         return None
     given = next((k.value for k in call.keywords if k.arg == "lr"), None)
-    value = source.segment(given) if given is not None else _number(held.get("captured"))
+    value = source.segment(given) if given is not None else _number(held.get(CAPTURED_VALUE))
     if not value or isinstance(given, ast.Call):  # already made some other way
         return None
     keywords = {"lr": f'torch.tensor({value}, device="cuda")', "capturable": "True"}
@@ -56,8 +64,8 @@ def _number(recorded: object) -> str:
 def _assignment(finding: Finding, source: Source) -> Edit | None:
     """``group["lr"] = x`` at the line that changed it, as ``group["lr"].fill_(x)``: an
     assignment would put a number back in the tensor's place."""
-    line = finding.measurements.get("changed_line")
-    same_file = finding.measurements.get("changed_file") == source.file
+    line = finding.measurements.get(CHANGED_LINE)
+    same_file = finding.measurements.get(CHANGED_FILE) == source.file
     statement = source.statement_at(line) if isinstance(line, int) and same_file else None
     if not isinstance(statement, ast.Assign) or len(statement.targets) != 1 \
             or not isinstance(statement.targets[0], ast.Subscript):

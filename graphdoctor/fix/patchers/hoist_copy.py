@@ -35,9 +35,7 @@ def patch(finding: Finding, source: Source, options: Options) -> Change | None:
 
 
 def _hoisted(source: Source, statement: ast.stmt, block: ast.With) -> Change:
-    end = statement.end_lineno or statement.lineno
-    depth = len(source.indent(statement.lineno)) - len(source.indent(block.lineno))
-    hoisted = [line[depth:] for line in source.lines[statement.lineno - 1:end]]
+    hoisted = source.lines_at_level_of(statement, block)
     return Change((inserted(block.lineno, hoisted), removed(statement)),
                   f"make the tensor of line {statement.lineno} once, before the capture at "
                   f"line {block.lineno}")

@@ -68,10 +68,7 @@ def _moved(source: Source, statement: ast.stmt, block: ast.With) -> Change | Non
     later = [s for s in block.body if s.lineno > (statement.end_lineno or statement.lineno)]
     if names_bound([statement]) & names_read(ast.Module(body=later, type_ignores=[])):
         return None  # the block goes on to use what it read
-    end = statement.end_lineno or statement.lineno
-    text = source.lines[statement.lineno - 1:end]
-    depth = source.indent(statement.lineno)[len(source.indent(block.lineno)):]
-    moved = [line[len(depth):] if line.startswith(depth) else line for line in text]
+    moved = source.lines_at_level_of(statement, block)
     after = _after(source, block)
     where = f"after the replay at line {after - 1}" if after != _end(block) + 1 else \
         "after the capture block"

@@ -235,19 +235,17 @@ def _graphs(report: Report, width: int) -> RenderableType | None:
     graphs = common.ranked_graphs(report)
     if not graphs:
         return None
-    table = _graph_table(report, graphs, _graph_cells)
+    table = _graph_table(report, graphs, *WIDE_GRAPHS)
     if not _fits(table, width):
-        table = _graph_table(report, graphs, _narrow_graph_cells)
+        table = _graph_table(report, graphs, *NARROW_GRAPHS)
     return Group(_title(f"Graphs ({len(graphs)})"), table, *_left_out(report))
 
 
 Cells = Callable[[Trace, Graph, tallies.ReplayStats | None], list[Text]]
 
 
-def _graph_table(report: Report, graphs: list[common.RankedGraph], cells: Cells) -> Table:
-    wide = cells is _graph_cells
-    columns = ["graph", "api", "status", "captured at", "replays", "host p50", "GPU p50",
-               "pool"] if wide else ["graph", "status", "captured", "replays", "GPU p50"]
+def _graph_table(report: Report, graphs: list[common.RankedGraph], columns: tuple[str, ...],
+                 cells: Cells) -> Table:
     ranked = bool(report.ranks)
     table = _table(*(["rank"] if ranked else []), *columns)
     for rank, trace, g, stats in graphs:
@@ -280,6 +278,14 @@ def _narrow_graph_cells(trace: Trace, g: Graph, s: tallies.ReplayStats | None) -
     return [_t(g.id), _t(g.status, "red" if g.status == CAPTURE_FAILED else ""),
             _t(f"{g.api} at {where}"), _t(s.count if s else 0),
             _t(units.format_duration(s.gpu_p50_ns if s else None))]
+
+
+# the Graphs table's two layouts: its columns, and the cells of a graph's row under them
+WIDE_GRAPHS: tuple[tuple[str, ...], Cells] = (
+    ("graph", "api", "status", "captured at", "replays", "host p50", "GPU p50", "pool"),
+    _graph_cells)
+NARROW_GRAPHS: tuple[tuple[str, ...], Cells] = (
+    ("graph", "status", "captured", "replays", "GPU p50"), _narrow_graph_cells)
 
 
 def _contents(report: Report) -> RenderableType | None:
