@@ -67,7 +67,8 @@ def fix(report_files: tuple[Path, ...], apply_patch: bool, verify_patch: bool,
     if apply_patch and verify_patch:
         raise GraphDoctorError("--apply or --verify, not both: verify first, then apply")
     report = open_given(report_files)
-    found = _only(plan(report, files.recorded_files(report), Options(every)), rules)
+    found = plan(report, files.recorded_files(report), Options(every),
+                 frozenset(rule.upper() for rule in rules))
     _tell(found)
     if not found.files:
         sys.exit(NOT_PROVEN_EXIT)
@@ -78,15 +79,6 @@ def fix(report_files: tuple[Path, ...], apply_patch: bool, verify_patch: bool,
             say(f"graphdoctor: patched {files.write(patch, report.trace.meta.cwd)}")
         return
     sys.stdout.write("".join(patch.diff for patch in found.files))
-
-
-def _only(found: Plan, rules: tuple[str, ...]) -> Plan:
-    if not rules:
-        return found
-    wanted = {rule.upper() for rule in rules}
-    fixes = tuple(f for f in found.fixes if f.finding.id in wanted)
-    files_left = tuple(p for p in found.files if any(f.file == p.file for f in fixes))
-    return Plan(fixes, tuple(n for n in found.left if n.finding.id in wanted), files_left)
 
 
 def _tell(found: Plan) -> None:

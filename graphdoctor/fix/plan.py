@@ -63,11 +63,15 @@ class Plan:
 DEFAULTS = Options()
 
 
-def plan(report: Report, read: SourceReader, options: Options = DEFAULTS) -> Plan:
+def plan(report: Report, read: SourceReader, options: Options = DEFAULTS,
+         rules: frozenset[str] = frozenset()) -> Plan:
+    """The patches of the report's findings (of ``rules`` only, where given)."""
     fixes: list[Fix] = []
     left: list[NoFix] = []
     sources: dict[str, Source] = {}
     for finding in report.diagnosis.findings:
+        if rules and finding.id not in rules:
+            continue
         outcome = _fix(finding, read, options, sources)
         if isinstance(outcome, Fix) and not _overlaps(outcome, fixes):
             fixes.append(outcome)

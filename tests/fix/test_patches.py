@@ -120,3 +120,26 @@ def test_a_recorded_number_that_is_not_one_is_never_written_into_code() -> None:
                              Options())
     assert change is not None and "lr=torch.tensor(0.1, device=\"cuda\")" in \
         "".join(change.edits[0].lines)
+
+
+def test_only_the_rules_asked_for_are_in_the_diff_of_a_file_with_others() -> None:
+    """--rule GD101 on a file that also has a GD103 patch: only the GD101 edit is in it."""
+    from graphdoctor.diagnose.findings import Diagnosis
+    from graphdoctor.report.document import Report
+    from graphdoctor.trace.model import Trace
+
+    code = ("g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n"
+            "    side.wait_stream(torch.cuda.current_stream())\n"
+            "    with torch.cuda.stream(side):\n        z = x.relu()\n"
+            "    n = y.max().item()\n")
+    findings = tuple(Finding(rule, "rule", "error", "failed", "t", "e", "fix",
+                             location=Location("train.py", line)) for rule, line in
+                     (("GD103", 3), ("GD101", 6)))
+    report = Report(Trace(), Diagnosis(findings=findings))
+    sources = {"train.py": Source("train.py", code)}
+    both = plan(report, sources.__getitem__)
+    only = plan(report, sources.__getitem__, rules=frozenset({"GD101"}))
+    assert {f.finding.id for f in both.fixes} == {"GD101", "GD103"}
+    assert [f.finding.id for f in only.fixes] == ["GD101"] and only.left == ()
+    diff = only.files[0].diff
+    assert "+    n = y.max()\n" in diff and "wait_stream(side)" not in diff
