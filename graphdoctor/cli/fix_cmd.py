@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -139,9 +140,13 @@ def _rerun_of(report: Report) -> verify.Rerun:
                                "report is of another kind of run")
     with run.make_context("run", list(meta.argv[1:]), resilient_parsing=True) as context:
         given = context.params
+    script = str(given.get("target") or meta.target)
+    vouched = files.recorded_files(report)(os.path.normpath(os.path.join(meta.cwd, script)))
+    if isinstance(vouched, str):  # a stranger's report must not pick what runs here
+        raise GraphDoctorError(f"--verify runs only a script this report recorded on this "
+                               f"machine, unchanged since; {script}: {vouched}")
     options = [*(["--full"] if given.get("full") else []),
                *(["--timeout", str(given["timeout"])] if given.get("timeout") else []),
                *(["--cupti"] if given.get("cupti") else []),
                *(["--nproc-per-node", str(given["nproc"])] if given.get("nproc", 1) > 1 else [])]
-    return verify.Rerun(tuple(options), str(given.get("target") or meta.target),
-                        tuple(given.get("args") or ()), meta.cwd)
+    return verify.Rerun(tuple(options), script, tuple(given.get("args") or ()), meta.cwd)

@@ -129,3 +129,15 @@ def test_verify_runs_the_patched_copy_and_claims_nothing_it_did_not_see(tmp_path
     assert io.load(after).trace.meta.target.endswith("sync_between_replays.py")
     assert os.path.dirname(io.load(after).trace.meta.target) != str(tmp_path)
     assert script(tmp_path, "sync_between_replays").read_text() == original  # the copy's
+
+
+def test_verify_runs_only_the_script_the_report_recorded(tmp_path: Path) -> None:
+    """A report is anyone's text: its command may name another script of this folder (here
+    one it holds no digest of); --verify runs nothing then."""
+    report = recorded_here("sync_between_replays", tmp_path)
+    data = json.loads(report.read_text())
+    data["trace"]["meta"]["argv"] = ["run", "fixtures/scripts/launch_bound.py", "--delete"]
+    report.write_text(json.dumps(data))
+    result = fix(report, "--verify")
+    assert result.exit_code == 2 and "running the patched copy" not in result.stderr
+    assert "--verify runs only a script this report recorded" in result.stderr
