@@ -95,6 +95,19 @@ NEVER_RETURNED = Mark("┅", "bold bright_red", 5)
 TEARDOWN = Mark("═", "yellow", 2)
 OTHER_EVENT = Mark("•", "white", 1)
 
+# A replay opened into its graph's nodes (timeline.node_lane): kernels as bars, neighbours
+# in two blues, NCCL's in cyan; a span's first column is ▐ where another ends just before it.
+NODE_KERNEL = Mark("█", "blue", 2)
+NODE_KERNEL_ALTERNATE = "bright_blue"
+NODE_COLLECTIVE = Mark("█", "cyan", 2)
+NODE_COPY = Mark("▚", "yellow", 2)
+NODE_HOST = Mark("⌂", "bold bright_red", 3)
+NODE_OTHER = Mark("◇", "white", 1)
+NODE_UNKNOWN = Mark("?", "bright_black", 1)  # a replay of a graph whose nodes were not kept
+NODE_MARKS = {"kernel": NODE_KERNEL, "memcpy": NODE_COPY, "memset": NODE_COPY,
+              "host": NODE_HOST}
+BOUNDARY = "▐"
+
 # A fork or join inside a capture, drawn from the stream waited on (┬ or ┴ on its lane) to
 # the stream that waits; a fork never joined back is dashed and red.
 STREAM_LINK = Mark("│", "cyan", 0)

@@ -61,7 +61,8 @@ def lane_meanings() -> dict[str, set[str]]:
 
     for name in ("EXCEPTION", "WARNING_MARK", "INPUT_EVENT", "ALLOC_ON_STREAM",
                  "CAPTURED_COLLECTIVE", "NEVER_RETURNED", "TEARDOWN", "OTHER_EVENT",
-                 "CAPTURE_SPAN", "FAILED_CAPTURE_SPAN"):
+                 "CAPTURE_SPAN", "FAILED_CAPTURE_SPAN", "NODE_COPY", "NODE_HOST", "NODE_OTHER",
+                 "NODE_UNKNOWN"):
         add(getattr(palette, name), name)
     for op, mark in palette.STREAM_OP_MARKS.items():
         add(mark, "wait" if "wait" in op else op)  # three APIs of one wait

@@ -1,6 +1,7 @@
 """The lanes of one trace, in the order Nsight Systems users know: what the run was doing
 (phases), what each CPU thread did and the torch.distributed calls it made, what ran on
-each CUDA stream, then memory, syncs, compile events and GPU utilisation. Lanes with
+each CUDA stream (with, under a stream that replayed graphs, the nodes of each replay),
+then memory, syncs, compile events and GPU utilisation. Lanes with
 nothing on them are left out.
 
 Building costs a few linear passes over the tables, done once, when the timeline is
@@ -21,7 +22,8 @@ from graphdoctor.tui.palette import Mark
 from graphdoctor.tui.timeline.graph_groups import graph_group_lanes
 from graphdoctor.tui.timeline.lanes import Lane, MemoryLane, PhaseLane, UtilisationLane
 from graphdoctor.tui.timeline.memory import MemoryCurve
-from graphdoctor.tui.timeline.series import Series, TimeOrder
+from graphdoctor.tui.timeline.node_lane import node_lane
+from graphdoctor.tui.timeline.series import Series, TimeOrder, queued
 
 Orders = dict[str, TimeOrder]
 
@@ -160,16 +162,24 @@ def _teardown_series(trace: Trace, run_end: int) -> list[Series]:
 
 
 def stream_lanes(trace: Trace, orders: Orders, run_end: int) -> list[Lane]:
+    """A lane per CUDA stream, each followed by the nodes of the graphs it replayed."""
     capture_streams = {g.stream for g in trace.graphs}
-    lanes = []
+    anatomies = {g.id: g.anatomy for g in trace.graphs if g.anatomy is not None}
+    lanes: list[Lane] = []
     for stream, name in stream_names(trace).items():
         role = "strm" if stream == 0 else "capture" if stream in capture_streams else "side"
-        lane = Lane(f"stream:{stream}", f"{name} {role}",
-                    _stream_series(trace, orders, stream, run_end),
+        series = _stream_series(trace, orders, stream, run_end)
+        lane = Lane(f"stream:{stream}", f"{name} {role}", series,
                     about=f"CUDA stream {stream}: captures {marks.CAPTURE_SPAN.glyph} (failed "
                           f"{marks.FAILED_CAPTURE_SPAN.glyph}), replays "
-                          f"{marks.REPLAY_GPU.glyph}, stream operations")
+                          f"{marks.REPLAY_GPU.glyph} (each after the one before it ended: "
+                          f"a stream runs in order), stream operations")
         lanes.append(lane)
+        replays = next((s for s in series if s.source == "replays"), None)
+        if replays is not None:
+            graphs = orders["replays"].column("graph")
+            lanes += node_lane(lane, stream, replays, [graphs[p] for p in orders[
+                "replays"].where(stream=stream)], anatomies)
     return lanes
 
 
@@ -185,8 +195,9 @@ def _stream_series(trace: Trace, orders: Orders, stream: int, run_end: int) -> l
     replays, ops, allocs = orders["replays"], orders["stream_ops"], orders["allocs"]
     on_stream = replays.where(stream=stream)
     gpu_ends = list(map(max, replays.ends_at(on_stream, "gpu"), replays.ends_at(on_stream, "dur")))
-    series.append(Series("replays", "replay (GPU)", marks.REPLAY_GPU,
-                         replays.times_at(on_stream), replays.rows_at(on_stream), gpu_ends))
+    ran, ended = queued(replays.times_at(on_stream), gpu_ends)
+    series.append(Series("replays", "replay (GPU)", marks.REPLAY_GPU, ran,
+                         replays.rows_at(on_stream), ended, boundaries=True))
     series += [ops.series("stream_ops", op, marks.STREAM_OP_MARKS.get(op, marks.OTHER_EVENT),
                           ops.where(stream=stream, op=op)) for op in ops.distinct("op")]
     series.append(allocs.series("allocs", "allocation", marks.ALLOC_ON_STREAM,

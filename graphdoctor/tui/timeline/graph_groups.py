@@ -82,6 +82,6 @@ def _member_lane(trace: Trace, replays: TimeOrder, run_end: int, graph: Graph) -
     positions = replays.where(graph=graph.id)
     gpu_ends = list(map(max, replays.ends_at(positions, "gpu"), replays.ends_at(positions, "dur")))
     replayed = Series("replays", "replay (GPU)", marks.REPLAY_GPU, replays.times_at(positions),
-                      replays.rows_at(positions), gpu_ends)
+                      replays.rows_at(positions), gpu_ends, boundaries=True)
     return Lane(f"graph:{graph.id}", f"  graph {graph.id}",
                 [series for series in (capture, replayed) if len(series)])

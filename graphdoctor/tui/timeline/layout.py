@@ -189,6 +189,40 @@ def _write_label(cells: list[Cell], start: int, end: int, text: str) -> None:
         cells[offset + index] = (char, cells[offset + index][1])
 
 
+def write_labels(cells: list[Cell], keys: Sequence[str | None],
+                 labels: dict[str, str]) -> list[Cell]:
+    """Write ``labels[key]`` into each run of columns of one key, cut with … where the run is
+    shorter, nothing where it is under :data:`LABEL_FROM` columns; letters in black on the
+    run's colour, so the bar still shows around and behind them."""
+    out = list(cells)
+    column = 0
+    while column < len(keys):
+        key, run_end = keys[column], column
+        while run_end < len(keys) and keys[run_end] == key:
+            run_end += 1
+        text = _fitted(labels.get(key or "", ""), run_end - column)
+        for index, char in enumerate(text, start=column + 1):
+            out[index] = (char, _on_colour(out[index][1]))
+        column = run_end
+    return out
+
+
+LABEL_FROM = 4  # columns a run needs for a label: a letter, an ellipsis, a margin each side
+
+
+def _fitted(text: str, length: int) -> str:
+    if length < LABEL_FROM or not text:
+        return ""
+    room = length - 2
+    return text if len(text) <= room else text[:room - 1] + "…"
+
+
+def _on_colour(style: str) -> str:
+    """``bold blue`` → ``bold black on blue``: a letter written over a coloured bar."""
+    *attributes, colour = style.split() or ["white"]
+    return " ".join([*attributes, "black", "on", colour])
+
+
 def with_cursor(cells: list[Cell], column: int) -> list[Cell]:
     """The cursor column shown in reverse video, which reads in any terminal."""
     if not 0 <= column < len(cells):

@@ -16,7 +16,7 @@ from itertools import accumulate, compress, repeat
 from typing import Any
 
 from graphdoctor.trace.model import Table
-from graphdoctor.tui.palette import Mark
+from graphdoctor.tui.palette import BOUNDARY, Mark
 from graphdoctor.tui.timeline.layout import Cell, shade
 
 
@@ -33,6 +33,7 @@ class Series:
     ends: Sequence[int] | None = None  # None: instants; otherwise spans [times[i], ends[i])
     shaded: bool = True  # a span's glyph shows how much of its column it covers
     rank: int = -1  # whose trace ``source`` is, in a multi-rank report
+    boundaries: bool = False  # a span that starts where another ends shows where (▐)
 
     def __len__(self) -> int:
         return len(self.times)
@@ -68,8 +69,22 @@ class Series:
             cell = (self.mark.glyph, self.mark.style)
             return [cell if positions[c + 1] > positions[c] else None
                     for c in range(len(edges) - 1)]
-        return [self._span_cell(edges[c], edges[c + 1], positions[c], positions[c + 1])
-                for c in range(len(edges) - 1)]
+        cells = [self._span_cell(edges[c], edges[c + 1], positions[c], positions[c + 1])
+                 for c in range(len(edges) - 1)]
+        return self._with_boundaries(cells, edges, positions) if self.boundaries else cells
+
+    def _with_boundaries(self, cells: list[Cell | None], edges: Sequence[int],
+                         positions: list[int]) -> list[Cell | None]:
+        """Back to back, spans would read as one bar: the first column of a span at least
+        two columns long, right after a column something covers, is drawn as ▐."""
+        assert self.ends is not None
+        for column in range(1, len(cells)):
+            first, stop = positions[column], positions[column + 1]
+            cell = cells[column]
+            if stop - first == 1 and cell is not None and cells[column - 1] is not None \
+                    and self.ends[first] >= edges[column] + 2 * (edges[1] - edges[0]):
+                cells[column] = (BOUNDARY, cell[1])
+        return cells
 
     def _span_cell(self, start: int, end: int, first: int, stop: int) -> Cell | None:
         assert self.ends is not None
@@ -82,6 +97,13 @@ class Series:
         if not self.shaded:
             return (self.mark.glyph, self.mark.style)
         return (shade((covered + max(carried, 0)) / max(end - start, 1)), self.mark.style)
+
+    def shows_in(self, start: int, end: int) -> bool:
+        """Whether any of it is in [start, end): an event there, or a span across it."""
+        index = bisect_left(self.times, start)
+        if index < len(self.times) and self.times[index] < end:
+            return True
+        return bool(index) and self.ends is not None and self._latest_end[index - 1] > start
 
     def first_after(self, t: int) -> int | None:
         index = bisect_right(self.times, t)
@@ -113,6 +135,19 @@ class Series:
                 return index
             index += 1
         return None
+
+
+def queued(launched: Sequence[int], ends: Sequence[int]) -> tuple[list[int], list[int]]:
+    """When each replay ran on its stream: not before it was launched, nor before the one
+    launched before it ended (a stream runs its work in order). A loop that launches
+    faster than the GPU runs queues its replays; drawn at their launch they would overlap."""
+    starts, finishes, free = [], [], 0
+    for launch, end in zip(launched, ends, strict=True):
+        start = max(launch, free)
+        free = start + max(end - launch, 0)
+        starts.append(start)
+        finishes.append(free)
+    return starts, finishes
 
 
 class TimeOrder:

@@ -3,7 +3,8 @@
 Only the visible rows are drawn, and each comes from :mod:`graphdoctor.tui.timeline.view`,
 whose lanes bisect their events for the visible window; so a redraw costs the same for a
 report of a thousand events or a million. The axis stays on the first row while the lanes
-scroll under it.
+scroll under it, and the last row is a legend of the glyphs in view (or, on a lane of a
+replay's nodes, the node under the cursor).
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from graphdoctor.tui.events import EventRef
+from graphdoctor.tui.timeline import legend
 from graphdoctor.tui.timeline import view as moves
 from graphdoctor.tui.timeline.findings import Problem, Span, next_problem
 from graphdoctor.tui.timeline.graph_groups import GraphGroupLane
 from graphdoctor.tui.timeline.lanes import EventAt, Lane, fit_heights
 from graphdoctor.tui.timeline.layout import Cell, Window, column_edges, time_of
+from graphdoctor.tui.timeline.node_lane import NodeLane
 from graphdoctor.tui.timeline.ranks import label_width, lane_in_next_rank, phase_lane_of
 from graphdoctor.tui.timeline.view import (
     Overlay,
@@ -37,6 +40,9 @@ from graphdoctor.tui.timeline.view import (
     screen_rows,
 )
 
+LEGEND_ROWS = 1  # the last row says what the glyphs in view mean
+LEGEND_LABEL = "key"
+NODE_LABEL = "node"
 NEAR_COLUMNS = 2  # enter and clicks pick an event this many columns away if none is under
 SMALL_SCREEN_ROWS = 30  # taller screens give the memory and GPU lanes more rows
 # Keys the footer shows in pairs, so that the ones a person needs first fit in 80 columns.
@@ -145,7 +151,7 @@ class Timeline(ScrollView, can_focus=True):
 
     def _measure(self, width: int) -> None:
         """The lanes' rows, after their heights changed: scroll room, and a redraw."""
-        self.virtual_size = Size(width, 1 + sum(lane.height for lane in self.lanes))
+        self.virtual_size = Size(width, 1 + sum(lane.height for lane in self.lanes) + LEGEND_ROWS)
         self._rows_for = None
         self.refresh()
 
@@ -153,6 +159,8 @@ class Timeline(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         if y == 0:
             return self._strip(axis_row(self.state, self.plot_width), selected=False)
+        if y == self.scrollable_content_region.height - 1 and y > 1:
+            return self._strip(self.legend_row(), selected=False)
         index = y - 1 + int(self.scroll_offset.y)
         rows = self._lane_rows()
         if index >= len(rows):
@@ -168,6 +176,17 @@ class Timeline(ScrollView, can_focus=True):
         segments += _runs(row.cells)
         return Strip(segments, width + len(row.cells))
 
+    def legend_row(self) -> ScreenRow:
+        """The last row: the node under the cursor on a lane of a replay's nodes; else what
+        the glyphs in view mean."""
+        lane = self.lanes[self.state.lane]
+        if isinstance(lane, NodeLane):
+            text = lane.describe(self.state.cursor)
+            if text:
+                return ScreenRow(-1, NODE_LABEL, [(c, "bold") for c in text[:self.plot_width]])
+        found = legend.entries(self.lanes, self.state.window, self.plot_width)
+        return ScreenRow(-1, LEGEND_LABEL, legend.line(found, self.plot_width))
+
     def watch_state(self, old: TimelineState, new: TimelineState) -> None:
         self.refresh()
         if new.lane != old.lane:
@@ -178,7 +197,7 @@ class Timeline(ScrollView, can_focus=True):
 
     def _scroll_to_lane(self, lane: int) -> None:
         first, last = self.lane_row_span(lane)
-        visible = self.scrollable_content_region.height - 1  # below the axis
+        visible = self.scrollable_content_region.height - 1 - LEGEND_ROWS  # between axis, legend
         top = int(self.scroll_offset.y)
         if first < top:
             self.scroll_to(y=first, animate=False)
@@ -318,6 +337,8 @@ class Timeline(ScrollView, can_focus=True):
 
     # -- mouse --------------------------------------------------------------------------------
     def on_click(self, event: events.Click) -> None:
+        if event.y >= self.scrollable_content_region.height - LEGEND_ROWS:
+            return  # the legend: no lane under it
         column = event.x - self.label_width
         row = event.y - 1 + int(self.scroll_offset.y)
         lane = self._lane_at_row(row)
