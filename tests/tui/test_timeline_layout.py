@@ -14,6 +14,7 @@ from graphdoctor.tui.timeline.layout import (
     cells_text,
     column_edges,
     column_of,
+    fit_label,
     nice_step,
     overlay_labels,
     run_window,
@@ -95,11 +96,17 @@ def test_shades_and_bars() -> None:
     assert [cells_text(row) for row in rows] == ["   █", " ▁██"]
 
 
-def test_labels_go_into_runs_that_fit_them_and_initials_into_those_that_do_not() -> None:
-    cells = [("x", "s")] * 12
-    keys = ["capture"] * 9 + ["replay"] * 2 + [None]
-    out = overlay_labels(cells, keys, {"capture": "capture", "replay": "replay"})
-    assert cells_text(out) == "xcapturexRxx"
+def test_labels_go_into_runs_that_fit_them_cut_or_initials_into_those_that_do_not() -> None:
+    cells = [("x", "s")] * 18
+    keys = ["capture"] * 9 + ["replay"] * 2 + ["warmup"] * 6 + [None]
+    out = overlay_labels(cells, keys, {"capture": "capture", "replay": "replay",
+                                       "warmup": "warmup"})
+    assert cells_text(out) == "xcapturexRx" + "xwar…x" + "x"
+
+
+def test_lane_labels_cut_in_the_middle_keep_both_ends() -> None:
+    assert fit_label("default strm", 12) == "default strm"
+    assert fit_label("65× tv_compile_batch_sizes.py:34", 12) == "65× t….py:34"
 
 
 def test_the_cursor_reverses_its_cell_and_ignores_columns_off_screen() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from graphdoctor.tui.report_view import ReportView
+from graphdoctor.tui.timeline.lanes import MemoryLane, fit_heights
 from graphdoctor.tui.timeline.layout import column_edges
 from graphdoctor.tui.timeline.memory import BLOCK, MemoryCurve
 from tests.reports import report_for
@@ -51,3 +52,22 @@ def test_peaks_match_a_walk_of_every_event(name: str, width: int) -> None:
     curve = next(lane for lane in view.lanes if lane.key == "memory").curve  # type: ignore[attr-defined]
     edges = column_edges(view.limits, width)
     assert curve.peaks(edges) == _brute_force_peaks(curve, edges)
+
+
+def test_a_flat_curve_keeps_three_rows_on_a_tall_screen() -> None:
+    steady = MemoryCurve([0, 1_000], [100 * 2**20, 100 * 2**20], [500, 600], [4096, -4096])
+    growing = MemoryCurve([0, 1_000], [100 * 2**20, 150 * 2**20], [], [])
+    assert steady.flat(1_000) and not growing.flat(1_000)
+    flat, rising = (MemoryLane("memory", "Memory", curve=c, flat=c.flat(1_000))
+                    for c in (steady, growing))
+    fit_heights([flat, rising], spare_rows=30)
+    assert (flat.height, rising.height) == (3, 8)
+
+
+def test_recorded_runs_flat_or_not() -> None:
+    def memory(name: str) -> MemoryLane:
+        return next(lane for lane in ReportView(report_for(name)).lanes
+                    if isinstance(lane, MemoryLane))
+
+    assert memory("launch_bound").flat  # 97.6 MiB from start to end
+    assert not memory("memory_growth_replays").flat

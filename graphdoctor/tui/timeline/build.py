@@ -215,6 +215,8 @@ def memory_lane(orders: Orders) -> Lane:
               samples.series("memory", "allocator totals", marks.OTHER_EVENT,
                              range(len(samples)))]
     return MemoryLane("memory", "Memory", [s for s in series if len(s)], curve=curve,
+                      flat=curve.flat(max(samples.column("t")[-1:] + allocs.column("t")[-1:],
+                                          default=0)),
                       about="bytes allocated, from 0 to the window's high")
 
 

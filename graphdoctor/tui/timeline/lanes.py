@@ -113,6 +113,7 @@ class MemoryLane(Lane):
 
     curve: MemoryCurve = field(default_factory=lambda: MemoryCurve([], [], [], []))
     height: int = 3
+    flat: bool = False  # whether the curve barely moves over the run (MemoryCurve.flat)
 
     def rows(self, edges: Sequence[int]) -> list[LaneRow]:
         peaks = self.curve.peaks(edges)
@@ -180,11 +181,12 @@ class UtilisationLane(Lane):
 def fit_heights(lanes: Sequence[Lane], spare_rows: int) -> None:
     """Give rows a tall terminal has to spare to the curves, which read better taller:
     memory from 3 up to 8 rows, GPU utilisation from 1 up to 3. Each rank of a distributed
-    run has its own curves, and they share the spare rows."""
+    run has its own curves, and they share the spare rows. A memory curve that stays flat
+    keeps its 3 rows: taller, it would only be a bigger block."""
     groups = max(1, sum(isinstance(lane, MemoryLane) for lane in lanes))
     spare = max(spare_rows, 0) // groups
     for lane in lanes:
         if isinstance(lane, MemoryLane):
-            lane.height = 3 + min(5, spare // 3)
+            lane.height = 3 if lane.flat else 3 + min(5, spare // 3)
         elif isinstance(lane, UtilisationLane):
             lane.height = 1 + min(2, spare // 6)

@@ -166,7 +166,8 @@ def bar_rows(fractions: Sequence[float | None], height: int, style: str) -> list
 def overlay_labels(cells: list[Cell], keys: Sequence[str | None],
                    labels: dict[str, str]) -> list[Cell]:
     """Write ``labels[key]`` centred into each run of columns with the same key, when it
-    fits with a margin; a narrower run shows the label's initial."""
+    fits with a margin; cut with … in a narrower run, and its initial in one too short
+    for that."""
     out = list(cells)
     column = 0
     while column < len(keys):
@@ -182,8 +183,8 @@ def overlay_labels(cells: list[Cell], keys: Sequence[str | None],
 
 def _write_label(cells: list[Cell], start: int, end: int, text: str) -> None:
     length = end - start
-    if length < len(text) + 2:
-        text = text[0].upper()
+    if length < len(text) + 2:  # cut to the run with a margin, or its initial in a short one
+        text = _fitted(text, length) or text[0].upper()
     offset = start + (length - len(text)) // 2
     for index, char in enumerate(text):
         cells[offset + index] = (char, cells[offset + index][1])
@@ -221,6 +222,17 @@ def _on_colour(style: str) -> str:
     """``bold blue`` → ``bold black on blue``: a letter written over a coloured bar."""
     *attributes, colour = style.split() or ["white"]
     return " ".join([*attributes, "black", "on", colour])
+
+
+def fit_label(text: str, width: int) -> str:
+    """``text`` in ``width`` columns: cut in the middle where it is longer, so both the
+    name's start and its end (a line number, a stream's role) stay."""
+    if len(text) <= width:
+        return text
+    if width < 3:
+        return text[:width]
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
 
 
 def with_cursor(cells: list[Cell], column: int) -> list[Cell]:

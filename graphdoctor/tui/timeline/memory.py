@@ -18,6 +18,8 @@ from itertools import accumulate, pairwise, repeat
 
 BLOCK = 512  # allocations per precomputed maximum
 SIGN = {"alloc": 1, "free_completed": -1}
+FLAT_COLUMNS = 64  # how finely flat() reads the curve
+FLAT_SHARE = 0.02  # a curve that moves less than this share of its high is flat
 
 
 class MemoryCurve:
@@ -52,6 +54,16 @@ class MemoryCurve:
         self.sample_times = [t + offset for t in self.sample_times]
         self.alloc_times = [t + offset for t in self.alloc_times]
         self.first = None if self.first is None else self.first + offset
+
+    def flat(self, end: int) -> bool:
+        """Whether the curve stays within FLAT_SHARE of its high from its start to ``end``,
+        read at FLAT_COLUMNS columns (cheap: each column is a few bisections)."""
+        if self.first is None or end <= self.first:
+            return True
+        step = max((end - self.first) // FLAT_COLUMNS, 1)
+        peaks = [p for p in self.peaks(range(self.first, end + step, step)) if p is not None]
+        high = max(peaks, default=0)
+        return high <= 0 or (high - min(peaks)) <= FLAT_SHARE * high
 
     def value_at(self, t: int) -> int | None:
         if self.first is None or t < self.first:

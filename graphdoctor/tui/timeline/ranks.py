@@ -18,6 +18,8 @@ from graphdoctor.tui.timeline.lanes import Lane, MemoryLane, PhaseLane, Utilisat
 LABEL_WIDTH = 13  # twelve characters of lane name and a gap
 RANKED_LABEL_WIDTH = 16  # room for "r1 " before the longest name, "default strm"
 GPU_KEY = "gpu:"
+WIDE_SCREEN = 120  # from here on, lane names get the room they need
+WIDER = 12  # up to this many columns more than on a narrow screen
 
 
 def rank_lanes(rank: int, lanes: Sequence[Lane], devices: Collection[int]) -> list[Lane]:
@@ -57,9 +59,14 @@ def _other_gpu(lane: Lane, devices: Collection[int]) -> bool:
     return int(lane.key[len(GPU_KEY):]) not in devices
 
 
-def label_width(lanes: Sequence[Lane]) -> int:
-    """Columns for lane names (and a gap): wider when they carry a rank."""
-    return RANKED_LABEL_WIDTH if any(lane.rank >= 0 for lane in lanes) else LABEL_WIDTH
+def label_width(lanes: Sequence[Lane], screen_width: int = 0) -> int:
+    """Columns for lane names (and a gap): wider when they carry a rank, and on a screen of
+    WIDE_SCREEN columns or more as wide as the longest name needs, up to WIDER more."""
+    narrowest = RANKED_LABEL_WIDTH if any(lane.rank >= 0 for lane in lanes) else LABEL_WIDTH
+    if screen_width < WIDE_SCREEN:
+        return narrowest
+    longest = max((len(lane.label) for lane in lanes), default=0) + 1
+    return min(max(narrowest, longest), narrowest + WIDER)
 
 
 def phase_lane_of(lanes: Sequence[Lane], index: int) -> Lane | None:

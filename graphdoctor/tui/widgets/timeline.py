@@ -29,7 +29,7 @@ from graphdoctor.tui.timeline import view as moves
 from graphdoctor.tui.timeline.findings import Problem, Span, next_problem
 from graphdoctor.tui.timeline.graph_groups import GraphGroupLane
 from graphdoctor.tui.timeline.lanes import EventAt, Lane, fit_heights
-from graphdoctor.tui.timeline.layout import Cell, Window, column_edges, time_of
+from graphdoctor.tui.timeline.layout import Cell, Window, column_edges, fit_label, time_of
 from graphdoctor.tui.timeline.node_lane import NodeLane
 from graphdoctor.tui.timeline.ranks import label_width, lane_in_next_rank, phase_lane_of
 from graphdoctor.tui.timeline.view import (
@@ -147,7 +147,9 @@ class Timeline(ScrollView, can_focus=True):
 
     def on_resize(self, event: events.Resize) -> None:
         fit_heights(self.lanes, self.screen.size.height - SMALL_SCREEN_ROWS)
+        self.label_width = label_width(self.lanes, event.size.width)
         self._measure(event.size.width)
+        self.post_message(self.Changed(self.state))  # the columns' width changed with it
 
     def _measure(self, width: int) -> None:
         """The lanes' rows, after their heights changed: scroll room, and a redraw."""
@@ -171,7 +173,7 @@ class Timeline(ScrollView, can_focus=True):
     def _strip(self, row: ScreenRow, selected: bool) -> Strip:
         label_style = "bold reverse" if selected else "bold"
         width = self.label_width
-        label = f"{row.label[:width - 1]:<{width}}"
+        label = f"{fit_label(row.label, width - 1):<{width}}"
         segments = [Segment(label, _style(label_style if row.label else ""))]
         segments += _runs(row.cells)
         return Strip(segments, width + len(row.cells))
