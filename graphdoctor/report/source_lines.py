@@ -176,12 +176,11 @@ class RecordedElsewhere(_Lines):
         self.digests = {s.file: s for meta in metas for s in meta.sources}
         self.hosts = {meta.hostname for meta in metas}
         self.host = socket.gethostname() if host is None else host
-        self.folders = [os.path.realpath(m.cwd) for m in metas
-                        if is_project_folder(os.path.realpath(m.cwd))]
+        self.folders = [_real(m.cwd) for m in metas if is_project_folder(_real(m.cwd))]
 
     def read(self, file: str, path: str) -> bytes | None:
         why = self._refusal(file, path)
-        data = read_regular(os.path.realpath(path), follow=False) if why is None else None
+        data = read_regular(_real(path), follow=False) if why is None else None
         if why is None and (data is None or sha256(data) != self.digests[file].sha256):
             why = CHANGED_SINCE
         if why is not None:
@@ -190,14 +189,24 @@ class RecordedElsewhere(_Lines):
         return data
 
     def _refusal(self, file: str, path: str) -> str | None:
-        if self.hosts != {self.host}:
-            return OTHER_MACHINE
+        # no digest first: the reason a digest-less report gives is then the same anywhere
         if file not in self.digests:
             return NO_DIGEST
-        real = os.path.realpath(path)
+        if self.hosts != {self.host}:
+            return OTHER_MACHINE
+        real = _real(path)
         if not _under(real, self.folders) or not real.endswith(SOURCE_SUFFIX):
             return OUTSIDE_FOLDER
         return None
+
+
+def _real(path: str) -> str:
+    """``path`` with its links resolved; "" for a name no file can have (a NUL in it, which
+    a report's text may hold)."""
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return ""
 
 
 def is_project_folder(path: str) -> bool:
