@@ -1,8 +1,7 @@
 """Which source lines a report may read from this machine's disk.
 
 A report shows the code its findings cite. Those lines are read once, when the report is
-built, and kept in it: a report opened later reads nothing from disk. A report is built from
-a recording in two cases, trusted differently:
+built, and kept in it. A report is built from a recording in two cases, trusted differently:
 
 - **This process's own recording** (``graphdoctor run``, ``graphdoctor.check``, ``compare``):
   its stacks name the files the script just ran. Each file read is read whole, once, if it is
@@ -21,6 +20,9 @@ a recording in two cases, trusted differently:
   exact content the stranger already knows.
 
 Every line left out is accounted for: the report's notes say how many files and why.
+
+A report opened later is a stranger's text too: a line it did not keep is read only by the
+second rule (:mod:`graphdoctor.report.disk_lines`, for the viewer).
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ warnings, exceptions, collectives and compile events. The events a finding of th
 cites as evidence are marked with the finding's severity, and the first one cited by an
 error is the culprit. graphdoctor's own time inside the capture (its hooks, which the
 phases show as ``graphdoctor``) is one line of its own, so it is never read as the user's.
+Each step carries the text of its user's line: as the report kept it, or read from disk
+where the report vouches for the file (:mod:`graphdoctor.report.disk_lines`), saying so.
 Pure; no Textual import.
 """
 
@@ -14,12 +16,13 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from graphdoctor.diagnose.findings import ERROR, SEVERITY_RANK
+from graphdoctor.report.disk_lines import ReportSources
 from graphdoctor.trace import anatomy
 from graphdoctor.trace.locations import frame_text
-from graphdoctor.trace.model import NONE, OWN, Graph, Trace
+from graphdoctor.trace.model import NONE, OWN, Frame, Graph, Trace
 from graphdoctor.trace.names import ALLOC_ACTION
 from graphdoctor.trace.queries import culprit_frame, culprit_of
 from graphdoctor.trace.stream_links import FORK, JOIN, StreamLink, stream_links
@@ -38,7 +41,8 @@ BEGIN, END, STEP, OWN_TIME = "begin", "end", "step", "own"
 @dataclass(frozen=True)
 class StoryLine:
     """A step of the capture: when (ns after the capture began), what, the user's line,
-    the event on the timeline, and the severity of the finding citing it ('' if none)."""
+    the event on the timeline, the severity of the finding citing it ('' if none), and the
+    text of the user's line ('' where neither the report nor the disk gave it)."""
 
     offset: int
     what: str
@@ -47,6 +51,8 @@ class StoryLine:
     severity: str = ""
     culprit: bool = False
     kind: str = STEP
+    code: str = ""
+    code_from_disk: bool = False  # read from disk, the report having not kept it
 
 
 def own_time(trace: Trace, graph: Graph) -> tuple[int, int]:
@@ -61,7 +67,8 @@ def story(view: ReportView, rank: int, graph: Graph) -> list[StoryLine]:
     trace, key = view.trace_of(rank), view.rank_key(rank)
     start, end = capture_window(graph, view.of(rank).run_end)
     told = _Told(trace, start, key, _cited(view, rank, graph.id),
-                 {link.row: link for link in capture_links(trace, graph)}, view.of(rank).streams)
+                 {link.row: link for link in capture_links(trace, graph)}, view.of(rank).streams,
+                 view.sources)
     steps = _with_culprit(_folded(sorted(_events(trace, start, end)), told))
     return [_begin(told, graph), *steps, *_own_line(trace, graph), _end(graph, end - start)]
 
@@ -76,6 +83,16 @@ class _Told:
     cited: dict[EventRef, str]
     links: dict[int, StreamLink]  # by stream_ops row
     streams: dict[int, str]  # their names
+    sources: ReportSources  # the text of a line, kept or read from disk
+
+    def step(self, t: int, what: str, frame: Frame | None, ref: EventRef) -> StoryLine:
+        """The step of an event at ``t`` from ``frame`` (its user's line, if any)."""
+        if frame is None:
+            return StoryLine(t - self.start, what, "", ref, self.cited.get(ref, ""))
+        excerpt = self.sources.excerpt(frame.file, frame.line, radius=0)
+        return StoryLine(t - self.start, what, frame_text(frame, self.trace.meta.cwd), ref,
+                         self.cited.get(ref, ""), code=excerpt.lines.get(frame.line, "").strip(),
+                         code_from_disk=excerpt.from_disk)
 
 
 def capture_links(trace: Trace, graph: Graph) -> list[StreamLink]:
@@ -156,19 +173,16 @@ def _alloc_run(told: _Told, run: list[int]) -> list[StoryLine]:
     what = f"{counted(len(allocated), 'allocation')} of {format_bytes(sum(allocated))}"
     if len(allocated) < len(run):  # frees, and the segments the pool reserved
         what += f" and {counted(len(run) - len(allocated), 'other allocator action')}"
-    return [StoryLine(data["t"][run[0]] - told.start, what,
-                      _where(told.trace, data["stack"][run[0]]), EventRef("allocs", run[0],
-                                                                           told.rank))]
+    frame = culprit_frame(told.trace, data["stack"][run[0]])
+    return [told.step(data["t"][run[0]], what, frame, EventRef("allocs", run[0], told.rank))]
 
 
 def _line(told: _Told, ref: EventRef, t: int) -> StoryLine:
     """An event as the details pane titles it, at its user line."""
     details = describe(told.trace, ref, told.streams)
-    frame = culprit_of(details.stack)
-    where = frame_text(frame, told.trace.meta.cwd) if frame is not None else ""
     link = told.links.get(ref.index) if ref.kind == "stream_ops" else None
     what = details.title if link is None else link_text(link, told.streams)
-    return StoryLine(t - told.start, what, where, ref, told.cited.get(ref, ""))
+    return told.step(t, what, culprit_of(details.stack), ref)
 
 
 def _where(trace: Trace, stack: int) -> str:
@@ -185,13 +199,15 @@ def _with_culprit(lines: list[StoryLine]) -> list[StoryLine]:
 
 
 def _culprit(line: StoryLine) -> StoryLine:
-    return StoryLine(line.offset, line.what, line.where, line.ref, line.severity, True)
+    return replace(line, culprit=True)
 
 
 def _begin(told: _Told, graph: Graph) -> StoryLine:
-    return StoryLine(0, f"capture of graph {graph.id} begins ({graph.api})",
-                     _where(told.trace, graph.stack),
-                     EventRef("graphs", _index(told.trace, graph), told.rank), kind=BEGIN)
+    """The capture's first line; a finding citing the graph marks no step of it."""
+    step = told.step(told.start, f"capture of graph {graph.id} begins ({graph.api})",
+                     culprit_frame(told.trace, graph.stack),
+                     EventRef("graphs", _index(told.trace, graph), told.rank))
+    return replace(step, kind=BEGIN, severity="")
 
 
 def _end(graph: Graph, length: int) -> StoryLine:

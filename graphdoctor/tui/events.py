@@ -8,12 +8,13 @@ or list (``kind``) and the row in it (``index``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, NamedTuple
 
 from graphdoctor.diagnose.findings import Evidence
+from graphdoctor.report.disk_lines import CONTEXT_RADIUS, around
 from graphdoctor.report.document import Report
 from graphdoctor.trace.event_kinds import BY_NAME, HOST_NOT_TIMED, EventKind, rows_of
 from graphdoctor.trace.locations import where
@@ -106,11 +107,15 @@ def teardown_end(trace: Trace, index: int) -> int | None:
     return dict(teardown_calls(trace)).get(index)
 
 
-def source_context(report: Report, file: str, line: int, radius: int = 3) -> list[SourceLine]:
+def source_context(report: Report, file: str, line: int,
+                   radius: int = CONTEXT_RADIUS) -> list[SourceLine]:
     """The lines of ``file`` around ``line`` that the report kept, the target marked."""
-    lines = report.sources.get(file, {})
-    return [SourceLine(number, lines[number], number == line)
-            for number in range(line - radius, line + radius + 1) if number in lines]
+    return marked(around(report.sources.get(file, {}), line, radius), line)
+
+
+def marked(lines: Mapping[int, str], line: int) -> list[SourceLine]:
+    """Numbered lines (number -> text) in order, ``line`` marked as the target."""
+    return [SourceLine(number, text, number == line) for number, text in sorted(lines.items())]
 
 
 def describe(trace: Trace, ref: EventRef, streams: dict[int, str] | None = None) -> EventDetails:

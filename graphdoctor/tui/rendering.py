@@ -14,11 +14,13 @@ from rich.text import Text
 
 from graphdoctor.clean_text import clean
 from graphdoctor.diagnose.findings import Evidence, Finding
+from graphdoctor.report.disk_lines import FROM_DISK, NOT_KEPT
 from graphdoctor.report.render.common import folded
 from graphdoctor.trace.locations import frame_text
 from graphdoctor.trace.model import NONE, PYTHON, USER, ErrorLink, Frame
 from graphdoctor.trace.queries import culprit_frame, culprit_of
-from graphdoctor.tui.events import EventDetails, EventRef, SourceLine, source_context
+from graphdoctor.tui.capture_story import StoryLine
+from graphdoctor.tui.events import EventDetails, EventRef, SourceLine, marked
 from graphdoctor.tui.palette import severity_badge, severity_style
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import report_text
@@ -40,18 +42,39 @@ def labelled(rows: Sequence[tuple[str | Text, RenderableType]], label_width: int
     return grid
 
 
-def source_block(lines: Sequence[SourceLine], where: str = "") -> RenderableType:
+def source_block(lines: Sequence[SourceLine], where: str = "",
+                 note: str = "") -> RenderableType:
     """Numbered source lines, the target marked with ▶ and shown in reverse video; long
-    lines wrap under the code, not under the numbers."""
+    lines wrap under the code, not under the numbers. ``note`` says where they came from
+    (or, with no lines, why there are none)."""
     title = [report_text(where, "bold")] if where else []
     if not lines:
-        return Group(*title, Text("(the report kept no source for this line)", style="dim"))
+        return Group(*title, Text(f"({note or NOT_KEPT})", style="dim"))
     width = len(str(max(line.number for line in lines))) + 1
     rows = [(Text(f"{'▶' if line.is_target else ' '}{line.number:>{width - 1}}",
                   style="bold" if line.is_target else "dim"),
              report_text(line.text, "bold reverse" if line.is_target else ""))
             for line in lines]
-    return Group(*title, labelled(rows, label_width=width))
+    notes = [Text(f"({note})", style="dim")] if note else []
+    return Group(*title, labelled(rows, label_width=width), *notes)
+
+
+def source_view(view: ReportView, file: str, line: int, where: str = "") -> RenderableType:
+    """The lines around ``file``:``line``, as the report kept them or read from disk (a
+    file the report vouches for, read on first need), saying which or why there are none."""
+    excerpt = view.sources.excerpt(file, line)
+    return source_block(marked(excerpt.lines, line), where, excerpt.note)
+
+
+def story_code(line: StoryLine, indent: int) -> Text:
+    """The text of a capture step's user line, on a line of its own under where it is,
+    saying so when it was read from disk; empty where there is none."""
+    if not line.code:
+        return Text()
+    text = report_text(f"\n{' ' * indent}{line.code}")
+    if line.code_from_disk:
+        text.append(f"  ({FROM_DISK})", style="dim")
+    return text
 
 
 def stack_text(frames: Sequence[Frame], cwd: str) -> Text:
@@ -79,7 +102,7 @@ def culprit_source(view: ReportView, frames: Sequence[Frame]) -> RenderableType 
     culprit = culprit_of(frames)
     if culprit is None:
         return None
-    return source_block(source_context(view.report, culprit.file, culprit.line))
+    return source_view(view, culprit.file, culprit.line)
 
 
 def details_view(view: ReportView, details: EventDetails) -> RenderableType:
@@ -136,7 +159,7 @@ def location_view(view: ReportView, finding: Finding) -> RenderableType:
         return Text("No line of your code is named by this finding.", style="dim")
     where = frame_text(Frame(location.file, location.line, location.function or "?"),
                        view.trace_of(finding.rank).meta.cwd)
-    return source_block(source_context(view.report, location.file, location.line), where)
+    return source_view(view, location.file, location.line, where)
 
 
 def evidence_label(view: ReportView, evidence: Evidence, ref: EventRef | None) -> str:

@@ -19,6 +19,7 @@ from graphdoctor.diagnose.findings import SEVERITY_RANK, Evidence, Finding, Verd
 from graphdoctor.fix.files import recorded_files
 from graphdoctor.fix.plan import Plan, diff_of, plan
 from graphdoctor.report import rank_groups
+from graphdoctor.report.disk_lines import ReportSources
 from graphdoctor.report.document import Report
 from graphdoctor.trace.model import NONE, Trace
 from graphdoctor.tui.aggregate import AllocGroup, GraphRow
@@ -55,6 +56,13 @@ class ReportView:
         self._lanes: list[Lane] | None = None
         self._lanes_lock = threading.Lock()  # built by a background worker or on first use
         self._same_line: tuple[EventRef, SameLine | None] | None = None  # the last selection's
+
+    # -- source lines ---------------------------------------------------------------------
+    @cached_property
+    def sources(self) -> ReportSources:
+        """The lines the report kept and, for a line it did not keep, its file's as read
+        from disk where the rule for a stranger's recording allows (once, on first need)."""
+        return ReportSources(self.report)
 
     # -- patches --------------------------------------------------------------------------
     @cached_property

@@ -31,6 +31,7 @@ from graphdoctor.tui.capture_story import (
 from graphdoctor.tui.capture_view import capture_lanes, capture_limits, capture_overlays
 from graphdoctor.tui.palette import FINDING_MARKS, GRAPH_STATUS_STYLES, PHASE_MARKS
 from graphdoctor.tui.rank_view import capture_window
+from graphdoctor.tui.rendering import story_code
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.widgets.step_compare import StepCompare
@@ -119,4 +120,5 @@ def story_option(line: StoryLine) -> Option:
         text.append(f" {CULPRIT}", style="bold bright_red")
     if line.where:
         text.append_text(report_text(f"\n{' ' * 13}{line.where}", "cyan"))
+    text.append_text(story_code(line, indent=15))
     return Option(text)
