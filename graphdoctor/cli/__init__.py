@@ -1,6 +1,7 @@
 """The ``graphdoctor`` command: a click group of thin commands, one module each.
 
-Heavy imports (torch, textual) happen inside the commands, so ``--help`` is instant and the
+Each command's module is imported only when that command runs (:data:`COMMANDS`), and heavy
+imports (torch, textual) happen inside the commands, so ``--version`` is quick and the
 viewing commands work where torch is not installed. Library errors become one line on
 stderr and an exit code in one place, :func:`graphdoctor.cli.common.handle_errors`, and
 usage errors the same line (:class:`graphdoctor.cli.common.CommandGroup`).
@@ -11,19 +12,25 @@ from __future__ import annotations
 import click
 
 from graphdoctor.cli.common import CommandGroup
-from graphdoctor.cli.compare_cmd import compare
-from graphdoctor.cli.diff_cmd import diff
-from graphdoctor.cli.export_cmd import export
-from graphdoctor.cli.fix_cmd import fix
-from graphdoctor.cli.merge_cmd import merge
-from graphdoctor.cli.report_cmd import report
-from graphdoctor.cli.rules_cmd import explain, rules
-from graphdoctor.cli.run import run
-from graphdoctor.cli.view_cmd import view
 from graphdoctor.version import __version__
 
+COMMANDS = {
+    "run": "graphdoctor.cli.run:run",
+    "rules": "graphdoctor.cli.rules_cmd:rules",
+    "explain": "graphdoctor.cli.rules_cmd:explain",
+    "report": "graphdoctor.cli.report_cmd:report",
+    "export": "graphdoctor.cli.export_cmd:export",
+    "diff": "graphdoctor.cli.diff_cmd:diff",
+    "compare": "graphdoctor.cli.compare_cmd:compare",
+    "merge": "graphdoctor.cli.merge_cmd:merge",
+    "view": "graphdoctor.cli.view_cmd:view",
+    "fix": "graphdoctor.cli.fix_cmd:fix",
+}
+"""Each command and where it is defined: imported only when it runs, or shows its help."""
 
-@click.group(cls=CommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
+
+@click.group(cls=CommandGroup, lazy=COMMANDS,
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="graphdoctor")
 def main() -> None:
     """Find out why CUDA graph capture failed, gave no speedup, or is unsafe.
@@ -39,14 +46,3 @@ def main() -> None:
     graphdoctor fix REPORT                fixes as a patch, proven with --verify
     """
 
-
-main.add_command(run)
-main.add_command(rules)
-main.add_command(explain)
-main.add_command(report)
-main.add_command(export)
-main.add_command(diff)
-main.add_command(compare)
-main.add_command(merge)
-main.add_command(view)
-main.add_command(fix)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, NoReturn, ParamSpec, TypeVar
 
 import click
@@ -38,11 +39,34 @@ class CommandGroup(click.Group):
     """The command group: every command gets the options all share (``--color``), and
     usage errors read as every other error does: one line, ``graphdoctor: error: ...``,
     exit code 2, and where to read more, instead of click's four lines of usage, hint and
-    error."""
+    error.
+
+    Its commands are named with where they live (``lazy``: name to ``module:attribute``)
+    and imported when used, so ``--version``, or ``view``, does not wait for the imports of
+    every other command (``run``'s launcher, ``fix``'s patchers, the renderers)."""
+
+    def __init__(self, *args: Any, lazy: Mapping[str, str] | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         cmd.params.append(color_option())
         super().add_command(cmd, name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            self.add_command(_imported(self.lazy[cmd_name]), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx: click.Context,
+                        args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and args[0] not in self.list_commands(ctx):  # a typo: click suggests a name
+            for name in self.lazy:  # from those it holds, so it is handed them all
+                self.get_command(ctx, name)
+        return super().resolve_command(ctx, args)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         kwargs["standalone_mode"] = False
@@ -53,6 +77,15 @@ class CommandGroup(click.Group):
         except click.Abort:
             fail("aborted", 1)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def _imported(where: str) -> click.Command:
+    """The command at ``module:attribute``, its module imported now."""
+    module, attribute = where.split(":")
+    command = getattr(importlib.import_module(module), attribute)
+    if not isinstance(command, click.Command):
+        raise TypeError(f"{where} is a {type(command).__name__}, not a click command")
+    return command
 
 
 def _said(error: click.ClickException) -> str:
