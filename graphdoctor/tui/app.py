@@ -4,7 +4,10 @@ searches, ``q`` quits. A screen asks for another with a message of
 :mod:`graphdoctor.tui.navigation`, and the app opens it.
 
 The app is built from a :class:`~graphdoctor.report.document.Report` object, never a path,
-so it runs on any machine (no GPU, no torch) and tests hand it recorded reports.
+so it runs on any machine (no GPU, no torch) and tests hand it recorded reports. A screen's
+module is imported when the screen is first shown (the help's and the search's too), so the
+first frame waits only for the Summary's; each screen, once built, is kept for the next visit
+as it was left (Textual's modes).
 """
 
 from __future__ import annotations
@@ -25,23 +28,18 @@ from graphdoctor.tui.navigation import GoToScreen, ShowEvent, ShowFinding, ShowG
 from graphdoctor.tui.palette import ANSI_THEME
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import ShowControls
-from graphdoctor.tui.screens.allocations import AllocationsScreen
 from graphdoctor.tui.screens.base import ReportScreen, ScreenEntry
-from graphdoctor.tui.screens.findings import FindingsScreen
-from graphdoctor.tui.screens.graphs import GraphsScreen
-from graphdoctor.tui.screens.help import HelpScreen, binding_lines
-from graphdoctor.tui.screens.summary import SummaryScreen
-from graphdoctor.tui.screens.timeline import TimelineScreen
-from graphdoctor.tui.search import SearchPalette
 
 SHOW_CONTROLS = ShowControls()  # one instance: Textual caches filtered lines per filter
+SCREENS_AT = "graphdoctor.tui.screens"
 
 SCREENS = (
-    ScreenEntry("summary", "s", "Summary", SummaryScreen),
-    ScreenEntry("findings", "f", "Findings", FindingsScreen),
-    ScreenEntry("timeline", "t", "Timeline", TimelineScreen),
-    ScreenEntry("allocations", "a", "Allocations", AllocationsScreen),
-    ScreenEntry("graphs", "g", "Graphs", GraphsScreen),
+    ScreenEntry("summary", "s", "Summary", f"{SCREENS_AT}.summary:SummaryScreen"),
+    ScreenEntry("findings", "f", "Findings", f"{SCREENS_AT}.findings:FindingsScreen",
+                counted=True),
+    ScreenEntry("timeline", "t", "Timeline", f"{SCREENS_AT}.timeline:TimelineScreen"),
+    ScreenEntry("allocations", "a", "Allocations", f"{SCREENS_AT}.allocations:AllocationsScreen"),
+    ScreenEntry("graphs", "g", "Graphs", f"{SCREENS_AT}.graphs:GraphsScreen"),
 )
 """The app's screens, in the order of their number keys and of the bar on top. The one list
 of them: the modes, the keys, the bar and the help are all made from it."""
@@ -78,7 +76,7 @@ class GraphDoctorApp(App[None]):
         self._leaving = False  # quit was asked: what is still queued opens nothing
         self._jumps: list[str] = []  # the screens jumps came from, the last one last
         for entry in SCREENS:  # modes of this instance, not the class: built on its view
-            self.add_mode(entry.name, partial(entry.screen, self.view, SCREENS, entry.name))
+            self.add_mode(entry.name, partial(entry.build, self.view, SCREENS))
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._prepare_timeline)
@@ -112,16 +110,22 @@ class GraphDoctorApp(App[None]):
             self._switch(message.name)
 
     def on_show_finding(self, message: ShowFinding) -> None:
+        from graphdoctor.tui.screens.findings import FindingsScreen
+
         findings = None if self._leaving else self._open(FindingsScreen)
         if findings is not None:
             findings.call_later(findings.reveal, message.index)
 
     def on_show_graph(self, message: ShowGraph) -> None:
+        from graphdoctor.tui.screens.graphs import GraphsScreen
+
         graphs = None if self._leaving else self._open(GraphsScreen)
         if graphs is not None:
             graphs.call_later(graphs.reveal, message.key)
 
     def on_show_event(self, message: ShowEvent) -> None:
+        from graphdoctor.tui.screens.timeline import TimelineScreen
+
         timeline = None if self._leaving else self._open(TimelineScreen)
         if timeline is not None:
             timeline.call_later(timeline.reveal, message.ref, message.frame)
@@ -157,7 +161,8 @@ class GraphDoctorApp(App[None]):
         """Switch to the screen of class ``kind`` and return it (None while the app closes).
         One opened for the first time is returned before it has mounted; what it is handed
         with its ``call_later`` waits in its queue, which it starts on only after its mount."""
-        if not self._switch(next(entry.name for entry in SCREENS if entry.screen is kind)):
+        where = f"{kind.__module__}:{kind.__qualname__}"  # matched so, the others stay unloaded
+        if not self._switch(next(entry.name for entry in SCREENS if entry.where == where)):
             return None
         screen = self.screen_stack[0]  # the mode's own, even while the search closes over it
         if not isinstance(screen, kind):
@@ -174,20 +179,26 @@ class GraphDoctorApp(App[None]):
         return f"{type(error).__name__}: {message[0]}" if message else type(error).__name__
 
     def action_help(self) -> None:
+        from graphdoctor.tui.screens.help import HelpScreen
+
         if isinstance(self.screen, HelpScreen):
             return
         self.push_screen(HelpScreen(help_sections()))
 
     def action_search(self) -> None:
+        from graphdoctor.tui.search import SearchPalette
+
         self.push_screen(SearchPalette())
 
 
 def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     """Every key: first those that work everywhere, then each screen's own, the timeline's
     first, as it has the most."""
+    from graphdoctor.tui.screens.help import binding_lines
+
     everywhere = [(f"{number} {entry.key}", entry.title)
                   for number, entry in enumerate(SCREENS, 1)]
-    screens = sorted(SCREENS, key=lambda entry: entry.screen is not TimelineScreen)
+    screens = sorted(SCREENS, key=lambda entry: entry.name != "timeline")
     own = [(entry.title, entry.screen.key_help()) for entry in screens]
     return [("Everywhere", everywhere + binding_lines(APP_KEYS)),
             *((title, keys) for title, keys in own if keys)]

@@ -1,5 +1,6 @@
-"""What start-up imports: ``graphdoctor --version`` none of the commands' modules. Checked
-in a fresh Python, where nothing was imported before."""
+"""What start-up imports: ``graphdoctor --version`` none of the commands' modules, and the
+viewer's first frame none of the screens not yet shown. Each is checked in a fresh Python,
+where nothing was imported before."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ from tests.conftest import ROOT
 # renderers, the fixes, the launcher, the viewer.
 HEAVY = ("graphdoctor.diagnose", "graphdoctor.report", "graphdoctor.fix", "graphdoctor.launch",
          "graphdoctor.tui", "graphdoctor.cli.run", "textual", "rich", "torch")
+# The screens a first frame on the Summary does not show, and the search.
+NOT_SHOWN_FIRST = ("graphdoctor.tui.screens.timeline", "graphdoctor.tui.screens.allocations",
+                   "graphdoctor.tui.screens.graphs", "graphdoctor.tui.screens.graph_story",
+                   "graphdoctor.tui.search")
 PRINT_MODULES = "print('modules:', *sorted(sys.modules))"
 VERSION = f"""
 import sys
@@ -20,6 +25,21 @@ try:
     main(["--version"], prog_name="graphdoctor")
 except SystemExit:
     {PRINT_MODULES}
+"""
+FIRST_FRAME_THEN_TIMELINE = f"""
+import asyncio, sys
+from graphdoctor.demo import load_demo
+from graphdoctor.tui.app import GraphDoctorApp
+
+async def main():
+    app = GraphDoctorApp(load_demo(), "demo")
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        {PRINT_MODULES}
+        await pilot.press("3")
+        {PRINT_MODULES}
+
+asyncio.run(main())
 """
 
 
@@ -46,3 +66,9 @@ def test_importing_the_command_group_imports_no_command() -> None:
     [modules] = modules_after(f"import sys\nfrom graphdoctor.cli import main\n{PRINT_MODULES}")
     assert loaded(modules, HEAVY) == []
 
+
+def test_the_first_frame_imports_only_the_screens_it_shows() -> None:
+    first_frame, after_timeline = modules_after(FIRST_FRAME_THEN_TIMELINE)
+    assert "graphdoctor.tui.screens.summary" in first_frame
+    assert loaded(first_frame, NOT_SHOWN_FIRST) == []
+    assert "graphdoctor.tui.screens.timeline" in after_timeline  # imported when shown

@@ -3,6 +3,7 @@ keys in the help; and :class:`ScreenEntry`, how the app declares a screen."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,12 +19,33 @@ NARROW = 120  # below this many columns, panes stack instead of standing side by
 class ScreenEntry:
     """One of the app's screens as its ``SCREENS`` declare it: the name of its mode, the
     letter that opens it (its place in ``SCREENS`` is the number that does), its title in
-    the bar and the help, and its class."""
+    the bar and the help, and where its class is (``module:Class``).
+
+    The class is imported when first asked for: the app's first frame needs only its first
+    screen's module, and those of the screens whose count the bar shows (``counted``)."""
 
     name: str
     key: str
     title: str
-    screen: type[ReportScreen]
+    where: str
+    counted: bool = False
+
+    @property
+    def screen(self) -> type[ReportScreen]:
+        """The screen's class, its module imported on first use."""
+        module, name = self.where.split(":")
+        screen = getattr(importlib.import_module(module), name)
+        if not (isinstance(screen, type) and issubclass(screen, ReportScreen)):
+            raise TypeError(f"{self.where} is not a ReportScreen")
+        return screen
+
+    def build(self, view: ReportView, screens: Sequence[ScreenEntry]) -> ReportScreen:
+        """A new screen of this kind, for the app's mode of this name."""
+        return self.screen(view, screens, self.name)
+
+    def bar_count(self, view: ReportView) -> int:
+        """How many things the screen lists, for the bar; 0 (none shown) unless counted."""
+        return self.screen.bar_count(view) if self.counted else 0
 
 
 class ReportScreen(Screen[None]):
@@ -56,5 +78,5 @@ class ReportScreen(Screen[None]):
 
 
 def _label(entry: ScreenEntry, view: ReportView) -> str:
-    count = entry.screen.bar_count(view)
+    count = entry.bar_count(view)
     return f"{entry.title} ({count})" if count else entry.title
