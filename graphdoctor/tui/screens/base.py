@@ -7,6 +7,7 @@ import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from textual import events, on
 from textual.screen import Screen
 
 from graphdoctor.tui.report_view import ReportView
@@ -75,6 +76,15 @@ class ReportScreen(Screen[None]):
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < NARROW, "narrow")
+
+    @on(events.Mount)
+    def _note_styles_current(self) -> None:
+        """Note that this screen's styles are up to date once it is mounted. Textual notes
+        it only for a screen that is mounted when it restyles the app, which a mode's screen
+        is not on its first visit; so the screen shown last for the first time was restyled,
+        with every widget of the app, on its next visit (going back to the timeline from a
+        jump, say: 20 ms at 200x60 on a 200,000-event report)."""
+        self._css_update_count = self.app._css_update_count
 
 
 def _label(entry: ScreenEntry, view: ReportView) -> str:
