@@ -1,17 +1,24 @@
 """Switching screens: each screen is built on its first visit and kept, as it was left, for
-the next; a screen shown again does not restyle the whole app."""
+the next; a screen shown again does not restyle the whole app; and a burst of keys on the
+timeline writes its details once, for the event the burst ended on."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
+from textual import events
 from textual.app import App
 from textual.pilot import Pilot
 
-from graphdoctor.tui.app import SCREENS
+from graphdoctor.tui.app import SCREENS, GraphDoctorApp
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.navigation import ShowEvent
+from graphdoctor.tui.screens.timeline import TimelineScreen
 from graphdoctor.tui.widgets.timeline import Timeline
-from tests.tui.helpers import demo_app, settle, shown
+from tests.tui.helpers import demo_app, plain, settle, shown
+
+BURST = 12
 
 
 async def test_the_timeline_is_the_same_screen_on_every_visit_and_keeps_its_state() -> None:
@@ -69,6 +76,27 @@ async def test_a_screen_shown_again_does_not_restyle_the_app(
     assert restyled == []
 
 
+async def test_a_burst_of_keys_describes_the_event_it_ended_on_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    app = demo_app("launch_bound")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("3")
+        await settle(pilot)
+        timeline = app.screen.query_one(Timeline)
+        lane = next(lane for lane in range(len(timeline.lanes))
+                    if nth_event(timeline, lane, BURST) is not None)
+        timeline.state = replace(timeline.state, lane=lane, cursor=timeline.limits.start)
+        await settle(pilot)
+        described = calls_of_same_line(monkeypatch, app)
+        for _ in range(BURST):
+            app.post_message(events.Key("n", "n"))
+        await settle(pilot)
+        last = timeline.state.selected
+        assert last is not None and last == nth_event(timeline, lane, BURST)
+        assert described == [last]  # not once a key
+        assert shown(app, "#event-text") == details_of(app, last)
+
+
 async def visit_every_screen(pilot: Pilot[None]) -> None:
     for number in [*range(2, len(SCREENS) + 1), 1]:
         await pilot.press(str(number))
@@ -85,3 +113,21 @@ def nth_event(timeline: Timeline, lane: int, n: int) -> EventRef | None:
         t = event.time
     return event.ref if event is not None else None
 
+
+def calls_of_same_line(monkeypatch: pytest.MonkeyPatch, app: GraphDoctorApp) -> list[EventRef]:
+    """The events whose details are made from now on (each asks for its line's events)."""
+    asked: list[EventRef] = []
+    same_line = app.view.same_line
+
+    def noted(ref: EventRef) -> object:
+        asked.append(ref)
+        return same_line(ref)
+
+    monkeypatch.setattr(app.view, "same_line", noted)
+    return asked
+
+
+def details_of(app: GraphDoctorApp, ref: EventRef) -> str:
+    screen = app.screen
+    assert isinstance(screen, TimelineScreen)
+    return plain(screen.details(ref, app.view.same_line(ref)))

@@ -6,6 +6,8 @@ other events are underlined on every lane."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
@@ -17,9 +19,10 @@ from graphdoctor.trace.job_clock import OWN_STARTS
 from graphdoctor.tui.capture_view import run_overlays
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.rendering import details_view
+from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.same_line import SameLine
-from graphdoctor.tui.screens.base import ReportScreen
+from graphdoctor.tui.screens.base import ReportScreen, ScreenEntry
 from graphdoctor.tui.screens.help import binding_lines
 from graphdoctor.tui.timeline.findings import Span, evidence_lines
 from graphdoctor.tui.timeline.view import TimelineState, recording_note
@@ -36,6 +39,14 @@ WALL_CLOCKS_STATUS = "· ranks on their wall clocks"
 
 
 class TimelineScreen(ReportScreen):
+    """The timeline, its status line and the selected event's details. Built on its first
+    visit and kept (a mode of the app): the window, cursor, lane and selection are as they
+    were left when it is shown again, unless a jump asks it to show something."""
+
+    def __init__(self, view: ReportView, screens: Sequence[ScreenEntry], name: str) -> None:
+        super().__init__(view, screens, name)
+        self._asked: set[Callable[[], None]] = set()  # updates called for, not yet made
+
     @classmethod
     def key_help(cls) -> list[tuple[str, str]]:
         return binding_lines(Timeline.BINDINGS)  # the timeline widget's: the screen has none
@@ -67,18 +78,35 @@ class TimelineScreen(ReportScreen):
             self.notify(f"{ref} is not on the timeline.", severity="warning", timeout=3)
         self.timeline.focus()
 
-    def on_timeline_changed(self, message: Timeline.Changed) -> None:
-        self.query_one("#timeline-status", Static).update(self.status_text(message.state))
+    def on_timeline_changed(self) -> None:
+        self._once_queue_handled(self._show_status)
 
-    def on_timeline_selected(self, message: Timeline.Selected) -> None:
+    def on_timeline_selected(self) -> None:
+        self._once_queue_handled(self._show_selection)
+
+    def _once_queue_handled(self, show: Callable[[], None]) -> None:
+        """Call ``show`` after the messages queued now, once however often it is asked for
+        meanwhile: a burst of keys (an arrow held, n pressed fast) writes the status line
+        and the event's details once, from the timeline's state then, not once a key."""
+        if show not in self._asked:
+            self._asked.add(show)
+            self.call_later(self._shown, show)
+
+    def _shown(self, show: Callable[[], None]) -> None:
+        self._asked.discard(show)
+        show()
+
+    def _show_selection(self) -> None:
+        """The selected event's details, its line's other events underlined; or the keys."""
+        ref = self.timeline.state.selected
         pane = self.query_one("#event-text", Static)
-        if message.ref is None:
+        if ref is None:
             self.timeline.highlight(None)
             pane.update(self.hint())
         else:
-            same_line = self.view.same_line(message.ref)
+            same_line = self.view.same_line(ref)
             self.timeline.highlight(same_line.overlay() if same_line is not None else None)
-            pane.update(self.details(message.ref, same_line))
+            pane.update(self.details(ref, same_line))
         self.query_one("#event-detail").scroll_home(animate=False)
 
     def details(self, ref: EventRef, same_line: SameLine | None) -> RenderableType:
