@@ -32,10 +32,7 @@ def spools(directory: Path = RECORDINGS) -> dict[str, dict[int, Path]]:
 
 # Scenarios whose script is written but whose GPU recording is not made yet: their checks
 # skip until fixtures/record.py has recorded them (then they leave this set).
-# The four-rank scenarios need a machine with four GPUs (tests/scale_expectations.py).
-AWAITING_RECORDING: frozenset[str] = frozenset({
-    "dist4_tp_dp_capture", "dist4_subgroup_diverge", "dist4_pipeline_p2p_capture",
-    "dist4_one_rank_capture_fails"})
+AWAITING_RECORDING: frozenset[str] = frozenset()
 
 
 def scenario_names() -> list[str]:

@@ -39,14 +39,19 @@ def data_parallel(rank: int) -> str:
 
 @expect_ranks("dist4_tp_dp_capture")
 def _tp_dp(traces: dict[int, Trace], note: dict[str, Any]) -> None:
-    assert note["exit_code"] == 0 and sorted(traces) == WORLD
+    """Healthy until its end: destroy_process_group() with the graph of captured collectives
+    still alive never returned on any rank (as in the two-rank recordings), so the run timed
+    out (124), and the teardown is the only error."""
+    assert note["exit_code"] == 124 and sorted(traces) == WORLD
     for rank, trace in traces.items():
         groups = [c.group for c in captured_collectives(trace)]
         assert [g.endswith(tensor_parallel(rank)) for g in groups] == [True] * 4 + [False]
         assert groups[4].endswith(data_parallel(rank))
         assert [g.status for g in graphs(trace)] == ["captured"]
     findings = diagnose_ranks(traces).findings
-    assert not [f for f in findings if f.severity == "error"], [f.title for f in findings]
+    errors = {f.id for f in findings if f.severity == "error"}
+    assert errors == {"GD404", "GD405"}, [f.title for f in findings]
+    assert {f.rank for f in findings if f.id == "GD405"} == set(WORLD)
     [captured] = [f for f in findings if f.id == "GD401"]
     assert "on ranks 0-3 over groups" in captured.title
 

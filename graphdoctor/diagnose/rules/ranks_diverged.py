@@ -7,6 +7,10 @@ recv, so point-to-point calls are left out). When one rank issues an extra colle
 one, or issues a different one (often only inside a captured graph, where a rank-dependent
 branch was frozen in), the ranks wait for each other forever or combine unrelated tensors.
 
+Where a rank issues an extra collective, the counts differ only at the end, but the extra
+one pairs with the others' next collective, made from another line: the first position
+where the same collective comes from different lines is where the ranks part.
+
 The line to look at is where a rank departs, not where the collective is made: every
 all_reduce of a program often goes through one helper, so the helper's line is the same on
 every rank. From the per-rank sequences, the first position where the ranks differ; for each
@@ -47,7 +51,8 @@ def check(view: TraceView) -> Iterator[Finding]:
         per_rank = {r: s.get(group, []) for r, s in sequences.items() if r in members}
         divergence = _first_difference(per_rank)
         if divergence is not None:
-            yield _finding(view, group, per_rank, *divergence)
+            earlier = _first_place_difference(view, per_rank, divergence[0])
+            yield _finding(view, group, per_rank, *(earlier or divergence))
 
 
 def _collectives(view: TraceView) -> dict[str, list[Issued]]:
@@ -66,6 +71,35 @@ def _first_difference(per_rank: dict[int, list[Issued]]
         if len({_signature(item) for item in at.values()}) > 1:
             return position, at
     return None
+
+
+def _first_place_difference(view: TraceView, per_rank: dict[int, list[Issued]], before: int
+                            ) -> tuple[int, dict[int, Issued | None]] | None:
+    """Where, before ``before`` (the first collective the ranks disagree on), the same
+    collective came from different lines of the program on different ranks: an extra
+    collective on one rank pairs with the next one on the others, which is where the counts
+    start to differ, but the line that sent it there comes first (``if rank == 3:
+    reduce(out)`` pairs with the others' next ``reduce``)."""
+    for position in range(before):
+        at = {r: rows[position] for r, rows in per_rank.items() if position < len(rows)}
+        if len({_place(view, r, row) for r, (_, row) in at.items()}) > 1:
+            return position, dict(at)
+    return None
+
+
+def _place(view: TraceView, rank: int, row: Collective) -> tuple[tuple[str, str, int], ...]:
+    """Where in the program a collective came from: its user frames, by place."""
+    return tuple((f.file, f.func, f.line) for f in _user_frames(view.peer_view(rank), row))
+
+
+def _extra(view: TraceView, per_rank: dict[int, list[Issued]], position: int) -> set[int]:
+    """The ranks whose next collective comes from where the others' collective at
+    ``position`` does: they issued one more first (the rank that went its own way)."""
+    places = {r: _place(view, r, rows[position][1]) for r, rows in per_rank.items()
+              if position < len(rows)}
+    return {r for r, rows in per_rank.items() if position + 1 < len(rows)
+            and any(_place(view, r, rows[position + 1][1]) == place
+                    for other, place in places.items() if other != r)}
 
 
 def _signature(item: Issued | None) -> tuple[str, bool] | None:
@@ -138,7 +172,8 @@ def _finding(view: TraceView, group: str, per_rank: dict[int, list[Issued]], pos
     missing = sorted(r for r, item in at.items() if item is None)
     if missing:
         parts.append(f"{ranks_named(missing)} issued none")
-    culprit = min(issued, key=lambda r: (left[r] is None, r))
+    extra = _extra(view, per_rank, position)
+    culprit = min(issued, key=lambda r: (r not in extra, left[r] is None, r))
     _, culprit_row = issued[culprit]
     counts = _nccl_kernels(view)
     return Finding(
