@@ -1,6 +1,7 @@
 """Allocations: the caching allocator's activity by phase, by pool or by call site, sortable
 by any column. The selected row's details show its source line (call sites) or the graphs
-that share its pool; enter shows its largest allocation on the timeline."""
+that share its pool; enter shows its largest allocation on the timeline. Down past the
+table's last row goes on to the details."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Static, Tab, Tabs
 
 from graphdoctor.clean_text import clean
@@ -23,6 +23,7 @@ from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.screens.base import ReportScreen, ScreenEntry
 from graphdoctor.tui.screens.help import binding_lines
+from graphdoctor.tui.widgets.flow import FlowingScroll, FlowingTable
 from graphdoctor.units import counted, format_bytes, format_count
 
 GROUP_TITLES = {"phase": "By phase", "pool": "By pool", "site": "By call site"}
@@ -66,8 +67,8 @@ class AllocationsScreen(ReportScreen):
     def compose(self) -> ComposeResult:
         yield self.mode_bar()
         yield Tabs(*(Tab(title, id=key) for key, title in GROUP_TITLES.items()), id="groupings")
-        yield DataTable(id="alloc-table", cursor_type="row", zebra_stripes=True)
-        with VerticalScroll(id="alloc-detail"):
+        yield FlowingTable(id="alloc-table", cursor_type="row", zebra_stripes=True)
+        with FlowingScroll(id="alloc-detail"):
             yield Static(id="alloc-text")
         yield Footer()
 

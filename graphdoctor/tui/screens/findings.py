@@ -1,6 +1,7 @@
 """Findings: every problem the diagnosis found, most severe first. The highlighted one is
 explained beside the list: what went wrong, the user's lines around the culprit, why, the
-fix, and the evidence, each item of which opens on the timeline."""
+fix, and the evidence, each item of which opens on the timeline. The arrows flow from the
+list to the explanation and on to the evidence."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -24,6 +25,7 @@ from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.screens.base import ReportScreen
 from graphdoctor.tui.screens.help import binding_lines
 from graphdoctor.tui.timeline.findings import finding_span
+from graphdoctor.tui.widgets.flow import FlowingList, FlowingScroll
 
 PATCH_HINT = "patch: d shows it, y copies it (graphdoctor fix REPORT --apply writes it)"
 NO_PATCH = ("This finding has no patch: graphdoctor fix writes one for some rules, where the "
@@ -70,20 +72,21 @@ class FindingsScreen(ReportScreen):
 
     @classmethod
     def key_help(cls) -> list[tuple[str, str]]:
-        return [("↑ ↓", "choose a finding"), *binding_lines(cls.BINDINGS),
+        return [("↑ ↓", "choose a finding; past the last, on to its text and evidence"),
+                *binding_lines(cls.BINDINGS),
                 ("tab", "move between the list and the evidence")]
 
     def compose(self) -> ComposeResult:
         yield self.mode_bar()
         with Horizontal(id="findings-body"):
-            yield OptionList(*(Option(finding_line(f, self.view.shown_rank(f)), id=str(index))
-                               for index, f in enumerate(self.view.findings)),
-                             id="findings-list")
-            with VerticalScroll(id="finding-detail"):
+            yield FlowingList(*(Option(finding_line(f, self.view.shown_rank(f)), id=str(index))
+                                for index, f in enumerate(self.view.findings)),
+                              id="findings-list")
+            with FlowingScroll(id="finding-detail"):
                 yield Static(NO_FINDINGS, id="finding-text")
                 yield Static("Evidence (enter: show it on the timeline)", id="evidence-title",
                              classes="section-title")
-                yield OptionList(id="evidence")
+                yield FlowingList(id="evidence")
         yield Footer()
 
     def on_mount(self) -> None:

@@ -5,7 +5,8 @@ The capture tab is a timeline zoomed to fit the capture, with only the lanes it 
 (its phases, with graphdoctor's own time apart; the CPU; the streams, with forks and joins
 drawn between them; syncs) and, under it, the capture told step by step: begin, what the
 user's code did at which line, the culprit, end. Choosing a step selects it on the
-timeline. The second tab puts a median eager step beside a median replay.
+timeline; up from the first step goes to the timeline, down from its last lane back to
+the steps. The second tab puts a median eager step beside a median replay.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from graphdoctor.tui.rank_view import capture_window
 from graphdoctor.tui.rendering import story_code
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import report_text
+from graphdoctor.tui.widgets.flow import FlowingList, FlowingTimeline
 from graphdoctor.tui.widgets.step_compare import StepCompare
 from graphdoctor.tui.widgets.timeline import Timeline
 from graphdoctor.units import format_duration
@@ -62,10 +64,11 @@ class GraphStoryScreen(Screen[None]):
         with TabbedContent(id="story-tabs"):
             with TabPane("Capture", id="capture"):
                 lanes = capture_lanes(self.view, self.rank, self.graph)
-                yield Timeline(lanes, capture_limits(self.view, self.rank, self.graph),
-                               id="capture-timeline",
-                               overlays=capture_overlays(self.view, self.rank, self.graph, lanes))
-                yield OptionList(*(story_option(line) for line in self.lines), id="story")
+                yield FlowingTimeline(
+                    lanes, capture_limits(self.view, self.rank, self.graph),
+                    id="capture-timeline",
+                    overlays=capture_overlays(self.view, self.rank, self.graph, lanes))
+                yield FlowingList(*(story_option(line) for line in self.lines), id="story")
             with TabPane("Eager beside replay", id="steps"), VerticalScroll(id="steps-scroll"):
                 yield StepCompare(self.view, self.rank, self.index)
         yield Footer()

@@ -4,7 +4,8 @@ why it failed if it did, its verdict and its findings; enter shows the capture o
 timeline. A distributed run lists each rank's graphs, rank first (each rank has a graph 0).
 Many graphs from one line are one row, which enter opens to list them
 (:mod:`graphdoctor.tui.graph_groups`); enter on a graph opens its story: the capture step
-by step, and eager beside replay (:mod:`graphdoctor.tui.screens.graph_story`).
+by step, and eager beside replay (:mod:`graphdoctor.tui.screens.graph_story`). Down past
+the table's last row goes on to the details.
 Where the recorder read a graph's content, the table counts its nodes and the details say
 what they are: node types, the longest chain and widest level, the largest kernel groups."""
 
@@ -18,7 +19,6 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Static
 
 from graphdoctor.clean_text import clean
@@ -43,6 +43,7 @@ from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.screens.base import ReportScreen, ScreenEntry
 from graphdoctor.tui.screens.graph_story import GraphStoryScreen
 from graphdoctor.tui.screens.help import binding_lines
+from graphdoctor.tui.widgets.flow import FlowingScroll, FlowingTable
 from graphdoctor.units import NOT_MEASURED_WORDS, counted, format_bytes, format_duration
 
 COLUMNS = ("graph", "api", "status", "nodes", "pool", "capture", "replays", "replay host",
@@ -102,8 +103,8 @@ class GraphsScreen(ReportScreen):
 
     def compose(self) -> ComposeResult:
         yield self.mode_bar()
-        yield DataTable(id="graphs-table", cursor_type="row", zebra_stripes=True)
-        with VerticalScroll(id="graph-detail"):
+        yield FlowingTable(id="graphs-table", cursor_type="row", zebra_stripes=True)
+        with FlowingScroll(id="graph-detail"):
             yield Static(id="graph-text")
         yield Footer()
 

@@ -37,6 +37,7 @@ from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.screens.base import ReportScreen
 from graphdoctor.tui.screens.findings import finding_line
+from graphdoctor.tui.widgets.flow import FlowingList
 from graphdoctor.units import (
     counted,
     format_bytes,
@@ -47,35 +48,6 @@ from graphdoctor.units import (
 
 TOP_FINDINGS = 5
 CAUSED = frozenset({FAILED, UNSAFE})  # verdicts whose enter opens the finding that says why
-
-
-class FlowingList(OptionList):
-    """An option list that hands the focus on past its last option (down) and back before
-    its first (up), so arrows flow from the verdicts to the findings and back; at the
-    screen's first and last option they stay (no wrapping round)."""
-
-    def action_cursor_down(self) -> None:
-        if not self._at_edge(-1):
-            super().action_cursor_down()
-        elif (below := self._neighbour(1)) is not None:
-            below.focus()
-
-    def action_cursor_up(self) -> None:
-        if not self._at_edge(0):
-            super().action_cursor_up()
-        elif (above := self._neighbour(-1)) is not None:
-            above.focus()
-
-    def _at_edge(self, end: int) -> bool:
-        """Whether the highlight is on the first (``end`` 0) or last (-1) enabled option."""
-        enabled = [i for i, option in enumerate(self.options) if not option.disabled]
-        return not enabled or self.highlighted == enabled[end]
-
-    def _neighbour(self, step: int) -> FlowingList | None:
-        """The list before or after this one on the screen; None at either end (no wrap)."""
-        lists = list(self.screen.query(FlowingList))
-        index = lists.index(self) + step
-        return lists[index] if 0 <= index < len(lists) else None
 
 
 class SummaryScreen(ReportScreen):

@@ -1,0 +1,99 @@
+"""Arrows that flow from one part of a screen to the next: down past the last row of a list,
+a table or a pane's text moves the focus to the part below it, up before the first row to
+the part above; at the screen's first and last part the focus stays (no wrapping round).
+
+Each part is a Textual widget that knows its own edges (:class:`FlowingList`,
+:class:`FlowingTable`, :class:`FlowingScroll`, :class:`FlowingTimeline`); the parts of a
+screen follow each other in its focus order (the order Tab visits them), hidden ones
+left out."""
+
+from __future__ import annotations
+
+from textual.containers import VerticalScroll
+from textual.widget import Widget
+from textual.widgets import DataTable, OptionList
+
+from graphdoctor.tui.widgets.timeline import Timeline
+
+FLOWS = "flows"  # the CSS class of the parts arrows flow between
+
+
+def hand_on(part: Widget, step: int) -> None:
+    """Focus the part after ``part`` (``step`` 1) or before it (-1), if there is one."""
+    parts = [widget for widget in part.screen.focus_chain if widget.has_class(FLOWS)]
+    index = parts.index(part) + step if part in parts else -1
+    if 0 <= index < len(parts):
+        parts[index].focus()
+
+
+class FlowingList(OptionList):
+    """An option list whose arrows go on to the part above or below past its ends."""
+
+    DEFAULT_CLASSES = FLOWS
+
+    def action_cursor_down(self) -> None:
+        if self._at_edge(-1):
+            hand_on(self, 1)
+        else:
+            super().action_cursor_down()
+
+    def action_cursor_up(self) -> None:
+        if self._at_edge(0):
+            hand_on(self, -1)
+        else:
+            super().action_cursor_up()
+
+    def _at_edge(self, end: int) -> bool:
+        """Whether the highlight is on the first (``end`` 0) or last (-1) enabled option."""
+        enabled = [i for i, option in enumerate(self.options) if not option.disabled]
+        return not enabled or self.highlighted == enabled[end]
+
+
+class FlowingTable(DataTable[object]):
+    """A table whose arrows go on to the part above or below past its first and last row."""
+
+    DEFAULT_CLASSES = FLOWS
+
+    def action_cursor_down(self) -> None:
+        if self.cursor_row >= self.row_count - 1:
+            hand_on(self, 1)
+        else:
+            super().action_cursor_down()
+
+    def action_cursor_up(self) -> None:
+        if self.cursor_row <= 0:
+            hand_on(self, -1)
+        else:
+            super().action_cursor_up()
+
+
+class FlowingScroll(VerticalScroll):
+    """A pane of text that scrolls with the arrows, and past its top or bottom hands the
+    focus on (at once where all of it fits)."""
+
+    DEFAULT_CLASSES = FLOWS
+
+    def action_scroll_down(self) -> None:
+        if self.scroll_target_y >= self.max_scroll_y:  # the target: keys outrun the scroll
+            hand_on(self, 1)
+        else:
+            super().action_scroll_down()
+
+    def action_scroll_up(self) -> None:
+        if self.scroll_target_y <= 0:
+            hand_on(self, -1)
+        else:
+            super().action_scroll_up()
+
+
+class FlowingTimeline(Timeline):
+    """A timeline whose up on its first lane and down on its last hand the focus on."""
+
+    DEFAULT_CLASSES = FLOWS
+
+    def action_lane(self, delta: int) -> None:
+        edge = 0 if delta < 0 else len(self.lanes) - 1
+        if self.state.lane == edge:
+            hand_on(self, delta)
+        else:
+            super().action_lane(delta)
