@@ -744,4 +744,9 @@ def _host_node(trace: Trace, note: dict[str, Any]) -> None:
 
 # the frozen-host-value and the diagnosis-depth scenarios register themselves here; imported
 # last, as they use the helpers above
-from tests import depth_expectations, frozen_expectations, scale_expectations  # noqa: E402, F401
+from tests import (  # noqa: E402, F401
+    depth_expectations,
+    frozen_expectations,
+    native_expectations,
+    scale_expectations,
+)

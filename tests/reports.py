@@ -32,7 +32,10 @@ def spools(directory: Path = RECORDINGS) -> dict[str, dict[int, Path]]:
 
 # Scenarios whose script is written but whose GPU recording is not made yet: their checks
 # skip until fixtures/record.py has recorded them (then they leave this set).
-AWAITING_RECORDING: frozenset[str] = frozenset()
+# The cuTile scenarios need a GPU cuTile compiles for: its tileiras (13.4 and 13.5) fails on
+# Hopper (sm_90, the lent H100/H200), see fixtures/README.md.
+AWAITING_RECORDING: frozenset[str] = frozenset({
+    "cutile_layer_stack", "cutile_host_read_in_capture", "cutile_new_input_buffer"})
 
 
 def scenario_names() -> list[str]:

@@ -24,6 +24,7 @@ def test_recording_shows_its_scenario(name: str) -> None:
 def test_every_scenario_has_expectations() -> None:
     scripts = {p.stem for p in (RECORDINGS.parent / "scripts").glob("*.py")
                if not p.name.startswith("_")}
+    scripts |= {p.stem for p in (RECORDINGS.parent / "native").glob("native_*.cu")}
     assert scripts == set(EXPECTATIONS) | set(RANK_EXPECTATIONS)
 
 

@@ -16,6 +16,7 @@ import click
 
 from graphdoctor.cli.baseline_run import record_baseline
 from graphdoctor.cli.common import handle_errors, say
+from graphdoctor.cli.native import is_native, prepare_native
 from graphdoctor.cli.reporting import fail_on_option, gate_exit
 from graphdoctor.cli.run_output import (
     Identity,
@@ -39,9 +40,11 @@ if TYPE_CHECKING:
 
 RUN_HELP = f"""Run TARGET under graphdoctor and write a report.
 
-Options come before TARGET; everything after it goes to the script unchanged
-(a `--` before TARGET also works). The script runs in a child process, so a
-crash, a hang (see --timeout) or a kill still leaves a report, marked incomplete.
+TARGET is a Python script (or, with -m, a module), or a native program (an ELF
+executable, recorded through CUPTI: see the README). Options come before TARGET;
+everything after it goes to the script unchanged (a `--` before TARGET also works).
+The script runs in a child process, so a crash, a hang (see --timeout) or a kill
+still leaves a report, marked incomplete.
 Ctrl-C, SIGTERM, SIGHUP (a closed terminal) and SIGQUIT sent to graphdoctor are
 passed on to the script; Ctrl-Z stops both and fg resumes both; if graphdoctor
 is killed outright, the script ends with it.
@@ -99,6 +102,8 @@ def run(module: bool, output: Path | None, full: bool, cupti: bool, timeout: flo
         nproc: int, keep_spool: Path | None, quiet: bool, tui: bool, fail_on: tuple[str, ...],
         redact: bool, baseline: bool, target: str, args: tuple[str, ...]) -> None:
     check_target(target, module, args)
+    if is_native(target, module):
+        prepare_native(target, nproc, baseline)
     if cupti:  # the child reads it, as it reads GRAPHDOCTOR_OFF
         os.environ[CUPTI_ENV] = "1"
     if baseline and nproc > 1:

@@ -142,21 +142,8 @@ class AnatomyReader:
     def _describe(self, nodes: list[Any], edges: list[tuple[int, int]]) -> dict[str, Any]:
         types = [self._type_of(node) for node in nodes]
         kernels = [self._kernel_name(n) for n, t in zip(nodes, types) if t == anatomy.KERNEL]
-        groups, kernel_group = anatomy.grouped(kernels)
-        longest, widest = anatomy.shape_of(len(nodes), edges)
-        counts: dict[str, int] = {}
-        for node_type in types:
-            counts[node_type] = counts.get(node_type, 0) + 1
-        described: dict[str, Any] = {
-            "nodes": len(nodes), "edges": len(edges), "node_types": counts,
-            "kernels": [[g.name, g.count] for g in groups],
-            "longest_chain": longest, "widest_level": widest,
-            "host_functions": [self._host_function(n) for n, t in zip(nodes, types)
-                               if t == anatomy.HOST],
-        }
-        if len(nodes) <= anatomy.MAX_STRUCTURE:
-            described.update(_structure(types, kernel_group, edges))
-        return described
+        hosts = [self._host_function(n) for n, t in zip(nodes, types) if t == anatomy.HOST]
+        return described(types, kernels, hosts, edges)
 
     def _type_of(self, node: Any) -> str:
         node_type = _checked(self.driver, self.driver.cuGraphNodeGetType(node))[1]
@@ -186,6 +173,30 @@ class AnatomyReader:
             return symbol_at(int(params.fn))
         except (TypeError, ValueError):  # a handle this cuda-bindings does not convert
             return "a host function"
+
+
+def described(types: list[str], kernels: list[str], hosts: list[str],
+              edges: list[tuple[int, int]]) -> dict[str, Any]:
+    """A graph's anatomy in its JSON form: node ``types`` (graphdoctor's names), the kernel
+    nodes' group names in node order, the host nodes' functions, and the edges."""
+    groups, kernel_group = anatomy.grouped(kernels)
+    longest, widest = anatomy.shape_of(len(types), edges)
+    counts: dict[str, int] = {}
+    for node_type in types:
+        counts[node_type] = counts.get(node_type, 0) + 1
+    found: dict[str, Any] = {
+        "nodes": len(types), "edges": len(edges), "node_types": counts,
+        "kernels": [[g.name, g.count] for g in groups],
+        "longest_chain": longest, "widest_level": widest, "host_functions": hosts,
+    }
+    if len(types) <= anatomy.MAX_STRUCTURE:
+        found.update(_structure(types, kernel_group, edges))
+    return found
+
+
+def node_type_named(name: str) -> str:
+    """graphdoctor's name for the driver's CUgraphNodeType name (less CU_GRAPH_NODE_TYPE_)."""
+    return _NODE_TYPES.get(name, anatomy.OTHER)
 
 
 def _structure(types: list[str], kernel_group: list[int],
@@ -242,10 +253,10 @@ def new_reader(recorder: Recorder) -> AnatomyReader | None:
     except ImportError:
         recorder.note(WHAT, NEEDS)
         return None
-    return AnatomyReader(recorder, driver, _demangler(recorder))
+    return AnatomyReader(recorder, driver, demangler(recorder))
 
 
-def _demangler(recorder: Recorder) -> Callable[[str], str]:
+def demangler(recorder: Recorder) -> Callable[[str], str]:
     try:
         cxxfilt = importlib.import_module("cxxfilt")
     except ImportError:

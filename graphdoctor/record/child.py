@@ -26,6 +26,7 @@ from graphdoctor.launch.child_process import CHILD_ENV, DUMP_STACKS_SIGNAL
 from graphdoctor.launch.lifeline import end_with_parent
 from graphdoctor.launch.runner import Target, run_target
 from graphdoctor.record.errors import record_exception
+from graphdoctor.record.native.run import LIBRARY_ENV, run_native
 from graphdoctor.record.on_torch_import import call_when_imported
 from graphdoctor.record.recorder import Recorder, new_recorder, register_fork_guard
 from graphdoctor.trace.names import (
@@ -61,14 +62,16 @@ def main() -> int:
     flusher = _Flusher(spool, recorder)
     flusher.start()
     end_with_parent(lambda: _orphaned(spool, recorder))
-    outcome = run_target(target, lambda error: _record_uncaught(recorder, error))
+    native = bool(os.environ.get(LIBRARY_ENV)) and not target.module
+    outcome = run_native(target, recorder) if native else \
+        run_target(target, lambda error: _record_uncaught(recorder, error))
     if stop_cupti is not None:
         _stop_cupti(recorder, stop_cupti)
     if sources.installed:
         _stop_recorder(recorder)
     else:
-        recorder.note(RECORDING_NOTE, NEVER_IMPORTED_TORCH_CUPTI if stop_cupti else
-                      NEVER_IMPORTED_TORCH)
+        recorder.note(RECORDING_NOTE, NATIVE_PROGRAM if native else NEVER_IMPORTED_TORCH_CUPTI
+                      if stop_cupti else NEVER_IMPORTED_TORCH)
     flusher.stop()
     spool.write(sr.End({"exit_code": outcome.exit_code, "interrupted": outcome.interrupted}))
     spool.close()
@@ -93,6 +96,8 @@ def _arm_faulthandler(path: Path, spool: SpoolWriter) -> None:
 
 
 NEVER_IMPORTED_TORCH = "the script never imported torch, so nothing but its exceptions was recorded"
+NATIVE_PROGRAM = ("a native program: what CUPTI saw of its graphs was recorded, at its own "
+                  "functions (no Python lines)")
 NEVER_IMPORTED_TORCH_CUPTI = ("the script never imported torch: only its exceptions and what CUPTI "
                               "saw of its graphs were recorded")
 

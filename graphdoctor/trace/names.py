@@ -125,6 +125,16 @@ CUPTI_PART = "graphs outside PyTorch (CUPTI)"  # its lines in the "not recorded"
 CUPTI_STREAM_API = "stream capture"  # a graph's api: a capture through the driver or runtime
 CUPTI_EXPLICIT_API = "graph built node by node"  # cuGraphCreate and cuGraphAdd*Node
 CUPTI_APIS = (CUPTI_STREAM_API, CUPTI_EXPLICIT_API)  # a graph's api starts with one of them
+NATIVE = "native"  # "stream capture (native)": a graph of a program that is not Python
+# The calls a native program's syncs are (graphdoctor run ./program), by sync kind
+NATIVE_SYNC_CALLS = {"stream_synchronize": "cudaStreamSynchronize()",
+                     "device_synchronize": "cudaDeviceSynchronize()",
+                     "event_synchronize": "cudaEventSynchronize()"}
+
+
+def is_native_api(api: str) -> bool:
+    """Whether a graph's api says a native program made it."""
+    return api.endswith(f"({NATIVE})")
 CUDA_API_ERROR = "cuda_api"  # where a CUDA error the driver returned to a call was recorded
 
 # A host value a graph took by value (a FrozenValue row): what held it, and how its other

@@ -21,7 +21,7 @@ from graphdoctor.diagnose import measure
 from graphdoctor.diagnose.findings import INFO, WASTEFUL, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace import anatomy
-from graphdoctor.trace.names import CUPTI_APIS
+from graphdoctor.trace.names import CUPTI_APIS, is_native_api
 
 ID, NAME = "GD211", "serial-tiny-kernels"
 MIN_KERNELS = 50
@@ -29,6 +29,8 @@ SERIAL = 0.9  # the longest chain's share of the nodes from which a graph is one
 TINY_US = 5.0  # average GPU time per kernel in a replay
 TORCH_FIX = ("Compile the captured function with torch.compile (mode=\"reduce-overhead\" keeps "
              "the graph), or use fused kernels for its elementwise steps.")
+NATIVE_FIX = ("Fuse the chain's kernels into fewer, larger ones (one kernel doing a layer's "
+              "steps), then capture those.")
 OUTSIDE_TORCH_FIX = ("Fuse the chain's elementwise steps into fewer kernels (in CuPy: cupy.fuse "
                      "or an ElementwiseKernel), then capture those.")
 
@@ -52,7 +54,8 @@ def check(view: TraceView) -> Iterator[Finding]:
                          f"{'; '.join(anatomy.top_kernels(held))}. Kernels this short in "
                          "a chain spend their time starting and moving data, which a graph "
                          "does not remove."),
-            fix=OUTSIDE_TORCH_FIX if graph.api.startswith(CUPTI_APIS) else TORCH_FIX,
+            fix=NATIVE_FIX if is_native_api(graph.api) else
+            OUTSIDE_TORCH_FIX if graph.api.startswith(CUPTI_APIS) else TORCH_FIX,
             location=view.location(graph.stack), graph=graph.id,
             measurements={"kernels": held.kernel_count, "longest_chain": held.longest_chain,
                           "replay_us": round(replay.median_us, 1),

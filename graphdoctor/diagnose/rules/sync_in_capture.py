@@ -17,10 +17,13 @@ from collections.abc import Iterator
 from graphdoctor.diagnose.failures import failures_of_kind, known_fix
 from graphdoctor.diagnose.findings import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace.names import NATIVE_SYNC_CALLS, is_native_api
 
 ID, NAME = "GD101", "sync-in-capture"
 FIX = ("Move this read out of the captured step, or keep the value on the GPU (torch.where, a "
        "0-d tensor) so nothing waits for it.")
+NATIVE_FIX = ("Move this call out of the captured code (after cudaStreamEndCapture, or between "
+              "graph launches), or keep the value on the GPU for the kernels that need it.")
 CALLS = {"item": "`.item()`", "tolist": "`.tolist()`", "numpy": "`.numpy()`",
          "cpu": "a copy to the CPU", "print": "printing a CUDA tensor",
          "nonzero": "a data-dependent shape (nonzero)", "bool-mask index": "boolean-mask indexing",
@@ -36,7 +39,8 @@ def check(view: TraceView) -> Iterator[Finding]:
         syncs = view.user_syncs(view.in_capture("syncs", graph))
         stack = syncs[0][1].stack if syncs else cause.link.stack
         known = None if syncs else known_fix(view, cause.link)
-        what = CALLS.get(syncs[0][1].kind, "a synchronizing call") if syncs else \
+        calls = NATIVE_SYNC_CALLS if is_native_api(graph.api) else CALLS
+        what = calls.get(syncs[0][1].kind, "a synchronizing call") if syncs else \
             (known.what if known else "an operation that is not permitted while capturing")
         yield Finding(
             ID, NAME, ERROR, FAILED,
@@ -47,7 +51,7 @@ def check(view: TraceView) -> Iterator[Finding]:
                          "being captured: CUDA failed it with \"operation not permitted when "
                          "stream is capturing\", and capture_end then reported the capture as "
                          "invalidated."),
-            fix=known.fix if known else FIX,
+            fix=known.fix if known else NATIVE_FIX if is_native_api(graph.api) else FIX,
             evidence=tuple(view.evidence("syncs", i) for i, _ in syncs)
             + ((view.evidence("exceptions", cause.exception),) if cause.exception >= 0 else ()),
             location=view.location(stack), graph=graph.id)

@@ -19,10 +19,15 @@ from graphdoctor.diagnose.failures import cause_of
 from graphdoctor.diagnose.findings import ERROR, FAILED, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Graph
+from graphdoctor.trace.names import is_native_api
 from graphdoctor.trace.stream_links import stream_links, unjoined_forks
 from graphdoctor.trace.stream_names import stream_label
 
 ID, NAME = "GD103", "unjoined-side-stream"
+FIX = "Add torch.cuda.current_stream().wait_stream(side) before the captured block ends."
+NATIVE_FIX = ("Join the side stream back before cudaStreamEndCapture: record an event on it after "
+              "its work (cudaEventRecord(joined, side)) and make the capture stream wait on it "
+              "(cudaStreamWaitEvent(capture, joined, 0)).")
 
 
 def forks_without_joins(view: TraceView, graph: Graph) -> list[tuple[int, Any]]:
@@ -65,7 +70,7 @@ def _finding(view: TraceView, graph: Graph, unjoined: list[tuple[int, Any]],
                      f"{view.where(fork.stack)}, so its work joined the capture, but the capture "
                      "stream never waits for it in turn; capture_end failed with \"capturing "
                      "stream has unjoined work\"."),
-        fix="Add torch.cuda.current_stream().wait_stream(side) before the captured block ends.",
+        fix=NATIVE_FIX if is_native_api(graph.api) else FIX,
         evidence=evidence + (view.evidence("exceptions", exception),),
         location=view.location(fork.stack), graph=graph.id)
 

@@ -1,0 +1,146 @@
+"""Building the injection library that records a native program (``inject.c``).
+
+It is built from source the first time a native program is recorded, with the machine's C
+compiler (``$CC``, else ``cc``), against the CUPTI and CUDA headers and the ``libcupti`` of
+NVIDIA's wheels (``pip install 'graphdoctor[native]'``: ``nvidia-cuda-cupti``,
+``nvidia-cuda-runtime`` and ``nvidia-cuda-crt``), never a system CUDA the user may not
+have. The library is kept in graphdoctor's cache folder under a name made from everything
+that went into it (source, headers, library, compiler), so a changed wheel or compiler
+builds it again.
+
+The cache folder is graphdoctor's own: it is created for this user alone, and a folder that
+is a link, or someone else's, is refused rather than written into; the library is compiled
+into a fresh file beside it and renamed into place, so no path is written through.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import shutil
+import stat
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from graphdoctor.errors import GraphDoctorError
+
+SOURCE = Path(__file__).resolve().parents[2] / "native" / "inject.c"
+LIBRARY = "libgraphdoctor_inject"
+NEEDS_WHEELS = ("recording a native program needs CUPTI's headers and library from NVIDIA's "
+                "wheels: pip install 'graphdoctor[native]'")
+NEEDS_COMPILER = ("recording a native program builds a small library with a C compiler, and "
+                  "none was found: install one (apt install gcc), or name it in $CC")
+KERNEL_RECORD = re.compile(r"}\s*(CUpti_ActivityKernel\d+)\s*;")
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """What the library is built with: a compiler, the wheels' include folders (CUPTI's
+    first) and the folder of libcupti."""
+
+    compiler: str
+    includes: tuple[Path, ...]
+    lib: Path
+
+    @property
+    def include(self) -> Path:
+        return self.includes[0]
+
+
+def library() -> Path:
+    """The injection library, built now if this toolchain has not built it yet."""
+    tools = toolchain()
+    folder = cache_folder()
+    target = folder / f"{LIBRARY}-{_fingerprint(tools)}.so"
+    if not target.exists():
+        _compile(tools, folder, target)
+    return target
+
+
+def toolchain() -> Toolchain:
+    compiler = os.environ.get("CC") or "cc"
+    found = shutil.which(compiler)
+    if found is None:
+        raise GraphDoctorError(NEEDS_COMPILER)
+    includes, lib = wheel_folders()
+    return Toolchain(found, includes, lib)
+
+
+def wheel_folders() -> tuple[tuple[Path, ...], Path]:
+    """The include folders of NVIDIA's wheels (``site-packages/nvidia/cu13/include``; CUPTI's
+    first: cupti.h, cuda.h and crt/ may come from three wheels, even from two site-packages)
+    and the folder of libcupti."""
+    spec = importlib.util.find_spec("nvidia")
+    roots = [Path(r) for r in (spec.submodule_search_locations or [])] if spec else []
+    includes = [p for root in roots for p in sorted(root.glob("*/include")) if p.is_dir()]
+    cupti = [p for p in includes if (p / "cupti.h").exists()]
+    libs = [p.parent for root in roots for p in sorted(root.glob("*/lib/libcupti.so*"))]
+    needed = ("cuda.h", "crt/host_defines.h")
+    if not cupti or not libs or not all(any((p / n).exists() for p in includes) for n in needed):
+        raise GraphDoctorError(NEEDS_WHEELS)
+    return (cupti[-1], *[p for p in includes if p != cupti[-1]]), libs[-1]
+
+
+def cache_folder() -> Path:
+    """graphdoctor's own folder for built libraries, made private; refused if it is a link or
+    belongs to someone else."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    folder = base / "graphdoctor" / "native"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise GraphDoctorError(f"{folder} is not a folder of this user's: the native "
+                               "library is not built into it")
+    return folder
+
+
+def _fingerprint(tools: Toolchain) -> str:
+    digest = hashlib.sha256(SOURCE.read_bytes())
+    for header in ("cupti_activity.h", "cupti.h"):
+        digest.update((tools.include / header).read_bytes())
+    digest.update(str(sorted(tools.lib.glob("libcupti.so*"))).encode())
+    digest.update(tools.compiler.encode())
+    return digest.hexdigest()[:16]
+
+
+def kernel_record(include: Path) -> str:
+    """The newest kernel activity record the headers declare (CUpti_ActivityKernel10 in
+    CUDA 13): the layout the library reads CUPTI's records with."""
+    found: list[str] = KERNEL_RECORD.findall(
+        (include / "cupti_activity.h").read_text(errors="replace"))
+    if not found:
+        raise GraphDoctorError(f"{include / 'cupti_activity.h'} declares no kernel record")
+    return max(found, key=lambda name: int(name.removeprefix("CUpti_ActivityKernel")))
+
+
+def compile_command(tools: Toolchain, output: Path) -> list[str]:
+    return [tools.compiler, "-O2", "-shared", "-fPIC", "-std=gnu11",
+            f"-DKERNEL_RECORD={kernel_record(tools.include)}",
+            *(f"-I{folder}" for folder in tools.includes), str(SOURCE), f"-L{tools.lib}",
+            f"-l:{_cupti_name(tools.lib)}",
+            f"-Wl,-rpath,{tools.lib}", "-ldl", "-lpthread", "-o", str(output)]
+
+
+def _cupti_name(lib: Path) -> str:
+    """libcupti.so where the wheel has it, else its versioned name (libcupti.so.13)."""
+    names = sorted(p.name for p in lib.glob("libcupti.so*"))
+    return "libcupti.so" if "libcupti.so" in names else names[0]
+
+
+def _compile(tools: Toolchain, folder: Path, target: Path) -> None:
+    handle, temporary = tempfile.mkstemp(prefix=f".{LIBRARY}-", suffix=".so", dir=folder)
+    os.close(handle)
+    try:
+        done = subprocess.run(compile_command(tools, Path(temporary)), capture_output=True,
+                              text=True, check=False)
+        if done.returncode != 0:
+            raise GraphDoctorError(f"building the native library failed: "
+                                   f"{done.stderr.strip().splitlines()[-1:]}")
+        os.replace(temporary, target)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
