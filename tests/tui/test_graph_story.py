@@ -12,7 +12,7 @@ from graphdoctor.tui.rank_view import capture_window
 from graphdoctor.tui.screens.graph_story import CULPRIT, GraphStoryScreen
 from graphdoctor.tui.screens.graphs import GraphsScreen
 from graphdoctor.tui.timeline.graph_groups import GraphGroupLane
-from graphdoctor.tui.widgets.timeline import Timeline
+from graphdoctor.tui.widgets.timeline import LEGEND_ROWS, Timeline
 from tests.reports import report_for
 from tests.tui.helpers import app_for, demo_app, plain, settle
 
@@ -104,6 +104,7 @@ async def test_the_timeline_has_a_lane_per_group_that_opens_with_x() -> None:
             await pilot.press("down")
         await pilot.press("x")
         assert group.height == 9
-        assert timeline.virtual_size.height == 1 + sum(lane.height for lane in timeline.lanes)
+        assert timeline.virtual_size.height == 1 + sum(lane.height for lane in timeline.lanes) \
+            + LEGEND_ROWS
         await pilot.press("x")
         assert group.height == 1

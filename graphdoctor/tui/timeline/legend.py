@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from graphdoctor.clean_text import clean
 from graphdoctor.tui import palette as marks
 from graphdoctor.tui.timeline.lanes import Lane
 from graphdoctor.tui.timeline.layout import SHADES, Cell, Window
@@ -54,8 +55,9 @@ def _node_entries(lane: NodeLane, window: Window, width: int) -> Iterator[Entry]
 def line(found: Sequence[Entry], width: int) -> list[Cell]:
     """The entries as one row of cells, cut with … where they do not fit."""
     cells: list[Cell] = []
-    for glyph, style, meaning in found:
-        piece = [*((g, style) for g in glyph), *((c, "bright_black") for c in f" {meaning}")]
+    for glyph, style, meaning in found:  # a meaning may be the report's text: cleaned
+        piece = [*((g, style) for g in glyph),
+                 *((c, "bright_black") for c in f" {clean(meaning)}")]
         if len(cells) + len(piece) + len(SEPARATOR) > width:
             cells.append(("…", "bright_black"))
             break

@@ -18,6 +18,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from graphdoctor.clean_text import clean
 from graphdoctor.trace import anatomy as shapes
 from graphdoctor.trace.anatomy import Anatomy
 from graphdoctor.trace.node_schedule import NodeSchedule, PlacedNode, schedule
@@ -167,9 +168,10 @@ def node_cell(found: Anatomy, placed: PlacedNode) -> Cell:
 
 
 def node_label(found: Anatomy, node: int) -> str:
-    """What a node's run of columns says: its kernel's own short name, or its type."""
+    """What a node's run of columns says: its kernel's own short name, or its type (the
+    report's text, cleaned)."""
     name = kernel_name(found, node)
-    return short_label(name) if name else node_type(found, node)
+    return clean(short_label(name)) if name else node_type(found, node)
 
 
 _SUFFIXES = ("_kernel_cuda", "_kernel_impl", "_kernel")
@@ -199,7 +201,7 @@ def _node_text(plan: Plan, node: PlacedNode | None, length: int, graph: int) -> 
     name = shapes.short_kernel_name(kernel_name(found, node.node)) if kernel else \
         node_type(found, node.node)
     return (f"graph {graph} node {node.node}/{found.nodes} ≈{estimate} ({how}) · {chain} · "
-            f"{name}")
+            f"{clean(name)}")
 
 
 def node_lane(stream_lane: Lane, stream: int, replays: Series, graphs: Sequence[int],
