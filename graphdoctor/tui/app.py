@@ -48,6 +48,7 @@ APP_KEYS: list[BindingType] = [
     Binding("question_mark,f1", "help", "Help", key_display="?"),
     Binding("escape,backspace", "go_back", "Back", show=False),
     Binding("slash", "search", "Search", key_display="/"),
+    Binding("ctrl+f", "search", "Search, also where / filters a table", show=False),
     Binding("q", "quit", "Quit"),
 ]
 

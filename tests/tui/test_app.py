@@ -312,7 +312,7 @@ async def test_search_finds_a_finding_and_an_event() -> None:
         await pilot.press(*"GD101", "enter")
         await settle(pilot)
         assert isinstance(app.screen, FindingsScreen)
-        await pilot.press("slash", *"synchronization item", "enter")
+        await pilot.press("ctrl+f", *"synchronization item", "enter")  # / filters the list
         await settle(pilot)
         assert isinstance(app.screen, TimelineScreen)
         assert app.screen.query_one(Timeline).state.selected == EventRef("syncs", 1)

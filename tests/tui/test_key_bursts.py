@@ -1,8 +1,9 @@
 """The viewer under bursts of keys, as a fast typist on a loaded host sends them: every key
 the app and its screens bind, and the keys people press anyway (PageUp/PageDown, digits,
-arrows, Esc, Enter), posted in runs at full speed while each message takes a little longer
-to handle than it would on an idle machine. Thousands of keys over several reports, zero
-exceptions; and the two crashes found that way, each as its own test."""
+arrows, Esc, Enter, letters typed into a table's filter), posted in runs at full speed while
+each message takes a little longer to handle than it would on an idle machine. Thousands of
+keys over several reports, zero exceptions; and the two crashes found that way, each as its
+own test."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from graphdoctor.tui.app import SCREENS, GraphDoctorApp
 from graphdoctor.tui.screens.graph_story import GraphStoryScreen
 from graphdoctor.tui.screens.help import HelpScreen
 from graphdoctor.tui.search import SearchPalette
+from graphdoctor.tui.widgets.table_filter import FilterInput, TableFilter
 from graphdoctor.tui.widgets.timeline import Timeline
 from tests.reports import report_for
 from tests.tui.helpers import app_for, demo_app, settle
@@ -29,11 +31,12 @@ from tests.tui.helpers import app_for, demo_app, settle
 pytestmark = pytest.mark.slow  # the second test command (README: Tests)
 
 PRESSED_ANYWAY = ("pageup", "pagedown", "up", "down", "left", "right", "home", "end", "tab",
-                  "shift+tab", "escape", "enter", "backspace", "slash", "z", "1", "9", "0")
+                  "shift+tab", "escape", "enter", "backspace", "slash", "z", "1", "9", "0",
+                  "i", "u", "space", "ctrl+f")  # typed into a table's filter; ctrl+f: bound
 CHARACTERS = {"slash": "/", "question_mark": "?", "plus": "+", "minus": "-",
               "left_square_bracket": "[", "right_square_bracket": "]", "enter": "\r",
               "greater_than_sign": ">", "less_than_sign": "<", "escape": "\x1b", "tab": "\t",
-              "backspace": "\x7f"}
+              "backspace": "\x7f", "space": " "}
 REPORTS = ("launch_bound", "real_tv_resnet_train_capture", "dist_extra_allreduce_in_capture")
 SLOWER_BY_S = 0.0003  # added to the handling of each message: a host busy with other work
 
@@ -41,7 +44,7 @@ SLOWER_BY_S = 0.0003  # added to the handling of each message: a host busy with 
 def bound_keys() -> list[str]:
     """Every key a binding of the app, its screens or the timeline names, but quit."""
     owners = [GraphDoctorApp, *(entry.screen for entry in SCREENS), HelpScreen,
-              GraphStoryScreen, SearchPalette, Timeline]
+              GraphStoryScreen, SearchPalette, Timeline, TableFilter, FilterInput]
     keys = {key.strip() for owner in owners for binding in owner.BINDINGS
             if isinstance(binding, Binding) for key in binding.key.split(",")}
     return sorted(keys - {"q", "ctrl+q", "ctrl+c"}) + list(PRESSED_ANYWAY)

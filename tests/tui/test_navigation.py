@@ -21,7 +21,8 @@ from tests.tui.helpers import app_for, demo_app, settle, shown
 BAR = "1 Summary 2 Findings (1) 3 Timeline 4 Allocations 5 Graphs"
 EVERYWHERE = [("1 s", "Summary"), ("2 f", "Findings"), ("3 t", "Timeline"),
               ("4 a", "Allocations"), ("5 g", "Graphs"), ("? F1", "Help"),
-              ("esc backspace", "Back"), ("/", "Search"), ("q", "Quit")]
+              ("esc backspace", "Back"), ("/", "Search"),
+              ("ctrl+f", "Search, also where / filters a table"), ("q", "Quit")]
 
 
 def help_sections(text: str) -> dict[str, list[tuple[str, str]]]:
@@ -145,7 +146,7 @@ async def test_search_hits_post_their_messages() -> None:
         await pilot.press("slash", *"GD101", "enter")
         await settle(pilot)
         assert {m.index for m in posted if isinstance(m, ShowFinding)} == {0}
-        await pilot.press("slash", *"graph 0 torch.cuda", "enter")
+        await pilot.press("ctrl+f", *"graph 0 torch.cuda", "enter")  # / filters Findings
         await settle(pilot)
         assert {m.key for m in posted if isinstance(m, ShowGraph)} == {(NONE, 0)}
         assert isinstance(app.screen, GraphsScreen)

@@ -1,7 +1,7 @@
 """Allocations: the caching allocator's activity by phase, by pool or by call site, sortable
 by any column. The selected row's details show its source line (call sites) or the graphs
-that share its pool; enter shows its largest allocation on the timeline. Down past the
-table's last row goes on to the details."""
+that share its pool; enter shows its largest allocation on the timeline. / filters the
+table; down past its last row goes on to the details."""
 
 from __future__ import annotations
 
@@ -21,9 +21,11 @@ from graphdoctor.tui.navigation import ShowEvent
 from graphdoctor.tui.rendering import culprit_source, stack_text
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import report_text
-from graphdoctor.tui.screens.base import ReportScreen, ScreenEntry
+from graphdoctor.tui.screens.base import ScreenEntry
+from graphdoctor.tui.screens.filtered import FilteredScreen
 from graphdoctor.tui.screens.help import binding_lines
 from graphdoctor.tui.widgets.flow import FlowingScroll, FlowingTable
+from graphdoctor.tui.widgets.table_filter import TableFilter, filter_keys
 from graphdoctor.units import counted, format_bytes, format_count
 
 GROUP_TITLES = {"phase": "By phase", "pool": "By pool", "site": "By call site"}
@@ -41,7 +43,8 @@ def cell(group: AllocGroup, column: str) -> Text:
     return Text(shown, justify="right")
 
 
-class AllocationsScreen(ReportScreen):
+class AllocationsScreen(FilteredScreen):
+    FILTERED = "#alloc-table"
     BINDINGS = [
         Binding("p", "group('phase')", "By phase"),
         Binding("o", "group('pool')", "By pool"),
@@ -49,6 +52,7 @@ class AllocationsScreen(ReportScreen):
         Binding("less_than_sign", "sort_by(-1)", "Sort ←", key_display="<"),
         Binding("greater_than_sign", "sort_by(1)", "Sort →", key_display=">"),
         Binding("r", "reverse", "Reverse"),
+        *filter_keys(),
     ]
 
     def __init__(self, view: ReportView, screens: Sequence[ScreenEntry], name: str) -> None:
@@ -67,6 +71,7 @@ class AllocationsScreen(ReportScreen):
     def compose(self) -> ComposeResult:
         yield self.mode_bar()
         yield Tabs(*(Tab(title, id=key) for key, title in GROUP_TITLES.items()), id="groupings")
+        yield TableFilter()
         yield FlowingTable(id="alloc-table", cursor_type="row", zebra_stripes=True)
         with FlowingScroll(id="alloc-detail"):
             yield Static(id="alloc-text")
@@ -120,20 +125,31 @@ class AllocationsScreen(ReportScreen):
         self._fill()
         table.focus()  # a loading table gives its focus away: ↓ and enter are for its rows
 
+    def refilter(self) -> None:
+        self._fill()
+
     def _fill(self) -> None:
+        """The table again: its headings, and the groups the filter keeps, sorted."""
         table = self.query_one("#alloc-table", DataTable)
+        self._add_columns(table)
+        rows = [(group, [cell(group, c) for c in ALLOC_COLUMNS])
+                for group in sort_groups(self._groups, self.sort_column, self.descending)]
+        kept = self.row_filter.kept(rows, lambda row: row[1])
+        self._sorted = [group for group, _ in kept]
+        for index, (_, cells) in enumerate(kept):
+            table.add_row(*cells, key=str(index))
+        if not self._groups:
+            self.query_one("#alloc-text", Static).update(
+                "No allocator events were recorded (graphdoctor records them in captures; "
+                "run with --full for every allocation).")
+
+    def _add_columns(self, table: DataTable[object]) -> None:
+        """The table emptied, and its headings, the sorted column's with its arrow."""
         table.clear(columns=True)
         for column in ALLOC_COLUMNS:
             heading = KEY_HEADINGS[self.grouping] if column == "key" else HEADINGS[column]
             arrow = (" ▼" if self.descending else " ▲") if column == self.sort_column else ""
             table.add_column(heading + arrow, key=column)
-        self._sorted = sort_groups(self._groups, self.sort_column, self.descending)
-        for index, group in enumerate(self._sorted):
-            table.add_row(*(cell(group, c) for c in ALLOC_COLUMNS), key=str(index))
-        if not self._groups:
-            self.query_one("#alloc-text", Static).update(
-                "No allocator events were recorded (graphdoctor records them in captures; "
-                "run with --full for every allocation).")
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if 0 <= event.cursor_row < len(self._sorted):

@@ -1,9 +1,11 @@
 """Findings: every problem the diagnosis found, most severe first. The highlighted one is
 explained beside the list: what went wrong, the user's lines around the culprit, why, the
-fix, and the evidence, each item of which opens on the timeline. The arrows flow from the
-list to the explanation and on to the evidence."""
+fix, and the evidence, each item of which opens on the timeline. / filters the list; the
+arrows flow from the list to the explanation and on to the evidence."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from rich.console import Group
 from rich.table import Table
@@ -22,14 +24,17 @@ from graphdoctor.tui.palette import severity_badge, severity_style
 from graphdoctor.tui.rendering import evidence_label, finding_view, labelled
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import report_text
-from graphdoctor.tui.screens.base import ReportScreen
+from graphdoctor.tui.screens.filtered import FilteredScreen
 from graphdoctor.tui.screens.help import binding_lines
 from graphdoctor.tui.timeline.findings import finding_span
 from graphdoctor.tui.widgets.flow import FlowingList, FlowingScroll
+from graphdoctor.tui.widgets.table_filter import TableFilter, filter_keys
 
 PATCH_HINT = "patch: d shows it, y copies it (graphdoctor fix REPORT --apply writes it)"
 NO_PATCH = ("This finding has no patch: graphdoctor fix writes one for some rules, where the "
             "report's files are on this machine, unchanged")
+NO_MATCH = "No finding's line holds what the filter says (esc clears it)."
+BADGE_WIDTH = 7  # a finding's severity badge, left of its line
 NO_FINDINGS = ("No findings: the diagnosis found nothing in this run that needs changing. "
                "The Summary (1) has the verdicts; the Timeline (3) shows what happened.")
 
@@ -47,15 +52,20 @@ def patch_view(diff: str) -> Text:
 def finding_line(finding: Finding, rank: int | None = None) -> Table:
     """A finding in a list: badge, rule id, and the title, after its rank when given (a
     multi-rank report's findings each come from one rank's trace)."""
+    return labelled([finding_cells(finding, rank)], label_width=BADGE_WIDTH)
+
+
+def finding_cells(finding: Finding, rank: int | None = None) -> tuple[Text, Text]:
+    """A finding's line in a list as (badge, the rest): also the text its filter reads."""
     body = report_text(f"{finding.id} ", "bold")
     if rank is not None:
         body.append(f"rank {rank}: ", style="bold")
     body.append(clean(finding.title + folded(finding)))
-    badge = report_text(severity_badge(finding.severity), severity_style(finding.severity))
-    return labelled([(badge, body)], label_width=7)
+    return report_text(severity_badge(finding.severity), severity_style(finding.severity)), body
 
 
-class FindingsScreen(ReportScreen):
+class FindingsScreen(FilteredScreen):
+    FILTERED = "#findings-list"
     BINDINGS = [
         # A priority binding, so the footer shows it over the lists' own "select" on enter.
         Binding("enter", "show_evidence", "Show on timeline", priority=True),
@@ -63,6 +73,7 @@ class FindingsScreen(ReportScreen):
         # d for the diff (f already opens this screen from every other)
         Binding("d", "toggle_patch", "Patch"),
         Binding("y", "copy_patch", "Copy patch", show=False),  # the footer keeps q at 80
+        *filter_keys(search_in_footer=False),  # as y
     ]
     showing_patch = False
 
@@ -78,9 +89,9 @@ class FindingsScreen(ReportScreen):
 
     def compose(self) -> ComposeResult:
         yield self.mode_bar()
+        yield TableFilter()
         with Horizontal(id="findings-body"):
-            yield FlowingList(*(Option(finding_line(f, self.view.shown_rank(f)), id=str(index))
-                                for index, f in enumerate(self.view.findings)),
+            yield FlowingList(*self._options(range(len(self.view.findings))),
                               id="findings-list")
             with FlowingScroll(id="finding-detail"):
                 yield Static(NO_FINDINGS, id="finding-text")
@@ -88,6 +99,26 @@ class FindingsScreen(ReportScreen):
                              classes="section-title")
                 yield FlowingList(id="evidence")
         yield Footer()
+
+    def _options(self, indices: Iterable[int]) -> list[Option]:
+        """The list's lines for the findings at ``indices``, each named by its index."""
+        return [Option(labelled([self._cells(index)], label_width=BADGE_WIDTH), id=str(index))
+                for index in indices]
+
+    def _cells(self, index: int) -> tuple[Text, Text]:
+        finding = self.view.findings[index]
+        return finding_cells(finding, self.view.shown_rank(finding))
+
+    def refilter(self) -> None:
+        """The findings whose line holds the filter's text, the first of them on show."""
+        kept = self.row_filter.kept(range(len(self.view.findings)), self._cells)
+        listed = self.query_one("#findings-list", OptionList)
+        listed.clear_options()
+        listed.add_options(self._options(kept))
+        listed.highlighted = 0 if kept else None
+        if not kept and self.view.findings:
+            self.query_one("#finding-text", Static).update(NO_MATCH)
+            self.query_one("#evidence", OptionList).clear_options()
 
     def on_mount(self) -> None:
         has_findings = bool(self.view.findings)
@@ -99,8 +130,9 @@ class FindingsScreen(ReportScreen):
 
     @property
     def current(self) -> int | None:
-        """The index of the finding on show."""
-        return self.query_one("#findings-list", OptionList).highlighted
+        """The index (in the report view's list) of the finding on show."""
+        option = self.query_one("#findings-list", OptionList).highlighted_option
+        return None if option is None else int(option.id or 0)
 
     def show_finding(self, index: int) -> None:
         finding = self.view.findings[index]
@@ -120,15 +152,19 @@ class FindingsScreen(ReportScreen):
         self.query_one("#finding-detail").scroll_home(animate=False)
 
     def reveal(self, index: int) -> None:
-        """Highlight finding number ``index``."""
-        if 0 <= index < len(self.view.findings):
-            findings = self.query_one("#findings-list", OptionList)
-            findings.highlighted = index
-            findings.focus()
+        """Highlight finding number ``index``; a filter that hides it is cleared."""
+        if not 0 <= index < len(self.view.findings):
+            return
+        findings = self.query_one("#findings-list", OptionList)
+        if str(index) not in {option.id for option in findings.options}:
+            self.row_filter.action_clear()
+            self.refilter()
+        findings.highlighted = findings.get_option_index(str(index))
+        findings.focus()
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option_list.id == "findings-list" and event.option_index is not None:
-            self.show_finding(event.option_index)
+        if event.option_list.id == "findings-list":
+            self.show_finding(int(event.option.id or 0))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option_list.id == "findings-list":

@@ -4,8 +4,8 @@ why it failed if it did, its verdict and its findings; enter shows the capture o
 timeline. A distributed run lists each rank's graphs, rank first (each rank has a graph 0).
 Many graphs from one line are one row, which enter opens to list them
 (:mod:`graphdoctor.tui.graph_groups`); enter on a graph opens its story: the capture step
-by step, and eager beside replay (:mod:`graphdoctor.tui.screens.graph_story`). Down past
-the table's last row goes on to the details.
+by step, and eager beside replay (:mod:`graphdoctor.tui.screens.graph_story`). / filters
+the table; down past its last row goes on to the details.
 Where the recorder read a graph's content, the table counts its nodes and the details say
 what they are: node types, the longest chain and widest level, the largest kernel groups."""
 
@@ -40,10 +40,12 @@ from graphdoctor.tui.palette import GRAPH_STATUS_STYLES, severity_badge, severit
 from graphdoctor.tui.rendering import culprit_source, error_text, stack_text
 from graphdoctor.tui.report_view import GraphKey, ReportView
 from graphdoctor.tui.safe_text import report_text
-from graphdoctor.tui.screens.base import ReportScreen, ScreenEntry
+from graphdoctor.tui.screens.base import ScreenEntry
+from graphdoctor.tui.screens.filtered import FilteredScreen
 from graphdoctor.tui.screens.graph_story import GraphStoryScreen
 from graphdoctor.tui.screens.help import binding_lines
 from graphdoctor.tui.widgets.flow import FlowingScroll, FlowingTable
+from graphdoctor.tui.widgets.table_filter import TableFilter, filter_keys
 from graphdoctor.units import NOT_MEASURED_WORDS, counted, format_bytes, format_duration
 
 COLUMNS = ("graph", "api", "status", "nodes", "pool", "capture", "replays", "replay host",
@@ -86,9 +88,10 @@ def group_cells(group: GraphGroup, shown: bool, with_rank: bool = False) -> tupl
                    _duration(group.median("eager", "gpu")), report_text(group.where))
 
 
-class GraphsScreen(ReportScreen):
+class GraphsScreen(FilteredScreen):
+    FILTERED = "#graphs-table"
     BINDINGS = [Binding("enter", "open", "Open graph or group"),
-                Binding("t", "show_capture", "Capture on timeline")]
+                Binding("t", "show_capture", "Capture on timeline"), *filter_keys()]
 
     def __init__(self, view: ReportView, screens: Sequence[ScreenEntry], name: str) -> None:
         super().__init__(view, screens, name)
@@ -103,6 +106,7 @@ class GraphsScreen(ReportScreen):
 
     def compose(self) -> ComposeResult:
         yield self.mode_bar()
+        yield TableFilter()
         yield FlowingTable(id="graphs-table", cursor_type="row", zebra_stripes=True)
         with FlowingScroll(id="graph-detail"):
             yield Static(id="graph-text")
@@ -132,18 +136,27 @@ class GraphsScreen(ReportScreen):
             self.reveal(pending)
 
     def _show_rows(self, cursor: int = 0) -> None:
-        """The table's rows again, groups open or closed as ``_open`` says."""
+        """The table's rows again, groups open or closed as ``_open`` says, those the filter
+        keeps."""
         table = self.query_one("#graphs-table", DataTable)
         table.clear()
-        self._shown = shown_rows(self._entries or [], self._open)
-        ranked = self.view.multi_rank
-        for entry in self._shown:
-            if isinstance(entry, GraphGroup):
-                table.add_row(*group_cells(entry, entry.key in self._open, ranked))
-            else:
-                table.add_row(*graph_cells(entry, ranked))
+        rows = [(entry, self._cells(entry)) for entry in shown_rows(self._entries or [],
+                                                                    self._open)]
+        kept = self.row_filter.kept(rows, lambda row: row[1])
+        self._shown = [entry for entry, _ in kept]
+        for _, cells in kept:
+            table.add_row(*cells)
         if self._shown:
             table.move_cursor(row=min(cursor, len(self._shown) - 1))
+
+    def _cells(self, entry: Entry) -> tuple[Any, ...]:
+        if isinstance(entry, GraphGroup):
+            return group_cells(entry, entry.key in self._open, self.view.multi_rank)
+        return graph_cells(entry, self.view.multi_rank)
+
+    def refilter(self) -> None:
+        if self._entries is not None:  # else the rows, once counted, are filtered then
+            self._show_rows()
 
     def toggle(self, group: GraphGroup) -> None:
         """Open a group to list its graphs under it, or close it."""
@@ -159,9 +172,16 @@ class GraphsScreen(ReportScreen):
         group = group_of(self._entries, *key)
         if group is not None and group.key not in self._open:
             self.toggle(group)
-        rows = [(e.rank, e.graph.id) if isinstance(e, GraphRow) else None for e in self._shown]
+        if key not in self._graph_keys() and self.row_filter.typed:  # filtered out
+            self.row_filter.action_clear()
+            self._show_rows()
+        rows = self._graph_keys()
         if key in rows:
             self.query_one("#graphs-table", DataTable).move_cursor(row=rows.index(key))
+
+    def _graph_keys(self) -> list[GraphKey | None]:
+        """The graph each row shows (None for a group's row)."""
+        return [(e.rank, e.graph.id) if isinstance(e, GraphRow) else None for e in self._shown]
 
     def _entry(self) -> Entry | None:
         cursor = self.query_one("#graphs-table", DataTable).cursor_row
