@@ -39,19 +39,19 @@ def data_parallel(rank: int) -> str:
 
 @expect_ranks("dist4_tp_dp_capture")
 def _tp_dp(traces: dict[int, Trace], note: dict[str, Any]) -> None:
-    """Healthy until its end: destroy_process_group() with the graph of captured collectives
-    still alive never returned on any rank (as in the two-rank recordings), so the run timed
-    out (124), and the teardown is the only error."""
-    assert note["exit_code"] == 124 and sorted(traces) == WORLD
+    """Healthy: the step (under ``@torch.no_grad()``) measured against its eager calls on
+    every rank, faster as the script's own timing says."""
+    assert note["exit_code"] == 0 and sorted(traces) == WORLD
     for rank, trace in traces.items():
         groups = [c.group for c in captured_collectives(trace)]
         assert [g.endswith(tensor_parallel(rank)) for g in groups] == [True] * 4 + [False]
         assert groups[4].endswith(data_parallel(rank))
         assert [g.status for g in graphs(trace)] == ["captured"]
-    findings = diagnose_ranks(traces).findings
-    errors = {f.id for f in findings if f.severity == "error"}
-    assert errors == {"GD404", "GD405"}, [f.title for f in findings]
-    assert {f.rank for f in findings if f.id == "GD405"} == set(WORLD)
+    diagnosis = diagnose_ranks(traces)
+    findings = diagnosis.findings
+    assert not [f for f in findings if f.severity == "error"], [f.title for f in findings]
+    assert [v.kind for v in diagnosis.verdicts] == ["faster"] * 4
+    assert note["self_timing"]["speedup"] > 5  # the script's own: eager steps vs replays
     [captured] = [f for f in findings if f.id == "GD401"]
     assert "on ranks 0-3 over groups" in captured.title
 
@@ -71,11 +71,13 @@ def _subgroup(traces: dict[int, Trace], note: dict[str, Any]) -> None:
 
 @expect_ranks("dist4_pipeline_p2p_capture")
 def _pipeline(traces: dict[int, Trace], note: dict[str, Any]) -> None:
-    assert sorted(traces) == WORLD
+    assert note["exit_code"] == 0 and sorted(traces) == WORLD
     ops = {r: [c.op for c in captured_collectives(traces[r])] for r in WORLD}
     assert ops == {0: ["send"], 1: ["recv", "send"], 2: ["recv", "send"], 3: ["recv"]}
-    findings = diagnose_ranks(traces).findings
+    diagnosis = diagnose_ranks(traces)
+    findings = diagnosis.findings
     assert not [f for f in findings if f.id == "GD402"], "point-to-point pairs are no divergence"
+    assert [v.kind for v in diagnosis.verdicts] == ["faster"] * 4
 
 
 @expect_ranks("dist_pipeline_p2p_capture")

@@ -177,9 +177,27 @@ def callee_code(target: Any) -> CodeType | None:
     if isinstance(target, MethodType):
         target = target.__func__
     if isinstance(target, FunctionType):
-        return target.__code__
+        return unwrapped(target).__code__
     forward = getattr(type(target), "forward", None)  # torch.nn.Module.__call__ runs forward
     return forward.__code__ if isinstance(forward, FunctionType) and callable(target) else None
+
+
+# torch's decorators that only set a mode around the user's function (``@torch.no_grad()``,
+# ``@torch.inference_mode()``, ``@torch.autocast(...)``): the function they wrap is the work
+CONTEXT_DECORATORS = (("torch", "utils", "_contextlib.py"), ("torch", "amp", "autocast_mode.py"))
+
+
+def unwrapped(function: FunctionType) -> FunctionType:
+    """The user's function behind torch's mode-setting decorators, whose wrapper runs torch's
+    code first (a step under ``@torch.no_grad()`` was never seen as the capture's callee, so
+    its eager calls were never timed); any other function as it is."""
+    for _ in range(len(CONTEXT_DECORATORS) * 2):  # decorators stacked a few deep at most
+        inner = getattr(function, "__wrapped__", None)
+        parts = tuple(function.__code__.co_filename.replace("\\", "/").split("/")[-3:])
+        if not isinstance(inner, FunctionType) or parts not in CONTEXT_DECORATORS:
+            break
+        function = inner
+    return function
 
 
 class CallSiteWatcher:

@@ -40,6 +40,20 @@ def test_calling_a_module_reaches_its_forward() -> None:
     assert callee_code(Model()) is Model.forward.__code__
 
 
+def test_torchs_mode_decorators_reach_the_users_function() -> None:
+    """A step under ``@torch.no_grad()`` (as real inference steps are written) was never the
+    capture's callee: the call reached torch's wrapper. Other wrappers stay as they are."""
+    torch = pytest.importorskip("torch")
+    assert callee_code(torch.no_grad()(step)) is step.__code__
+    assert callee_code(torch.inference_mode()(torch.autocast("cpu")(step))) is step.__code__
+
+    def wrapper(x: int) -> int:
+        return step(x)
+
+    wrapper.__wrapped__ = step  # type: ignore[attr-defined]  # functools.wraps, the user's own
+    assert callee_code(wrapper) is wrapper.__code__
+
+
 def test_a_builtin_or_a_plain_value_reaches_no_python_code() -> None:
     assert callee_code(len) is None and callee_code(3) is None
 
