@@ -29,6 +29,7 @@ from graphdoctor.tui.palette import ANSI_THEME
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import ShowControls
 from graphdoctor.tui.screens.base import ReportScreen, ScreenEntry
+from graphdoctor.tui.search_hits import HIT_KEYS, SEARCH_ACTIONS, SearchChosen, SearchHits
 
 SHOW_CONTROLS = ShowControls()  # one instance: Textual caches filtered lines per filter
 SCREENS_AT = "graphdoctor.tui.screens"
@@ -67,7 +68,7 @@ class GraphDoctorApp(App[None]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute, so subclasses elsewhere work
     TITLE = "graphdoctor"
     DEFAULT_MODE = SCREENS[0].name
-    BINDINGS: ClassVar[list[BindingType]] = [*_screen_keys(), *APP_KEYS]
+    BINDINGS: ClassVar[list[BindingType]] = [*_screen_keys(), *HIT_KEYS, *APP_KEYS]
 
     def __init__(self, report: Report, name: str = "") -> None:
         super().__init__()
@@ -76,6 +77,7 @@ class GraphDoctorApp(App[None]):
         self.sub_title = self.view.name
         self._leaving = False  # quit was asked: what is still queued opens nothing
         self._jumps: list[str] = []  # the screens jumps came from, the last one last
+        self.search_hits = SearchHits(self)  # the last search's, for n and N
         for entry in SCREENS:  # modes of this instance, not the class: built on its view
             self.add_mode(entry.name, partial(entry.build, self.view, SCREENS))
 
@@ -189,7 +191,24 @@ class GraphDoctorApp(App[None]):
     def action_search(self) -> None:
         from graphdoctor.tui.search import SearchPalette
 
+        self.search_hits.clear()  # a new search: n and N are the screens' own till a hit
         self.push_screen(SearchPalette())
+
+    # -- the last search's hits (graphdoctor.tui.search_hits) ---------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """n, N and esc are the search's only while it holds them; else they fall through
+        to the screen's own (the timeline's next event) and to back."""
+        return self.search_hits.holds_keys() if action in SEARCH_ACTIONS else True
+
+    def on_search_chosen(self, message: SearchChosen) -> None:
+        if not self._leaving:
+            self.search_hits.choose(message.trail)
+
+    def action_step_hit(self, step: int) -> None:
+        self.search_hits.step(step)
+
+    def action_clear_search(self) -> None:
+        self.search_hits.clear()
 
 
 def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
@@ -201,5 +220,5 @@ def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
                   for number, entry in enumerate(SCREENS, 1)]
     screens = sorted(SCREENS, key=lambda entry: entry.name != "timeline")
     own = [(entry.title, entry.screen.key_help()) for entry in screens]
-    return [("Everywhere", everywhere + binding_lines(APP_KEYS)),
+    return [("Everywhere", everywhere + binding_lines([*APP_KEYS, *HIT_KEYS])),
             *((title, keys) for title, keys in own if keys)]

@@ -2,11 +2,12 @@
 each with the screen that shows it. The index is pure; :class:`ReportSearch` serves it in
 Textual's command palette (:class:`SearchPalette`), whose fuzzy matching and keys people
 already know. An item's text is the report's, cleaned, and the palette is given it as
-content, never as markup."""
+content, never as markup. Choosing a hit remembers the search's hits for n and N
+(:mod:`graphdoctor.tui.search_hits`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -32,8 +33,10 @@ from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.navigation import ShowEvent, ShowFinding, ShowGraph
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.screens.base import ReportScreen
+from graphdoctor.tui.search_hits import HitTrail, SearchChosen
 from graphdoctor.units import format_moment
 
+DISCOVERED = 40  # items listed before anything is typed
 MAX_PER_KIND = 300  # a run with thousands of compile events needs no more to be found
 # Besides each kind's sorts (a sync's kind, a stream op's op...): the pools allocations came from.
 POOLS = (BY_NAME["allocs"], "pool", "allocation in pool")
@@ -44,6 +47,8 @@ class SearchItem:
     text: str  # what the query matches
     help: str  # where it leads; the palette reads it as markup, so none of it is the report's
     shows: Callable[[], Message]  # the message, posted to the app, that opens it
+    # For an item that stands for a sort of event: each of them, in the order they happened.
+    events: Callable[[], list[EventRef]] | None = None
 
 
 def search_items(view: ReportView) -> list[SearchItem]:
@@ -119,7 +124,29 @@ def _kinds(rank: _Rank) -> Iterator[SearchItem]:
         for value in sorted(set(values), key=str):
             first = values.index(value)
             yield SearchItem(rank.text(f"{what} {value}"), f"first of {values.count(value)}",
-                             partial(ShowEvent, rank.ref(kind.name, first)))
+                             partial(ShowEvent, rank.ref(kind.name, first)),
+                             partial(_events_of_sort, rank, kind.name, values, value))
+
+
+def _events_of_sort(rank: _Rank, kind: str, values: list[object], value: object) -> list[EventRef]:
+    return [rank.ref(kind, index) for index, each in enumerate(values) if each == value]
+
+
+def trail_of(items: Sequence[SearchItem], chosen: int) -> HitTrail:
+    """What n and N step through after ``items[chosen]`` was chosen: the events it stands for
+    (a sort of event), from the first; else the items listed, from the one chosen."""
+    events = items[chosen].events
+    if events is not None:
+        refs = events()
+        return HitTrail(len(refs), lambda number: ShowEvent(refs[number]))
+    return HitTrail(len(items), lambda number: items[number].shows(), chosen)
+
+
+def ranked(matcher: Matcher, items: Sequence[SearchItem]) -> list[tuple[float, SearchItem]]:
+    """The items the query matches, with their scores, in the order the palette lists them
+    (best first; of equal scores, the first found first: its sort is stable)."""
+    scored = [(score, item) for item in items if (score := matcher.match(item.text)) > 0]
+    return sorted(scored, key=lambda hit: hit[0], reverse=True)
 
 
 class ReportSearch(Provider):
@@ -131,19 +158,21 @@ class ReportSearch(Provider):
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for item in self.items:
-            score = matcher.match(item.text)
-            if score > 0:
-                yield Hit(score, highlighted(matcher, item.text), self._go(item),
-                          text=item.text, help=item.help)
+        hits = ranked(matcher, self.items)
+        listed = [item for _, item in hits]
+        for number, (score, item) in enumerate(hits):
+            yield Hit(score, highlighted(matcher, item.text), self._go(listed, number),
+                      text=item.text, help=item.help)
 
     async def discover(self) -> Hits:
-        for item in self.items[:40]:
-            yield DiscoveryHit(Content(item.text), self._go(item), text=item.text,
+        listed = self.items[:DISCOVERED]
+        for number, item in enumerate(listed):
+            yield DiscoveryHit(Content(item.text), self._go(listed, number), text=item.text,
                                help=item.help)
 
-    def _go(self, item: SearchItem) -> Callable[[], object]:
-        return lambda: self.app.post_message(item.shows())
+    def _go(self, listed: Sequence[SearchItem], number: int) -> Callable[[], object]:
+        """Open hit ``number`` of those ``listed``, remembering them for n and N."""
+        return lambda: self.app.post_message(SearchChosen(trail_of(listed, number)))
 
 
 def highlighted(matcher: Matcher, text: str) -> Content:

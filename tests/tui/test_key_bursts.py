@@ -32,7 +32,8 @@ pytestmark = pytest.mark.slow  # the second test command (README: Tests)
 
 PRESSED_ANYWAY = ("pageup", "pagedown", "up", "down", "left", "right", "home", "end", "tab",
                   "shift+tab", "escape", "enter", "backspace", "slash", "z", "1", "9", "0",
-                  "i", "u", "space", "ctrl+f")  # typed into a table's filter; ctrl+f: bound
+                  "i", "u", "space",  # typed into a table's filter
+                  "n", "N", "ctrl+f")  # bound already: pressed more often, a search's hits
 CHARACTERS = {"slash": "/", "question_mark": "?", "plus": "+", "minus": "-",
               "left_square_bracket": "[", "right_square_bracket": "]", "enter": "\r",
               "greater_than_sign": ">", "less_than_sign": "<", "escape": "\x1b", "tab": "\t",

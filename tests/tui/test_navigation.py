@@ -22,7 +22,9 @@ BAR = "1 Summary 2 Findings (1) 3 Timeline 4 Allocations 5 Graphs"
 EVERYWHERE = [("1 s", "Summary"), ("2 f", "Findings"), ("3 t", "Timeline"),
               ("4 a", "Allocations"), ("5 g", "Graphs"), ("? F1", "Help"),
               ("esc backspace", "Back"), ("/", "Search"),
-              ("ctrl+f", "Search, also where / filters a table"), ("q", "Quit")]
+              ("ctrl+f", "Search, also where / filters a table"), ("q", "Quit"),
+              ("n", "Next hit of the search (once one is chosen)"),
+              ("N", "Previous hit of the search"), ("esc", "Forget the search (esc again: back)")]
 
 
 def help_sections(text: str) -> dict[str, list[tuple[str, str]]]:

@@ -1,5 +1,6 @@
 """The one-line bar on top of every screen: the screens (clickable), which one is open, and
-the report's name."""
+the report's name; while n and N step through a search's hits, which hit is on show, in
+place of the app's name ("hit 3 of 122 · n/N")."""
 
 from __future__ import annotations
 
@@ -10,15 +11,18 @@ from textual.events import Click
 from textual.widgets import Static
 
 from graphdoctor.tui.navigation import GoToScreen
+from graphdoctor.tui.search_hits import search_hits
 
 Tab = tuple[str, str]
 """A screen in the bar: its name, and its label there. Its number is its place in the bar."""
 
 
 def mode_bar_text(tabs: Sequence[Tab], active: str | None, name: str,
-                  width: int) -> tuple[Text, list[int]]:
-    """The bar's text, and the column where each screen's label ends (for mouse clicks)."""
-    text = Text(" graphdoctor ", style="bold reverse")
+                  width: int, note: str = "") -> tuple[Text, list[int]]:
+    """The bar's text, and the column where each screen's label ends (for mouse clicks).
+    A ``note`` (the search's hit) stands where the app's name does."""
+    text = Text(f" {note or 'graphdoctor'} ", style="bold reverse", no_wrap=True,
+                overflow="crop")
     ends = []
     for number, (screen, label) in enumerate(tabs, 1):
         style = "bold reverse" if screen == active else ""
@@ -53,14 +57,21 @@ class ModeBar(Static):
         self._ends: list[int] = []
 
     def on_mount(self) -> None:
+        hits = search_hits(self.app)
+        if hits is not None:
+            hits.changed.subscribe(self, lambda _: self._draw())
         self._draw()
 
     def on_resize(self) -> None:
         self._draw()
 
+    def on_show(self) -> None:
+        self._draw()  # its screen is shown again: the search may have moved meanwhile
+
     def _draw(self) -> None:
+        hits = search_hits(self.app)
         text, self._ends = mode_bar_text(self.tabs, self.active, self.report_name,
-                                         self.size.width)
+                                         self.size.width, hits.note if hits else "")
         self.update(text)
 
     def on_click(self, event: Click) -> None:
