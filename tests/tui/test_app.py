@@ -13,7 +13,7 @@ from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.navigation import ShowGraph
 from graphdoctor.tui.screens.allocations import AllocationsScreen
 from graphdoctor.tui.screens.findings import FindingsScreen
-from graphdoctor.tui.screens.graphs import GraphsScreen
+from graphdoctor.tui.screens.graphs import COLUMNS, GraphsScreen
 from graphdoctor.tui.screens.help import HelpScreen
 from graphdoctor.tui.screens.summary import SummaryScreen
 from graphdoctor.tui.screens.timeline import TimelineScreen
@@ -246,8 +246,9 @@ async def test_graphs_list_each_capture_and_t_shows_it_on_the_timeline() -> None
         table = app.screen.query_one("#graphs-table")
         assert table.row_count == 1  # type: ignore[attr-defined]
         cells = [str(c) for c in table.get_row_at(0)]  # type: ignore[attr-defined]
-        assert cells[2] == "captured" and cells[3] == "400" and cells[6] == "1000"
-        assert cells[11] == "step"
+        column = COLUMNS.index
+        assert cells[column("status")] == "captured" and cells[column("nodes")] == "400"
+        assert cells[column("replays")] == "1000" and cells[column("function")] == "step"
         text = shown(app, "#graph-text")
         assert "1000 replays" in text and "1002 eager steps" in text and "▶24" in text
         # what the graph holds, from the driver: 200 layers of matmul and tanh in one chain
@@ -379,7 +380,8 @@ async def test_a_graph_with_a_host_node_names_it_and_one_never_read_shows_no_cou
         await pilot.press("5")
         await settle(pilot)
         table = app.screen.query_one("#graphs-table")
-        counts = [str(table.get_row_at(i)[3]) for i in range(2)]  # type: ignore[attr-defined]
+        counts = [str(table.get_row_at(i)[COLUMNS.index("nodes")])  # type: ignore[attr-defined]
+                  for i in range(2)]
         assert counts == ["25", "24"]
         text = shown(app, "#graph-text")
         assert "25 nodes: 24 kernels, 1 host · chain 25 of 25" in text
@@ -391,5 +393,5 @@ async def test_a_graph_with_a_host_node_names_it_and_one_never_read_shows_no_cou
         await pilot.press("5")
         await settle(pilot)
         table = app.screen.query_one("#graphs-table")
-        assert str(table.get_row_at(0)[3]) == "—"  # type: ignore[attr-defined]
+        assert str(table.get_row_at(0)[COLUMNS.index("nodes")]) == "—"  # type: ignore[attr-defined]
         assert "content:" not in shown(app, "#graph-text")

@@ -9,7 +9,7 @@ from textual.widgets import DataTable, OptionList
 from graphdoctor.tui.app import GraphDoctorApp
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.screens.findings import FindingsScreen
-from graphdoctor.tui.screens.graphs import GraphsScreen
+from graphdoctor.tui.screens.graphs import COLUMNS, GraphsScreen
 from graphdoctor.tui.screens.timeline import TimelineScreen
 from graphdoctor.tui.widgets.timeline import Timeline
 from tests.reports import report_for
@@ -78,8 +78,9 @@ async def test_a_ranks_verdict_opens_that_ranks_graph_or_why_it_failed() -> None
         assert isinstance(app.screen, GraphsScreen)
         table = app.screen.query_one("#graphs-table", DataTable)
         assert table.cursor_row == 0
-        assert table_rows(app, "#graphs-table")[0][:4] == ["0", "0", "torch.cuda.graph",
-                                                          "captured"]
+        row = table_rows(app, "#graphs-table")[0]  # the rank, then COLUMNS
+        assert [row[0], *(row[1 + COLUMNS.index(c)] for c in ("graph", "api", "status"))] == [
+            "0", "0", "torch.cuda.graph", "captured"]
         await pilot.press("down")
         await settle(pilot)
         text = shown(app, "#graph-text")
@@ -95,7 +96,7 @@ async def test_graphs_of_every_rank_are_listed_and_open_on_their_ranks_lane() ->
         rows = table_rows(app, "#graphs-table")
         assert [row[:2] for row in rows] == [["0", "0"], ["1", "0"]]  # rank, graph
         # each rank replayed 5 times, as its verdict says, rank 1's never timed (it hung)
-        assert [row[7] for row in rows] == ["5", "5"]
+        assert [row[1 + COLUMNS.index("replays")] for row in rows] == ["5", "5"]
         await pilot.press("down", "enter")
         await settle(pilot)
         state = timeline(app).state

@@ -37,3 +37,21 @@ async def test_lane_names_get_room_on_a_wide_screen() -> None:
         await settle(pilot)
         longest = max(len(lane.label) for lane in timeline.lanes)
         assert narrow == 13 and timeline.label_width == min(longest + 1, 13 + 12) > narrow
+
+
+async def test_the_keys_hint_folds_to_one_line_on_a_short_screen() -> None:
+    from graphdoctor.tui.screens.timeline import HINT, SHORT_HINT
+
+    app = app_for(report_for("launch_bound"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("3")
+        await settle(pilot)
+        short = shown(app, "#event-text")
+        assert " ".join(short.split()) == SHORT_HINT
+        timeline = app.screen.query_one(Timeline)
+        lanes = sum(lane.height for lane in timeline.lanes)
+        assert timeline.size.height >= lanes + 2  # axis, every lane and the legend
+        await pilot.resize_terminal(120, 50)
+        await settle(pilot)
+        assert HINT.split(" · ")[3] in " ".join(shown(app, "#event-text").split())

@@ -46,7 +46,7 @@ async def tour(pilot: Pilot[None], query: str,
             yield stop
     await pilot.press("question_mark")
     yield "help", drawn(app)
-    await pilot.press("escape", "slash", *query)
+    await pilot.press("escape", "ctrl+f", *query)  # the search from any screen
     await settle(pilot)
     yield "search", drawn(app)
     await pilot.press("escape")

@@ -43,14 +43,19 @@ def cell(group: AllocGroup, column: str) -> Text:
     return Text(shown, justify="right")
 
 
+# Keys the footer shows together, so that q Quit fits in 80 columns (the help lists each)
+GROUP_BY = Binding.Group("Group", compact=True)  # by phase, pool, call site
+SORT = Binding.Group("Sort", compact=True)
+
+
 class AllocationsScreen(FilteredScreen):
     FILTERED = "#alloc-table"
     BINDINGS = [
-        Binding("p", "group('phase')", "By phase"),
-        Binding("o", "group('pool')", "By pool"),
-        Binding("c", "group('site')", "By call site"),
-        Binding("less_than_sign", "sort_by(-1)", "Sort ←", key_display="<"),
-        Binding("greater_than_sign", "sort_by(1)", "Sort →", key_display=">"),
+        Binding("p", "group('phase')", "By phase", group=GROUP_BY),
+        Binding("o", "group('pool')", "By pool", group=GROUP_BY),
+        Binding("c", "group('site')", "By call site", group=GROUP_BY),
+        Binding("less_than_sign", "sort_by(-1)", "Sort ←", key_display="<", group=SORT),
+        Binding("greater_than_sign", "sort_by(1)", "Sort →", key_display=">", group=SORT),
         Binding("r", "reverse", "Reverse"),
         *filter_keys(),
     ]

@@ -48,8 +48,10 @@ from graphdoctor.tui.widgets.flow import FlowingScroll, FlowingTable
 from graphdoctor.tui.widgets.table_filter import TableFilter, filter_keys
 from graphdoctor.units import NOT_MEASURED_WORDS, counted, format_bytes, format_duration
 
-COLUMNS = ("graph", "api", "status", "nodes", "pool", "capture", "replays", "replay host",
-           "replay GPU", "eager host", "eager GPU", "function")
+# What a person reads first comes first, so that 80 columns show it: the graph, how it
+# ended, how often it ran and its times against eager; then where and how it was made.
+COLUMNS = ("graph", "status", "replays", "replay GPU", "eager GPU", "replay host",
+           "eager host", "api", "nodes", "pool", "capture", "function")
 KERNEL_LINES = 5  # kernel groups the details list
 
 
@@ -57,35 +59,43 @@ def _duration(value: float | None) -> Text:
     return Text("—" if value is None else format_duration(value), justify="right")
 
 
+def _in_order(cells: dict[str, Any], rank: int | None) -> tuple[Any, ...]:
+    """A row's cells in COLUMNS' order, its rank first in a multi-rank report."""
+    first = (Text(str(rank), justify="right"),) if rank is not None else ()
+    return first + tuple(cells[column] for column in COLUMNS)
+
+
 def graph_cells(row: GraphRow, with_rank: bool = False) -> tuple[Any, ...]:
-    rank = (Text(str(row.rank), justify="right"),) if with_rank else ()
-    return rank + _cells(row)
+    return _in_order(_cells(row), row.rank if with_rank else None)
 
 
-def _cells(row: GraphRow) -> tuple[Any, ...]:
+def _cells(row: GraphRow) -> dict[str, Any]:
     graph = row.graph
     capture = graph.capture_end - graph.capture_start if graph.capture_end != NONE else None
-    pool = row.pool or "—"
-    name = f"{graph.id}" + (" (internal)" if graph.internal else "")
-    nodes = "—" if graph.anatomy is None else f"{graph.anatomy.nodes:,}"
-    return (name, report_text(graph.api),
-            report_text(graph.status, GRAPH_STATUS_STYLES.get(graph.status, "")),
-            Text(nodes, justify="right"), report_text(pool), _duration(capture),
-            Text(str(row.replays.count), justify="right"), _duration(row.replays.host),
-            _duration(row.replays.gpu), _duration(row.eager.host), _duration(row.eager.gpu),
-            report_text(row.function))
+    return {"graph": f"{graph.id}" + (" (internal)" if graph.internal else ""),
+            "api": report_text(graph.api),
+            "status": report_text(graph.status, GRAPH_STATUS_STYLES.get(graph.status, "")),
+            "nodes": Text("—" if graph.anatomy is None else f"{graph.anatomy.nodes:,}",
+                          justify="right"),
+            "pool": report_text(row.pool or "—"), "capture": _duration(capture),
+            "replays": Text(str(row.replays.count), justify="right"),
+            "replay host": _duration(row.replays.host), "replay GPU": _duration(row.replays.gpu),
+            "eager host": _duration(row.eager.host), "eager GPU": _duration(row.eager.gpu),
+            "function": report_text(row.function)}
 
 
 def group_cells(group: GraphGroup, shown: bool, with_rank: bool = False) -> tuple[Any, ...]:
     """A group's row: how many, how they ended, their replays and median times."""
-    rank = (Text(str(group.key[0]), justify="right"),) if with_rank else ()
-    return rank + (group.title(shown), report_text(group.key[1]), report_text(group.statuses),
-                   Text("", justify="right"), "", Text(""), Text(f"{group.replays}",
-                                                             justify="right"),
-                   _duration(group.median("replays", "host")),
-                   _duration(group.median("replays", "gpu")),
-                   _duration(group.median("eager", "host")),
-                   _duration(group.median("eager", "gpu")), report_text(group.where))
+    cells = {"graph": group.title(shown), "api": report_text(group.key[1]),
+             "status": report_text(group.statuses), "nodes": Text("", justify="right"),
+             "pool": "", "capture": Text(""),
+             "replays": Text(f"{group.replays}", justify="right"),
+             "replay host": _duration(group.median("replays", "host")),
+             "replay GPU": _duration(group.median("replays", "gpu")),
+             "eager host": _duration(group.median("eager", "host")),
+             "eager GPU": _duration(group.median("eager", "gpu")),
+             "function": report_text(group.where)}
+    return _in_order(cells, group.key[0] if with_rank else None)
 
 
 class GraphsScreen(FilteredScreen):

@@ -32,6 +32,8 @@ from graphdoctor.units import format_duration, format_moment
 HINT = ("←/→ move · ↑/↓ lane · +/- zoom · 0 whole run · n/N next/previous event on the lane · "
         "p/P next/previous problem (a finding's evidence, on any lane) · "
         "enter details · z zoom to phase · click selects, wheel zooms · ? help")
+SHORT_HINT = "←/→ move · ↑/↓ lane · +/- zoom · 0 whole run · enter details · ? all keys"
+FULL_HINT_FROM_ROWS = 40  # a screen shorter than this gets the one-line hint
 RANKS_HINT = ("\nEach rank has its lanes (r0, r1…), on one time axis ({how}). "
               "[/] same lane on the previous/next rank.")
 OWN_STARTS_STATUS = "· times from each rank's start"
@@ -122,11 +124,19 @@ class TimelineScreen(ReportScreen):
 
     def hint(self) -> Text:
         """The keys; and, where the axis stops well before the run's time in the summary,
-        why (the status line says so too, but a narrow terminal cuts it)."""
+        why (the status line says so too, but a narrow terminal cuts it). A short screen
+        gets one line (the help has the rest), so the lanes keep the rows."""
+        if self.app.size.height < FULL_HINT_FROM_ROWS:
+            return Text(SHORT_HINT, style="dim")
         note = recording_note(self.view.run_end, self.view.wall_ns)
         how = clean("; ".join(self.view.clock.how))  # host names: the report's text
         return Text(HINT + (RANKS_HINT.format(how=how) if self.view.multi_rank else "")
                     + (f"\nThe {note}." if note else ""), style="dim")
+
+    def on_resize(self) -> None:
+        """The hint folds or unfolds with the screen's height (when no event is shown)."""
+        if self.timeline.state.selected is None:
+            self.query_one("#event-text", Static).update(self.hint())
 
     def status_text(self, state: TimelineState) -> Text:
         """Where the cursor is, in which phase (of the lane's rank), on which lane, and what

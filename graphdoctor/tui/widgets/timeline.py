@@ -75,7 +75,7 @@ class Timeline(ScrollView, can_focus=True):
         Binding("down,j", "lane(1)", "Lane down", show=False),
         Binding("plus,equals_sign", "zoom(True)", "Zoom in", key_display="+", group=ZOOM),
         Binding("minus,underscore", "zoom(False)", "Zoom out", key_display="-", group=ZOOM),
-        Binding("0", "fit", "Whole run"),
+        Binding("0", "fit", "Whole run", show=False),  # in the hint: the footer keeps q at 80
         Binding("n", "jump(True)", "Next event", group=EVENT),
         Binding("N", "jump(False)", "Previous event", key_display="N", group=EVENT),
         Binding("p", "problem(True)", "Next problem (a finding's evidence)", group=PROBLEM),
@@ -161,10 +161,10 @@ class Timeline(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         if y == 0:
             return self._strip(axis_row(self.state, self.plot_width), selected=False)
-        if y == self.scrollable_content_region.height - 1 and y > 1:
+        rows = self._lane_rows()
+        if y == self._legend_line(len(rows)):
             return self._strip(self.legend_row(), selected=False)
         index = y - 1 + int(self.scroll_offset.y)
-        rows = self._lane_rows()
         if index >= len(rows):
             return Strip.blank(self.scrollable_content_region.width)
         row = rows[index]
@@ -177,6 +177,12 @@ class Timeline(ScrollView, can_focus=True):
         segments = [Segment(label, _style(label_style if row.label else ""))]
         segments += _runs(row.cells)
         return Strip(segments, width + len(row.cells))
+
+    def _legend_line(self, rows: int) -> int:
+        """The line the legend is on: under the last lane where the lanes fit, else the last
+        line, under the lanes scrolling past."""
+        last = self.scrollable_content_region.height - 1
+        return max(min(last, 1 + rows - int(self.scroll_offset.y)), 1)
 
     def legend_row(self) -> ScreenRow:
         """The last row: the node under the cursor on a lane of a replay's nodes; else what
