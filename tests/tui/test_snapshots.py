@@ -37,6 +37,8 @@ SCREENS = [
     pytest.param(["5"], id="graphs"),
     pytest.param(["5", "enter"], id="graph-capture"),
     pytest.param(["5", "enter", "e"], id="graph-eager-beside-replay"),
+    pytest.param(["5", "slash", "c", "a", "p"], id="graphs-filtered"),
+    pytest.param(["ctrl+f", "s", "y", "n", "c"], id="search"),
 ]
 
 
@@ -78,6 +80,14 @@ def test_timeline_zoomed_into_replays(snap_compare: Any) -> None:
                         run_before=settled(keys))
 
 
-def test_help(snap_compare: Any) -> None:
-    assert snap_compare(demo_app(), terminal_size=(80, 24),
-                        run_before=settled(["question_mark"]))
+@pytest.mark.parametrize("size", SIZES)
+def test_help(snap_compare: Any, size: tuple[int, int]) -> None:
+    assert snap_compare(demo_app(), terminal_size=size, run_before=settled(["question_mark"]))
+
+
+def test_timeline_replays_opened_into_nodes_at_80x24(snap_compare: Any) -> None:
+    """A replay's kernels named on the lane under its stream, the legend, the node under the
+    cursor."""
+    keys = ["3", "end", *["plus"] * 13, "j", "j", "j", "N", *["plus"] * 6]
+    assert snap_compare(demo_app("launch_bound"), terminal_size=(80, 24),
+                        run_before=settled(keys))
