@@ -1,12 +1,12 @@
 """A replay opened into its graph's nodes, on rows under the stream that replayed it.
 
-Zoomed in until a replay spans a few columns, each replay on a capture stream shows the
-nodes of the graph it replayed, where :mod:`graphdoctor.trace.node_schedule` estimates they
+Zoomed in until a replay spans a few columns, each replay on a stream shows the nodes of
+the graph it replayed, where :mod:`graphdoctor.trace.node_schedule` estimates they
 ran: kernels named (demangled, shortened) where the run of columns has room, one graph
 branch per row, the longest chain in colour and the other nodes grey. Node lengths are
 a profiled replay's kernel times where ``run --full`` took them, else equal shares; the
 lane's description says which. Zoomed out, where replays are narrower than that, the lane
-shows where replays are, in grey, and that zooming in opens them.
+shows where replays are, in grey.
 
 The lane's events are the replays themselves, so enter selects the replay and n/N step
 through them; :meth:`NodeLane.describe` names the node under the cursor. Pure; no Textual.
