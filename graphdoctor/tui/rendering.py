@@ -30,6 +30,27 @@ INLINE_FIELD = 32  # longer values get a line of their own
 MAX_FRAMES = 12
 
 
+def hanging(text: Text, marks: Sequence[str] = ()) -> RenderableType:
+    """``text`` line by line, each line's continuation indented under its start: under its
+    text after its leading spaces, or after one of ``marks`` it begins with (a severity
+    badge), where a plain wrap would start again at the left edge."""
+    rows: list[RenderableType] = []
+    for line in text.split("\n", allow_blank=True):
+        plain = line.plain
+        indent = len(plain) - len(plain.lstrip(" "))
+        mark = next((m for m in marks if plain.startswith(m)), "")
+        indent = max(indent, len(mark) + 1 if mark else 0)
+        if not indent or indent >= len(plain):
+            rows.append(line)
+            continue
+        grid = Table.grid()
+        grid.add_column(width=indent, no_wrap=True)
+        grid.add_column(ratio=1)
+        grid.add_row(line[:indent], line[indent:])
+        rows.append(grid)
+    return Group(*rows)
+
+
 def labelled(rows: Sequence[tuple[str | Text, RenderableType]], label_width: int = 9) -> Table:
     """Rows of label and value, the value wrapping under itself rather than under the label.
     A value given as a string is shown as plain text (a table would read it as markup)."""

@@ -36,8 +36,13 @@ from graphdoctor.tui.graph_groups import (
     shown_rows,
 )
 from graphdoctor.tui.navigation import ShowEvent
-from graphdoctor.tui.palette import GRAPH_STATUS_STYLES, severity_badge, severity_style
-from graphdoctor.tui.rendering import culprit_source, error_text, stack_text
+from graphdoctor.tui.palette import (
+    GRAPH_STATUS_STYLES,
+    SEVERITY_BADGES,
+    severity_badge,
+    severity_style,
+)
+from graphdoctor.tui.rendering import culprit_source, error_text, hanging, stack_text
 from graphdoctor.tui.report_view import GraphKey, ReportView
 from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.screens.base import ScreenEntry
@@ -53,6 +58,7 @@ from graphdoctor.units import NOT_MEASURED_WORDS, counted, format_bytes, format_
 COLUMNS = ("graph", "status", "replays", "replay GPU", "eager GPU", "replay host",
            "eager host", "api", "nodes", "pool", "capture", "function")
 KERNEL_LINES = 5  # kernel groups the details list
+VERDICT_LABEL = "verdict:"  # a detail's verdict line wraps under its text, after this
 
 
 def _duration(value: float | None) -> Text:
@@ -231,7 +237,7 @@ class GraphsScreen(FilteredScreen):
                         style="dim")
         verdict = view.verdict_for(graph.id, row.rank)
         if verdict is not None:  # its summary names the kind and the speedup itself
-            text.append(clean(f"verdict: {verdict.summary}\n"))
+            text.append(clean(f"{VERDICT_LABEL} {verdict.summary}\n"))
         text.append_text(timings_text(row.replays, row.eager))
         text.append_text(_content(graph.anatomy, graph.id))
         if graph.pool_bytes:
@@ -241,7 +247,8 @@ class GraphsScreen(FilteredScreen):
         text.append("captured at (innermost last)", style="underline")
         frames = trace.stack(graph.stack)
         source = culprit_source(view, frames)
-        return Group(text, stack_text(frames, trace.meta.cwd),
+        return Group(hanging(text, (*SEVERITY_BADGES.values(), VERDICT_LABEL)),
+                     stack_text(frames, trace.meta.cwd),
                      *([source] if source is not None else []))
 
     def _problems(self, graph: int, rank: int) -> Text:
