@@ -92,7 +92,10 @@ class GraphDoctorApp(App[None]):
         super().exit(result, return_code, message)
 
     async def on_event(self, event: events.Event) -> None:
-        if self._leaving and isinstance(event, events.Key):
+        # Also once Textual has begun shutting down by another way than quit (a test
+        # harness, a signal): a key queued then would act on screens already gone.
+        shutting_down = not getattr(self, "_running", True)
+        if isinstance(event, events.Key) and (self._leaving or shutting_down):
             return
         await super().on_event(event)
 
