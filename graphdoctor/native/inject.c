@@ -338,9 +338,11 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
     *max_records = 0;
 }
 
-/* A graph launch's kernels arrive together, under the launch's correlation id: their span is
- * the launch's GPU time. KERNEL_RECORD is the newest CUpti_ActivityKernelN of the headers
- * built against (the build names it). */
+/* A graph launch's kernels arrive under the launch's correlation id, one after another
+ * (perhaps across two buffers, perhaps with another stream's eager kernels among them): their
+ * span is the launch's GPU time, written when a kernel of another launch comes, or at exit.
+ * KERNEL_RECORD is the newest CUpti_ActivityKernelN of the headers built against (the build
+ * names it). */
 typedef struct { uint32_t correlation, graph, stream; uint64_t start, end; int open; } Launch;
 static Launch launch;
 
@@ -384,8 +386,7 @@ static void emit_kernel(const KERNEL_RECORD *kernel) {
                           kernel->start, kernel->end, 1};
         return;
     }
-    launch_done();
-    Line line = begin_line("kernel", (int64_t)kernel->start - cupti_offset);
+    Line line = begin_line("kernel", (int64_t)kernel->start - cupti_offset);  /* eager */
     put(&line, ",\"dur\":%lld,\"stream\":%u,\"name\":",
         (long long)(kernel->end - kernel->start), kernel->streamId);
     put_string(&line, kernel->name);
@@ -399,12 +400,12 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_
     while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS)
         if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
             emit_kernel((const KERNEL_RECORD *)record);
-    launch_done();
-    free(buffer);
+    free(buffer);  /* a launch's kernels may go on in the next buffer: it stays open */
 }
 
 static void at_exit(void) {
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    launch_done();  /* the last launch: no kernel of another follows it */
     Line line = begin_line("exit", now_ns());
     end_line(&line);
 }

@@ -182,6 +182,8 @@ EXPECTED: dict[str, tuple[set[str], tuple[str, int] | None, list[str]]] = {
     # native programs (fixtures/native, graphdoctor run ./program): the C++ lines
     "native_layer_stack": ({"sync-between-replays", "serial-tiny-kernels"},
                            ("native_layer_stack.cu", 54), ["faster"]),
+    "native_explicit_graph": ({"sync-between-replays", "serial-tiny-kernels"},
+                              ("native_explicit_graph.cu", 64), ["faster"]),
     "native_sync_in_capture": ({"sync-in-capture"}, ("native_sync_in_capture.cu", 9),
                                ["failed"]),
     "native_unjoined_fork": ({"unjoined-side-stream"}, ("native_unjoined_fork.cu", 8),
