@@ -1,7 +1,7 @@
 """Running a native program under the injection library, from the recording child.
 
-The child starts the program in its own process group (so the signals graphdoctor passes on
-reach the program, as they reach a script), with ``CUDA_INJECTION64_PATH`` naming the
+The child starts the program in the process group graphdoctor signals, its own (so the
+signals graphdoctor passes on reach the program, as they reach a script), with ``CUDA_INJECTION64_PATH`` naming the
 library and ``GRAPHDOCTOR_NATIVE_FD`` the write end of a pipe; a thread reads the pipe into
 the recorder while the program runs. The child ignores the signals it shares with the
 program, so that it outlives it and writes what was recorded; the program's exit code is
