@@ -1,11 +1,12 @@
 """Running a native program under the injection library, from the recording child.
 
 The child starts the program in the process group graphdoctor signals, its own (so the
-signals graphdoctor passes on reach the program, as they reach a script), with ``CUDA_INJECTION64_PATH`` naming the
-library and ``GRAPHDOCTOR_NATIVE_FD`` the write end of a pipe; a thread reads the pipe into
-the recorder while the program runs. The child ignores the signals it shares with the
-program, so that it outlives it and writes what was recorded; the program's exit code is
-the run's (128+N where signal N killed it, as a shell says).
+signals graphdoctor passes on reach the program, as they reach a script), with
+``CUDA_INJECTION64_PATH`` naming the library and ``GRAPHDOCTOR_NATIVE_FD`` the write end of
+a pipe; a thread reads the pipe into the recorder while the program runs. The child ignores
+the signals it shares with the program, so that it outlives it and writes what was
+recorded; the program's exit code is the run's (128+N where signal N killed it, as a shell
+says).
 """
 
 from __future__ import annotations
