@@ -44,7 +44,6 @@ from typing import Any
 
 from graphdoctor.record.anatomy_reader import new_reader
 from graphdoctor.record.cupti.calls import (
-    CAPTURE_ERRORS,
     CAPTURE_MODES,
     ENTER,
     EXIT,
@@ -57,6 +56,12 @@ from graphdoctor.record.cupti.calls import (
 )
 from graphdoctor.record.cupti.eager import CuptiEager
 from graphdoctor.record.cupti.profilers import watch_profilers
+from graphdoctor.record.cupti.records import (
+    OutsideGraph,
+    capture_error,
+    graph_begin,
+    graph_end,
+)
 from graphdoctor.record.cupti.torch_view import TorchView
 from graphdoctor.record.on_torch_import import call_when_imported
 from graphdoctor.record.recorder import Recorder, Uninstall
@@ -74,20 +79,9 @@ from graphdoctor.trace.spool import records as sr
 
 
 @dataclass
-class _Graph:
-    """A graph of the script's made outside PyTorch, while it is being made."""
-
-    id: int
-    stream: int
-    start: int
-    stack: int
-    api: str
-
-
-@dataclass
 class _State:
-    capturing: dict[int, _Graph] = field(default_factory=dict)  # by stream handle
-    building: dict[int, _Graph] = field(default_factory=dict)  # explicit graphs, by CUgraph
+    capturing: dict[int, OutsideGraph] = field(default_factory=dict)  # by stream handle
+    building: dict[int, OutsideGraph] = field(default_factory=dict)  # explicit graphs, by CUgraph
     graphs: dict[int, int] = field(default_factory=dict)  # CUgraph handle -> our graph id
     instances: dict[int, int] = field(default_factory=dict)  # CUPTI's exec id -> graph id
     streams: dict[int, int] = field(default_factory=dict)  # CUPTI's stream id -> handle
@@ -198,7 +192,7 @@ class CuptiGraphs:
             self.state.torch.captures += 1
             self.state.torch.streams.add(stream)
             return
-        graph = _Graph(self.recorder.new_id("graph"), stream, self.recorder.now(),
+        graph = OutsideGraph(self.recorder.new_id("graph"), stream, self.recorder.now(),
                        self.recorder.stacks.from_frame(frame),
                        f"{CUPTI_STREAM_API} ({'runtime' if runtime else 'driver'})")
         self.state.capturing[stream] = graph
@@ -236,7 +230,7 @@ class CuptiGraphs:
             return
         handle = pointee(word(params(cbdata), 0))
         if handle and not self._inside_capture():
-            self.state.building[handle] = _Graph(
+            self.state.building[handle] = OutsideGraph(
                 NO_ID, 0, self.recorder.now(), self.recorder.stacks.from_frame(self._caller()),
                 CUPTI_EXPLICIT_API)
 
@@ -299,28 +293,20 @@ class CuptiGraphs:
         return capture.id if capture is not None else -1
 
     # -- records ---------------------------------------------------------------------------------
-    def _emit_begin(self, graph: _Graph, mode: str) -> None:
-        self.recorder.emit(sr.GraphBegin({
-            "id": graph.id, "t": graph.start, "api": graph.api, "internal": False,
-            "stream": graph.stream, "shared_pool": False, "pool": "",
-            "capture_error_mode": mode, "stack": graph.stack, "function": -1, "key": "",
-            "device": 0}))
+    def _emit_begin(self, graph: OutsideGraph, mode: str) -> None:
+        self.recorder.emit(graph_begin(graph, mode))
 
-    def _emit_end(self, graph: _Graph, status: str, error: int, callees: list[int] | None = None,
-                  basis: str = "") -> None:
-        self.recorder.emit(sr.GraphEnd({"id": graph.id, "t": self.recorder.now(),
-                                        "status": status, "pool": "", "pool_bytes": 0,
-                                        "error": error, "callees": callees or [],
-                                        "basis": basis, "own": []}))
+    def _emit_end(self, graph: OutsideGraph, status: str, error: int,
+                  callees: list[int] | None = None, basis: str = "") -> None:
+        self.recorder.emit(graph_end(graph.id, self.recorder.now(), status, error,
+                                     callees or [], basis))
 
     def _error(self, code: int, where: str, graph: int, frame: FrameType) -> int:
         """Record a CUDA error the driver returned, at the line that made the call."""
-        name, message = CAPTURE_ERRORS.get(code, (f"CUresult {code}", f"CUDA error {code}"))
         rec = self.recorder
         exc_id = rec.new_id("exc")
-        rec.emit(sr.ExceptionInfo({"id": exc_id, "t": rec.now(), "where": where, "graph": graph,
-                                   "thread": rec.thread(), "chain": [
-                                       ["CUresult", message, name, rec.stacks.from_frame(frame)]]}))
+        rec.emit(capture_error(exc_id, rec.now(), where, graph, rec.thread(), code,
+                               rec.stacks.from_frame(frame)))
         return exc_id
 
     # -- GPU times ---------------------------------------------------------------------------

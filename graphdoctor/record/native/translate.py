@@ -17,7 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphdoctor.record.anatomy_reader import demangler
-from graphdoctor.record.cupti.calls import CAPTURE_ERRORS, CAPTURE_MODES
+from graphdoctor.record.cupti.calls import CAPTURE_MODES
+from graphdoctor.record.cupti.records import (
+    OutsideGraph,
+    capture_error,
+    graph_begin,
+    graph_end,
+)
 from graphdoctor.record.native.eager_steps import eager_steps, kernel_order
 from graphdoctor.record.native.frames import FrameNames
 from graphdoctor.record.native.shapes import anatomy_of
@@ -50,15 +56,6 @@ MAX_KERNELS = 200_000  # eager kernels kept for the verdicts; a long eager loop 
 
 
 @dataclass
-class _Graph:
-    id: int
-    stream: int
-    start: int
-    stack: int
-    api: str
-
-
-@dataclass
 class EagerKernel:
     """A kernel launched outside any graph: when it ran on the GPU, for how long, where."""
 
@@ -76,8 +73,8 @@ class NativeEvents:
     recorder: Recorder
     clock0: int
     names: FrameNames = field(default_factory=FrameNames)
-    capturing: dict[int, _Graph] = field(default_factory=dict)  # by stream handle
-    building: dict[int, _Graph] = field(default_factory=dict)  # by CUgraph handle
+    capturing: dict[int, OutsideGraph] = field(default_factory=dict)  # by stream handle
+    building: dict[int, OutsideGraph] = field(default_factory=dict)  # by CUgraph handle
     graphs: dict[int, int] = field(default_factory=dict)  # CUgraph handle -> graph id
     cupti_ids: dict[int, int] = field(default_factory=dict)  # CUPTI's graph id -> graph id
     execs: dict[int, int] = field(default_factory=dict)  # CUgraphExec handle -> graph id
@@ -120,7 +117,7 @@ class NativeEvents:
         if int(event.get("result", 0)):
             return
         stream = int(event["stream"])
-        graph = _Graph(self.recorder.new_id("graph"), stream, self.time(event),
+        graph = OutsideGraph(self.recorder.new_id("graph"), stream, self.time(event),
                        self.stack(event), f"{CUPTI_STREAM_API} ({NATIVE})")
         self.capturing[stream] = graph
         self._emit_begin(graph, CAPTURE_MODES.get(int(event.get("mode", 0)), "global"))
@@ -137,7 +134,7 @@ class NativeEvents:
 
     def create_graph(self, event: dict[str, Any]) -> None:
         if not int(event.get("result", 0)) and not self.capturing:
-            self.building[int(event["graph"])] = _Graph(-1, 0, self.time(event),
+            self.building[int(event["graph"])] = OutsideGraph(-1, 0, self.time(event),
                                                         self.stack(event), CUPTI_EXPLICIT_API)
 
     def instantiate(self, event: dict[str, Any]) -> None:
@@ -212,18 +209,13 @@ class NativeEvents:
         self.recorder.note(CUPTI_PART, f"{event.get('what')}: {event.get('why')}")
 
     # -- records ---------------------------------------------------------------------------
-    def _emit_begin(self, graph: _Graph, mode: str) -> None:
-        self.recorder.emit(sr.GraphBegin({
-            "id": graph.id, "t": graph.start, "api": graph.api, "internal": False,
-            "stream": graph.stream, "shared_pool": False, "pool": "",
-            "capture_error_mode": mode, "stack": graph.stack, "function": -1, "key": "",
-            "device": 0}))
+    def _emit_begin(self, graph: OutsideGraph, mode: str) -> None:
+        self.recorder.emit(graph_begin(graph, mode))
 
-    def _emit_end(self, graph: _Graph, t: int, status: str, error: int) -> None:
-        self.ends[graph.id] = info = {"id": graph.id, "t": t, "status": status, "pool": "",
-                                      "pool_bytes": 0, "error": error, "callees": [],
-                                      "basis": "", "own": []}
-        self.recorder.emit(sr.GraphEnd(info))
+    def _emit_end(self, graph: OutsideGraph, t: int, status: str, error: int) -> None:
+        end = graph_end(graph.id, t, status, error)
+        self.ends[graph.id] = end.info
+        self.recorder.emit(end)
 
     # -- at the end: the eager side of each graph ---------------------------------------
     def finish(self) -> None:
@@ -241,19 +233,16 @@ class NativeEvents:
         fn = self.recorder.function_id((NATIVE, graph), f"graph {graph}'s kernels, eagerly",
                                        CAPTURED_FUNCTION)
         self.recorder.emit_many([Call(t, NONE, span, fn, EAGER_CALL, NONE) for t, span in steps])
-        self.recorder.emit(sr.GraphEnd({**self.ends[graph], "callees": [fn],
-                                        "basis": CALLEES_BASIS}))
+        end = self.ends[graph]
+        self.recorder.emit(graph_end(graph, end["t"], end["status"], end["error"], [fn],
+                                     CALLEES_BASIS))
 
     def _error(self, event: dict[str, Any], code: int, where: str, graph: int) -> int:
         """The CUDA error a call returned inside a capture, at the line that made it."""
-        name, message = CAPTURE_ERRORS.get(code, (f"CUresult {code}", f"CUDA error {code}"))
-        rec = self.recorder
-        exc_id = rec.new_id("exc")
-        rec.emit(sr.ExceptionInfo({"id": exc_id, "t": self.time(event), "where": where,
-                                   "graph": graph, "thread": self.thread(event),
-                                   "chain": [["CUresult", message, name, self.stack(event)]]}))
+        exc_id = self.recorder.new_id("exc")
+        self.recorder.emit(capture_error(exc_id, self.time(event), where, graph,
+                                         self.thread(event), code, self.stack(event)))
         return exc_id
-
 
 Handler = Callable[[NativeEvents, dict[str, Any]], None]
 HANDLERS: dict[str, Handler] = {

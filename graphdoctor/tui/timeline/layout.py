@@ -7,7 +7,7 @@ Times are integer nanoseconds since the run started, as in the trace.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from graphdoctor.units import format_moment, format_offset
@@ -169,16 +169,22 @@ def overlay_labels(cells: list[Cell], keys: Sequence[str | None],
     fits with a margin; cut with … in a narrower run, and its initial in one too short
     for that."""
     out = list(cells)
+    for start, end, key in key_runs(keys):
+        text = labels.get(key or "", "")
+        if text:
+            _write_label(out, start, end, text)
+    return out
+
+
+def key_runs(keys: Sequence[str | None]) -> Iterator[tuple[int, int, str | None]]:
+    """(start, end, key) of each run of columns with one key, left to right."""
     column = 0
     while column < len(keys):
         key, run_end = keys[column], column
         while run_end < len(keys) and keys[run_end] == key:
             run_end += 1
-        text = labels.get(key or "", "")
-        if text:
-            _write_label(out, column, run_end, text)
+        yield column, run_end, key
         column = run_end
-    return out
 
 
 def _write_label(cells: list[Cell], start: int, end: int, text: str) -> None:
@@ -196,15 +202,10 @@ def write_labels(cells: list[Cell], keys: Sequence[str | None],
     shorter, nothing where it is under :data:`LABEL_FROM` columns; letters in black on the
     run's colour, so the bar still shows around and behind them."""
     out = list(cells)
-    column = 0
-    while column < len(keys):
-        key, run_end = keys[column], column
-        while run_end < len(keys) and keys[run_end] == key:
-            run_end += 1
-        text = _fitted(labels.get(key or "", ""), run_end - column)
-        for index, char in enumerate(text, start=column + 1):
+    for start, end, key in key_runs(keys):
+        text = _fitted(labels.get(key or "", ""), end - start)
+        for index, char in enumerate(text, start=start + 1):
             out[index] = (char, _on_colour(out[index][1]))
-        column = run_end
     return out
 
 
