@@ -160,6 +160,9 @@ class DriverEventTimer:
     def release(self, token: TimerToken) -> None:
         self._free.append((token[0], token[1]))
 
+    def forget(self, graph: int) -> None:
+        """Nothing is kept per graph here."""
+
     def resolve(self, wait: bool = False) -> None:
         """Emit every finished pair's row, oldest first (``wait``: at the end of the run)."""
         if self._recorder.captures:

@@ -243,7 +243,7 @@ class EagerHistory:
         if opened:  # a call of it under way, or one that raised: dropped
             for token in drop_finished(opened, frame):
                 self._release(token)
-        opened.append((self._rec.now(), mode, self._start_timer(function), frame))
+        opened.append((self._rec.now(), mode, self._start_timer(function), id(frame)))
         return None
 
     def _watch_parts_only(self, code: CodeType) -> None:

@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 import weakref
+from collections import deque
 from dataclasses import dataclass, field
 from types import CodeType, FrameType
 from typing import Any
@@ -50,6 +51,7 @@ from graphdoctor.record.recorder import (
     patch,
 )
 from graphdoctor.record.replay_path import ReplayPath
+from graphdoctor.record.step_parts import DISTRIBUTED_FILES
 from graphdoctor.trace.names import (
     ANATOMY_PART,
     AT_CAPTURE_BEGIN,
@@ -72,10 +74,15 @@ _thread_ident = threading.get_ident
 
 @dataclass
 class _OpenCapture:
-    """What a capture in progress started and its end must settle."""
+    """What a capture in progress started and its end must settle. No frame is kept past the
+    call that saw it (a kept frame keeps every local of the script's alive, tensors and
+    graphs among them, and its memory statistics with them): what the end needs of the
+    capturing frame is read at the begin, and the frame running at the end is the one that
+    called ``capture_end``."""
 
-    frame: FrameType | None  # the user's frame holding the captured block
+    code: CodeType | None = None  # the user's frame holding the captured block: its code
     begin_line: int = 0  # its line when the capture began
+    frames: list[tuple[str, int, str]] = field(default_factory=list)  # the stack around it
     watched_code: CodeType | None = None
     candidates: list[Any] = field(default_factory=list)  # possible external inputs
 
@@ -91,9 +98,11 @@ def install(recorder: Recorder) -> Uninstall:
         patch(cls, "replay", state.replay_path.wrap),
         patch(torch.cuda.graph, "__exit__", state.wrap_region_exit),
         patch(torch.cuda, "make_graphed_callables", state.wrap_make_graphed_callables),
+        inputs.watch_collections(),
     ]
     recorder.heartbeats.append(state.replay_path.heartbeat)  # first: it brings the counts up
     recorder.heartbeats.append(state.progress)
+    recorder.heartbeats.append(state.settle_deferred)
     if state.anatomy is not None:
         recorder.heartbeats.append(state.anatomy.drain)
     recorder.follow = state.follow
@@ -103,6 +112,8 @@ def install(recorder: Recorder) -> Uninstall:
 
     def uninstall() -> None:
         recorder.follow = None
+        recorder.heartbeats.remove(state.settle_deferred)
+        state.settle_deferred()
         recorder.heartbeats.remove(state.replay_path.heartbeat)
         state.replay_path.finish()
         if state.anatomy is not None:
@@ -127,6 +138,15 @@ class _GraphHooks:
         self.notes = graphs_off.Notes(recorder)  # with CUDA graphs off: what stayed, what went
         self._open: dict[int, _OpenCapture] = {}  # graph id -> what its end must settle
         self.watched: dict[int, inputs.GraphInputs] = {}
+        self.shared_pool: set[int] = set()  # manual graphs whose pool another one shares
+        self._pools: dict[str, list[int]] = {}  # a manual graph's pool -> graphs in it
+        # the storages each graph's capture left named in its frame (its outputs): an input
+        # of a later capture that is one lives in that graph's pool, not the allocator's
+        self.outputs = inputs.GraphOutputs()
+        # written from a finalizer or a sampled replay, taken by the flushing thread: nothing
+        # that can run inside a garbage collection takes a lock or writes the spool itself
+        self.deleted: deque[tuple[int, int]] = deque()  # (graph, when it was deleted)
+        self.samples_due: deque[tuple[int, int]] = deque()  # (graph, when), memory to sample
         self.last_sample_ns = 0  # perf_counter ns of the last sampled replay
         self._replay_counts = recorder.replays
         self._reported_counts: dict[int, int] = {}
@@ -145,7 +165,10 @@ class _GraphHooks:
             if not self.rec.enabled:
                 return original(graph, *args, **kwargs)
             entered = self.rec.now()
-            state = self._begin(graph, sys._getframe(1), args, kwargs, entered)
+            caller = sys._getframe(1)
+            state = self._begin(graph, caller, args, kwargs, entered)
+            frame = self._user_frame(state.api, caller)
+            self._open[state.graph] = _opened(frame)
             state.own.append((entered, self.rec.now()))
             try:
                 original(graph, *args, **kwargs)
@@ -153,7 +176,7 @@ class _GraphHooks:
                 self._fail(graph, state, error, AT_CAPTURE_BEGIN)
                 raise
             returned = self.rec.now()
-            self._watch_block(state)
+            self._watch_block(state, frame)
             state.own.append((returned, self.rec.now()))
 
         return capture_begin
@@ -162,6 +185,9 @@ class _GraphHooks:
                kwargs: dict[str, Any], entered: int) -> CaptureState:
         rec = self.rec
         gid = rec.new_id("graph")
+        earlier = getattr(graph, _ID, None)
+        if earlier is not None:  # captured again after reset(): that graph's pool is gone
+            self.outputs.forget(earlier)
         setattr(graph, _ID, gid)
         self.replay_path.forget(graph)  # captured again: a new graph, its replays counted anew
         api, internal = compat.capture_api(caller)
@@ -187,8 +213,6 @@ class _GraphHooks:
         if call is not None:
             call.captured = True
         rec.nvtx.push(f"capture graph {gid}", "capture")
-        frame = self._user_frame(api, caller)
-        self._open[gid] = _OpenCapture(frame, frame.f_lineno if frame is not None else 0)
         return state
 
     def _user_frame(self, api: str, caller: FrameType) -> FrameType | None:
@@ -197,15 +221,15 @@ class _GraphHooks:
             return None
         return innermost_user_frame(self.rec, caller)
 
-    def _watch_block(self, state: CaptureState) -> None:
+    def _watch_block(self, state: CaptureState, frame: FrameType | None) -> None:
         opened = self._open.get(state.graph)
-        if opened is None or opened.frame is None:
+        if opened is None or frame is None:
             return
         if self.rec.frozen is not None:
-            self.rec.frozen.capture_began(state.graph, opened.frame)
-        opened.watched_code = self.call_sites.start(opened.frame)
+            self.rec.frozen.capture_began(state.graph, frame)
+        opened.watched_code = self.call_sites.start(frame)
         if inputs.available():
-            opened.candidates = inputs.candidates(opened.frame)
+            opened.candidates = inputs.candidates(frame, self.outputs)
 
     def wrap_capture_end(self, original: Any) -> Any:
         @functools.wraps(original)
@@ -227,9 +251,12 @@ class _GraphHooks:
             state.own.append((entered, handed))
             # a block that raised is a failed capture, even when capture_end succeeds
             status = CAPTURE_FAILED if state.region_error >= 0 else CAPTURED
-            self._end(graph, state, status, state.region_error, self.rec.now())
-            if opened is not None and status == CAPTURED:
-                self._watch_inputs(state.graph, opened, sys._getframe(1))
+            settling = self.rec.now()
+            ending = self._block_end(opened, sys._getframe(1)) if status == CAPTURED else None
+            self._end(graph, state, status, state.region_error, settling,
+                      ending.outputs if ending else [])
+            if opened is not None and ending is not None:
+                self._watch_inputs(state.graph, opened, ending.line)
 
         return capture_end
 
@@ -241,13 +268,24 @@ class _GraphHooks:
             self.rec.frozen.capture_ended(state.graph)
         return opened
 
-    def _watch_inputs(self, graph: int, opened: _OpenCapture, caller: FrameType) -> None:
-        if opened.frame is None or not opened.candidates:
+    def _block_end(self, opened: _OpenCapture | None, caller: FrameType) -> inputs.BlockEnd:
+        """Where a manual capture's block ended, and the storages it left named there (its
+        outputs), read from the frame that ended it: the one that began it, still running."""
+        if opened is None or opened.code is None:
+            return inputs.BlockEnd(0, [])
+        frame = innermost_user_frame(self.rec, caller)
+        if frame is None or frame.f_code is not opened.code:
+            return inputs.BlockEnd(opened.begin_line, [])
+        return inputs.BlockEnd(frame.f_lineno or opened.begin_line,
+                               inputs.outputs(frame, opened.candidates))
+
+    def _watch_inputs(self, graph: int, opened: _OpenCapture, end_line: int) -> None:
+        if opened.code is None or not opened.candidates:
             return
-        end_frame = innermost_user_frame(self.rec, caller)
-        end_line = end_frame.f_lineno if end_frame is opened.frame else opened.begin_line
-        site = inputs.site_of(opened.frame, opened.begin_line, end_line)
-        self.watched[graph] = inputs.GraphInputs(graph, site, opened.candidates)
+        site = inputs.CaptureSite(opened.code.co_filename, opened.begin_line, end_line,
+                                  opened.frames, opened.code)
+        self.watched[graph] = inputs.GraphInputs(graph, site, opened.candidates,
+                                                 self.outputs)
 
     def _callee_ids(self, state: CaptureState) -> list[int]:
         callees = []
@@ -289,12 +327,17 @@ class _GraphHooks:
         self._end(graph, state, CAPTURE_FAILED, exc_id, failed_at)
 
     def _end(self, graph: Any, state: CaptureState, status: str, exc_id: int,
-             settling_from: int) -> None:
+             settling_from: int, outputs: list[inputs.Output] | None = None) -> None:
         rec = self.rec
         rec.captures.pop(_thread_ident(), None)
         rec.nvtx.pop()
         pool = compat.graph_pool(graph) if status == CAPTURED else None
-        pool_bytes = self.memory.capture_ended(state.graph, state.device, pool, state.stack)
+        named = [(o.addr, o.size) for o in outputs or []]
+        pool_bytes = self.memory.capture_ended(state.graph, state.device, pool, state.stack,
+                                               named)
+        self.outputs.add(state.graph, named)
+        if pool and state.api in MANUAL_APIS:
+            self._share(str(pool), state.graph)
         basis = self._cover_inline_block(state) if status == CAPTURED else ""
         callees = self._callee_ids(state)
         ended = rec.now()
@@ -304,7 +347,7 @@ class _GraphHooks:
                               "uncovered": state.uncovered, "basis": basis,
                               "own": [*state.own, (settling_from, ended)]}))
         if status == CAPTURED:
-            weakref.finalize(graph, _graph_deleted, rec, state.graph)
+            weakref.finalize(graph, _graph_deleted, self.deleted, rec, state.graph)
 
     def wrap_region_exit(self, original: Any) -> Any:
         """``torch.cuda.graph.__exit__`` sees the error raised inside the captured block
@@ -328,9 +371,38 @@ class _GraphHooks:
         """A replay sampled (the 1st, 2nd, 4th... of a graph, and one every 100 ms): the
         allocator's totals, and the host values the graph froze."""
         self.last_sample_ns = time.perf_counter_ns()
-        self.memory.sample(graph)
+        self.samples_due.append((graph, self.rec.now()))
         if self.rec.frozen is not None:
             self.rec.frozen.sampled(graph, count, caller)
+
+    def settle_deferred(self) -> None:
+        """From the flushing thread's heartbeat: what a sampled replay or a deleted graph
+        left to do, off the replaying thread (a program that races two replays relies on
+        the second being launched while the first still runs), and out of any finalizer
+        (which runs inside a collection, anywhere, where a lock may be held already)."""
+        while self.samples_due:
+            graph, _ = self.samples_due.popleft()
+            self.memory.sample(graph)
+        while self.deleted:
+            graph, when = self.deleted.popleft()
+            self.rec.emit(sr.GraphDeleted(graph, when))
+            self._forget(graph)
+
+    def _share(self, pool: str, graph: int) -> None:
+        """``graph`` was captured into ``pool``: where another graph is there already, both
+        have their timed replays' sites and streams recorded from now on."""
+        graphs = self._pools.setdefault(pool, [])
+        graphs.append(graph)
+        if len(graphs) > 1:
+            self.shared_pool.update(graphs)
+
+    def _forget(self, graph: int) -> None:
+        """A graph deleted: nothing of it kept, so a run of a thousand graphs holds no more
+        than one of ten."""
+        self.watched.pop(graph, None)
+        self.shared_pool.discard(graph)
+        self.outputs.forget(graph)
+        self.replay_path.deleted(graph)
 
     def progress(self) -> sr.Progress | None:
         counts = dict(self._replay_counts)
@@ -382,12 +454,26 @@ class _GraphHooks:
         return code is not None and self._time_eager_calls(code, CAPTURED_FUNCTION)
 
 
+def _opened(frame: FrameType | None) -> _OpenCapture:
+    """What a manual capture's end needs of the frame holding its block, read at its begin."""
+    if frame is None:
+        return _OpenCapture()
+    return _OpenCapture(frame.f_code, frame.f_lineno or 0, inputs.frames_of(frame))
+
+
 def _part_name(called: str, code: CodeType) -> str:
     """A torch step part by what the script called: ``Sequential.forward``, ``SGD.step``
-    (its code is torch's wrapper around every optimizer's step), ``Tensor.backward``."""
-    return f"{called}.{code.co_name}" if "." not in called else called
+    (its code is torch's wrapper around every optimizer's step), ``Tensor.backward``,
+    ``torch.distributed.all_reduce`` (its code torch's logging wrapper of every collective)."""
+    if "." in called:
+        return called
+    if code.co_filename.replace("\\", "/").endswith(DISTRIBUTED_FILES):
+        return f"torch.distributed.{called}"
+    return f"{called}.{code.co_name}"
 
 
-def _graph_deleted(rec: Recorder, graph: int) -> None:
-    rec.emit(sr.GraphDeleted(graph, rec.now()))
+def _graph_deleted(deleted: deque[tuple[int, int]], rec: Recorder, graph: int) -> None:
+    """A captured graph's finalizer: it runs inside whatever freed the graph (a collection
+    on any thread, maybe while that thread holds the spool's lock), so it only notes it."""
+    deleted.append((graph, rec.now()))
 

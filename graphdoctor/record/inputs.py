@@ -30,6 +30,7 @@ healthy program.
 
 from __future__ import annotations
 
+import gc
 import sys
 import weakref
 from dataclasses import dataclass, field
@@ -41,7 +42,7 @@ import torch
 from graphdoctor.record import captured_names, compat
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.record.stacks import qualname
-from graphdoctor.trace.event_kinds import FREED, REBOUND
+from graphdoctor.trace.event_kinds import FREED, NONE, REBOUND
 from graphdoctor.trace.spool import records as sr
 
 MAX_CANDIDATES = 256  # a namespace with more CUDA tensors than this is not a capture script
@@ -56,24 +57,108 @@ class _Input:
     # a weak reference to the tensor object the name held, whose callback fills ``dropped``
     watch: Any = None
     dropped: list[tuple[str, int, str]] | None = None  # the stack where that object died
+    owner: int = NONE  # the earlier graph whose capture made it (it lives in that pool)
 
 
 DROP_FRAMES = 32  # frames kept of the stack where a watched tensor died
 
 
 def _dropped_here(item: _Input) -> Any:
-    """The callback noting where ``item``'s tensor object died: the caller's stack."""
+    """The callback noting where ``item``'s tensor object died: the caller's stack, the
+    line that rebound or deleted its name. It runs inside the tensor's deallocation, so it
+    takes no lock, writes nothing but ``item``, and raises nothing; and where the tensor
+    dies in a garbage collection (whose frames are wherever the collection began, not the
+    line that let it go), it notes nothing."""
     def died(_: Any) -> None:
-        frames: list[tuple[str, int, str]] = []
-        # the frame below this one, if any: a tensor that dies at the interpreter's exit or
-        # in a collection started from C has no Python frame there
-        frame: FrameType | None = sys._getframe(0).f_back
-        while frame is not None and len(frames) < DROP_FRAMES:
-            code = frame.f_code
-            frames.append((code.co_filename, frame.f_lineno or 0, qualname(code)))
-            frame = frame.f_back
-        item.dropped = frames
+        if collecting():
+            return
+        try:
+            item.dropped = _stack_here(sys._getframe(1))
+        except BaseException:  # noqa: BLE001 - nothing may reach the program from here
+            pass
     return died
+
+
+def _stack_here(frame: FrameType | None) -> list[tuple[str, int, str]]:
+    frames: list[tuple[str, int, str]] = []
+    while frame is not None and len(frames) < DROP_FRAMES:
+        code = frame.f_code
+        frames.append((code.co_filename, frame.f_lineno or 0, qualname(code)))
+        frame = frame.f_back
+    return frames
+
+
+_collections: list[int] = [0]  # garbage collections under way in this process
+
+
+def _on_collection(phase: str, info: dict[str, int]) -> None:
+    _collections[0] += 1 if phase == "start" else -1 if _collections[0] else 0
+
+
+def collecting() -> bool:
+    """Whether a garbage collection is under way (a callback then runs inside it)."""
+    return _collections[0] > 0
+
+
+def watch_collections() -> Any:
+    """Follow garbage collections while the recording runs; returns the undo."""
+    gc.callbacks.append(_on_collection)
+
+    def undo() -> None:
+        if _on_collection in gc.callbacks:
+            gc.callbacks.remove(_on_collection)
+        _collections[0] = 0
+
+    return undo
+
+
+@dataclass(frozen=True)
+class Output:
+    """A storage a capture's block left bound to a name in its frame: the graph writes it."""
+
+    name: str
+    addr: int
+    size: int
+
+
+@dataclass(frozen=True)
+class BlockEnd:
+    """Where a manual capture's block ended, and what it left named there."""
+
+    line: int
+    outputs: list[Output]
+
+
+class GraphOutputs:
+    """Each graph's outputs by address, while the graph lives: a later capture that reads
+    one reads memory of that graph's pool, which the allocator gives to no one but captures
+    into that pool, so letting its name go is not a freed input (PyTorch's docs allow two
+    graphs to share a pool and pass outputs on when replayed in the order captured)."""
+
+    MOST = 65536  # addresses kept: outputs of graphs the script still holds
+
+    def __init__(self) -> None:
+        self._owner: dict[int, int] = {}  # address -> graph
+        self._by_graph: dict[int, list[int]] = {}
+
+    def add(self, graph: int, named: list[tuple[int, int]]) -> None:
+        if not named or len(self._owner) >= self.MOST:
+            return
+        for addr, _ in named:
+            self._owner[addr] = graph
+        self._by_graph[graph] = [addr for addr, _ in named]
+
+    def owner(self, addr: int) -> int:
+        return self._owner.get(addr, NONE)
+
+    def alive(self, graph: int) -> bool:
+        return graph in self._by_graph
+
+    def forget(self, graph: int) -> None:
+        """``graph`` was deleted, or captured again after ``reset()``: its pool goes."""
+        for addr in self._by_graph.pop(graph, []):
+            if self._owner.get(addr) == graph:
+                del self._owner[addr]
 
 
 @dataclass
@@ -93,6 +178,7 @@ class GraphInputs:
     graph: int
     site: CaptureSite
     inputs: list[_Input] = field(default_factory=list)
+    outputs: GraphOutputs | None = None  # the recording's, to ask whether an owner lives
     replays: int = 0
     cursor: int = 0
     freed: set[int] = field(default_factory=set)
@@ -103,26 +189,51 @@ def available() -> bool:
     return compat.storage_weak_refs_available()
 
 
-def candidates(frame: FrameType) -> list[_Input]:
-    """The CUDA tensors bound to names the capturing frame can read, when its capture begins."""
+def candidates(frame: FrameType, outputs: GraphOutputs | None = None) -> list[_Input]:
+    """The CUDA tensors bound to names the capturing frame can read, when its capture begins;
+    each marked with the earlier graph whose output it is, if any."""
     found: dict[int, _Input] = {}
     for name, value in captured_names.bound_values(frame):
         if len(found) >= MAX_CANDIDATES:
             break
         if isinstance(value, torch.Tensor):
             _note(found, name, value)
+    if outputs is not None:
+        for item in found.values():
+            item.owner = outputs.owner(item.addr)
     return list(found.values())
 
 
-def _note(found: dict[int, _Input], name: str, tensor: torch.Tensor) -> None:
+def outputs(frame: FrameType, before: list[_Input]) -> list[Output]:
+    """The CUDA storages named in ``frame`` at the end of its capture that were not named at
+    its begin: what the block made, which the graph writes at each replay."""
+    seen = {item.addr for item in before}
+    made: dict[int, Output] = {}
+    for name, value in captured_names.bound_values(frame):
+        if len(made) >= MAX_CANDIDATES:
+            break
+        if isinstance(value, torch.Tensor):
+            addr, size = _storage_of(value)
+            if addr and addr not in seen and addr not in made:
+                made[addr] = Output(name, addr, size)
+    return list(made.values())
+
+
+def _storage_of(tensor: torch.Tensor) -> tuple[int, int]:
+    """(address, bytes) of a CUDA tensor's storage; (0, 0) for any other tensor."""
     try:
         if not tensor.is_cuda:
-            return
+            return 0, 0
         storage = tensor.untyped_storage()
-        addr, size = storage.data_ptr(), storage.nbytes()
+        return int(storage.data_ptr()), int(storage.nbytes())
     except (RuntimeError, NotImplementedError, TypeError):  # a subclass without real storage
-        return
+        return 0, 0
+
+
+def _note(found: dict[int, _Input], name: str, tensor: torch.Tensor) -> None:
+    addr, size = _storage_of(tensor)
     if addr and addr not in found:
+        storage = tensor.untyped_storage()
         item = found[addr] = _Input(name, compat.storage_weak_ref(storage), addr, size)
         try:
             item.watch = weakref.ref(tensor, _dropped_here(item))
@@ -130,15 +241,10 @@ def _note(found: dict[int, _Input], name: str, tensor: torch.Tensor) -> None:
             pass
 
 
-def site_of(frame: FrameType, begin_line: int, end_line: int) -> CaptureSite:
-    frames: list[tuple[str, int, str]] = []
-    current: FrameType | None = frame
-    while current is not None and len(frames) < 32:
-        code = current.f_code
-        frames.append((code.co_filename, current.f_lineno or 0,
-                       qualname(code)))
-        current = current.f_back
-    return CaptureSite(frame.f_code.co_filename, begin_line, end_line, frames, frame.f_code)
+def frames_of(frame: FrameType) -> list[tuple[str, int, str]]:
+    """The stack from ``frame`` up, as (file, line, function): what a finding at a line of the
+    captured block is placed in, read when the capture begins."""
+    return _stack_here(frame)
 
 
 EVERY_REPLAY_UNTIL = 16
@@ -178,6 +284,8 @@ def _check(recorder: Recorder, watched: GraphInputs, items: list[_Input]) -> Non
         if item.addr in watched.freed or not item.ref.expired():
             continue
         watched.freed.add(item.addr)
+        if watched.outputs is not None and watched.outputs.alive(item.owner):
+            continue  # an output of a graph that lives: its pool's memory, not freed
         line = _read_at(watched.site, item.name)
         if line is not None:
             dropped = recorder.stacks.from_named(item.dropped) if item.dropped else -1

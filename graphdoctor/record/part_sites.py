@@ -27,10 +27,12 @@ from typing import Any
 
 from graphdoctor.record.calls import SYS_MONITORING as _monitoring
 from graphdoctor.record.calls import Monitor
+from graphdoctor.record.open_calls import running_ids
 
-# calls open on one thread before those whose frames are gone are looked for and dropped:
-# a frame held for a call that raised keeps its locals (tensors among them) alive, while a
-# look walks the stack; parts nest rarely deeper than a user's module inside torch's
+# calls open on one thread before those whose frames are gone are looked for and dropped (a
+# look walks the stack; parts nest rarely deeper than a user's module inside torch's). Calls
+# are kept by their frame's id(), never the frame: a frame kept for a call that raised would
+# keep its locals, tensors among them, alive
 STALE_AFTER = 4
 
 
@@ -53,8 +55,9 @@ class PartSites:
         self._calls: dict[int, dict[int, Site | None]] = {}  # code -> call offset -> site
         self._ends: dict[int, dict[int, Site]] = {}  # code -> offset after a call -> site
         self._codes: dict[int, CodeType] = {}  # each code kept, so that its id stays its own
-        # thread -> frame -> the call open there: its site, and what the caller keeps for it
-        self._open: dict[int, dict[FrameType, tuple[Site, Any]]] = {}
+        # thread -> id of the frame -> the call open there: its site, and what the caller
+        # keeps for it
+        self._open: dict[int, dict[int, tuple[Site, Any]]] = {}
 
     def site_at(self, code: CodeType, offset: int) -> Site | None | bool:
         """The step part's site at ``offset`` of ``code``; None where that call is no
@@ -91,11 +94,11 @@ class PartSites:
         """A call at ``site`` from ``frame`` starts; the values of calls found raised (never
         ended) are returned, for the caller to let go of."""
         opened = self._open.setdefault(threading.get_ident(), {})
-        stale = opened.pop(frame, None)
+        stale = opened.pop(id(frame), None)
         dropped = [stale[1]] if stale is not None else []
         if len(opened) >= STALE_AFTER:
             dropped += _drop_gone(opened, frame)
-        opened[frame] = (site, value)
+        opened[id(frame)] = (site, value)
         return dropped
 
     def close(self, site: Site, frame: FrameType) -> tuple[bool, Any]:
@@ -104,7 +107,7 @@ class PartSites:
         left untimed). An open call of another site in this frame raised: it is returned
         as (False, its value), to be let go of."""
         opened = self._open.get(threading.get_ident())
-        found = opened.pop(frame, None) if opened else None
+        found = opened.pop(id(frame), None) if opened else None
         if found is None:
             return False, None
         return found[0] is site, found[1]
@@ -120,11 +123,7 @@ def _next_offset(code: CodeType, offset: int) -> int:
     return -1
 
 
-def _drop_gone(opened: dict[FrameType, tuple[Site, Any]], frame: FrameType) -> list[Any]:
-    running: set[FrameType] = set()
-    caller: FrameType | None = frame
-    while caller is not None:
-        running.add(caller)
-        caller = caller.f_back
+def _drop_gone(opened: dict[int, tuple[Site, Any]], frame: FrameType) -> list[Any]:
+    running = running_ids(frame)
     gone = [f for f in opened if f not in running]
     return [opened.pop(f)[1] for f in gone]

@@ -51,6 +51,8 @@ class GpuTimer(Protocol):
 
     def resolve(self, wait: bool = False) -> None: ...
 
+    def forget(self, graph: int) -> None: ...
+
 
 TimerSource = Callable[[], GpuTimer | None]  # where a source finds the timer it uses
 
@@ -64,8 +66,9 @@ class CaptureMemory(Protocol):
         ...
 
     def capture_ended(self, graph: int, device: int, pool: tuple[int, int] | None,
-                      stack: int) -> int:
-        """Record what the capture allocated; return the bytes the graph's pool reserves."""
+                      stack: int, outputs: list[tuple[int, int]] | None = None) -> int:
+        """Record what the capture allocated (``outputs``: what its block left named, as
+        (address, bytes)); return the bytes the graph's pool reserves."""
         ...
 
     def sample(self, graph: int) -> None:

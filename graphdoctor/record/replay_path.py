@@ -45,7 +45,7 @@ from graphdoctor.record import gpu_sample, inputs
 from graphdoctor.record.errors import record_exception
 from graphdoctor.record.gpu_sample import TIMED_FIRST, sampled_note
 from graphdoctor.record.recorder import Recorder
-from graphdoctor.trace.event_kinds import HOST_NOT_TIMED, NONE, Replay
+from graphdoctor.trace.event_kinds import HOST_NOT_TIMED, NONE, Replay, ReplaySite
 from graphdoctor.trace.names import AT_REPLAY, SAMPLE_EVERY_NS
 from graphdoctor.trace.spool.records import REPLAY_RUN_MAX, ReplayRun
 
@@ -88,6 +88,7 @@ class ReplayHooks(Protocol):
     """What the replay path asks of the graphs source."""
 
     watched: dict[int, inputs.GraphInputs]
+    shared_pool: set[int]  # graphs whose memory pool another graph shares
     kernel_timer: Any  # --full's KernelTimer, or None
     last_sample_ns: int  # perf_counter ns of the last sampled replay of any graph
 
@@ -103,7 +104,9 @@ class ReplayPath:
     def __init__(self, recorder: Recorder, hooks: ReplayHooks, id_attr: str):
         self.rec, self.hooks, self.id_attr = recorder, hooks, id_attr
         self.pending: deque[Pending] = deque()  # appended by replaying threads, taken by any
-        self.last_timed: dict[int, int] = {}  # graph -> perf_counter ns of its last timed one
+        # graph -> (perf_counter ns of its last timed one, its count then)
+        self.last_timed: dict[int, tuple[int, int]] = {}
+        self.due: dict[int, int] = {}  # graph -> perf_counter ns its next may be timed
         self.last_seen: dict[int, int] = {}  # graph -> its count at its last general replay
         self.streams: dict[int, int] = {}  # graph -> stream of its last timed replay
         self.logs: dict[int, GraphLog] = {}  # graph -> its fast lane's log
@@ -142,7 +145,7 @@ class ReplayPath:
 
     def _general(self, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
         """The general lane: every replay the fast lane does not take."""
-        rec, hooks, last_timed = self.rec, self.hooks, self.last_timed
+        rec, hooks, due = self.rec, self.hooks, self.due
         now, pending, ident, ranges = time.perf_counter_ns, self.pending, threading.get_ident, \
             rec.nvtx
         id_attr, timed, settle = self.id_attr, self._timed, self._settle
@@ -155,8 +158,7 @@ class ReplayPath:
                 _mark_replayed(rec)
             count = self._replays(graph, gid) + 1
             t0 = now()
-            if count <= TIMED_FIRST or t0 - last_timed.get(gid, 0) >= gpu_sample.TIMED_GAP_NS \
-                    or hooks.kernel_timer is not None:
+            if count <= TIMED_FIRST or t0 >= due.get(gid, 0) or hooks.kernel_timer is not None:
                 return timed(original, graph, gid, count)
             listened = ranges.listened
             if listened:
@@ -215,7 +217,11 @@ class ReplayPath:
         else:
             timer.stop(token, row)
             self.streams[gid] = stream
-        self.last_timed[gid] = t0
+            if gid in self.hooks.shared_pool:  # where, and on which stream (GD309 asks)
+                rec.emit(ReplaySite(row.t, gid, stream, row.thread, rec.stacks.capture(3)))
+        previous, previous_count = self.last_timed.get(gid, (0, 0))
+        self.last_timed[gid] = (t0, count)
+        self.due[gid] = gpu_sample.next_due(t0, previous, count - previous_count)
         self._hand_over(graph)
         if count <= STEP_LOOKUPS and rec.history is not None:
             rec.history.replaying(gid)
@@ -241,7 +247,7 @@ class ReplayPath:
         ``depth``: how far up the stack the script's replaying frame is."""
         self.rec.replays[gid] = count
         log = graph.__dict__.get(LOG_ATTR)
-        due = self.last_timed.get(gid, 0) + gpu_sample.TIMED_GAP_NS
+        due = self.due.get(gid, 0)
         if log is not None:
             log.count, log.due = log.count + 1, due
             if log.held() >= REPLAY_RUN_MAX:  # what a loop of microsecond replays logs
@@ -256,7 +262,6 @@ class ReplayPath:
             inputs.check_at_replay(self.rec, watched, count, sys._getframe(depth))
         if count.bit_length() > seen.bit_length() \
                 or t1 - self.hooks.last_sample_ns > SAMPLE_EVERY_NS:
-            self.flush()
             self.hooks.sampled(gid, count, sys._getframe(depth))
 
     def flush(self) -> None:
@@ -316,6 +321,18 @@ class ReplayPath:
         if log is not None:
             self.flush()
             self.logs.pop(log.graph, None)
+
+    def deleted(self, graph: int) -> None:
+        """``graph`` is gone: its lane written and closed, nothing of it kept."""
+        log = self.logs.pop(graph, None)
+        if log is not None:
+            log.due = 0
+            self.flush()
+        for kept in (self.last_timed, self.due, self.last_seen, self.streams):
+            kept.pop(graph, None)
+        forget = getattr(self.rec.timer, "forget", None)
+        if forget is not None:
+            forget(graph)
 
     def heartbeat(self) -> None:
         """Twice a second, from the spool's flushing thread: what a crash must not lose."""

@@ -67,7 +67,9 @@ class ScalarUses(TorchFunctionMode):
         super().__init__()
         self._rec = recorder
         recorder.transparent.add(ScalarUses.__torch_function__.__code__)
-        self._top = capture_frame
+        # the capturing frame by its id, never the frame itself: a mode left on torch's stack
+        # (the script pushed one of its own inside the capture) would keep its locals alive
+        self._top = id(capture_frame) if capture_frame is not None else 0
         self._found = found
         self._seen: set[tuple[CodeType, int, tuple[str, ...]]] = set()
         self.active = True
@@ -109,9 +111,9 @@ class ScalarUses(TorchFunctionMode):
             if found is None or not is_number(found[0]) or found[0] not in values:
                 continue
             self._seen.add(key)
-            binding = _binding(frame, chain, *found, frame is self._top)
+            binding = _binding(frame, chain, *found, id(frame) == self._top)
             self._found(binding)
-            if binding.held_by == HELD_BY_ARGUMENT and frame is not self._top:
+            if binding.held_by == HELD_BY_ARGUMENT and id(frame) != self._top:
                 caller = self._caller(frame)
                 if caller is not None:
                     self._bind(caller, [binding.value])

@@ -19,15 +19,28 @@ from graphdoctor.record.stacks import USER
 # which runs first as the profiling wrapper torch puts around every optimizer's step
 STEP_PARTS = frozenset({"forward", "backward"})
 OPTIMIZER_STEP = ("torch/optim/optimizer.py", "wrapper")
+# torch.distributed's collectives and point-to-point calls, which a rank's warm-up loop makes
+# inline before capturing the same calls: each rank's eager step. Their Python runs first as
+# the logging wrapper torch puts around each of them (c10d_logger), else as themselves.
+COLLECTIVES = frozenset({
+    "all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter",
+    "reduce_scatter_tensor", "broadcast", "reduce", "all_to_all", "all_to_all_single",
+    "send", "recv", "isend", "irecv", "batch_isend_irecv", "gather", "scatter"})
+DISTRIBUTED_FILES = ("torch/distributed/distributed_c10d.py", "torch/distributed/c10d_logger.py")
 MODULE_CALL = frozenset({"_wrapped_call_impl", "_call_impl"})  # nn.Module.__call__'s frames
 
 
 def torch_step_part(code: CodeType) -> bool:
-    """Whether torch's ``code`` is a step's part: a forward, a backward, an optimizer step."""
+    """Whether torch's ``code`` is a step's part: a forward, a backward, an optimizer step,
+    a collective."""
     if code.co_name in STEP_PARTS:
         return True
     path, name = OPTIMIZER_STEP
-    return code.co_name == name and code.co_filename.replace("\\", "/").endswith(path)
+    file = code.co_filename.replace("\\", "/")
+    if code.co_name == name and file.endswith(path):
+        return True
+    return file.endswith(DISTRIBUTED_FILES) and (code.co_name in COLLECTIVES
+                                                  or code.co_name == "wrapper")
 
 
 def called_by_user_itself(recorder: Recorder, frame: FrameType) -> bool:

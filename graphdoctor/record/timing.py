@@ -120,6 +120,12 @@ class EventTimer:
             return []
         return [ReplaySpan(row.graph, last[2].t, row.t, int(self._elapsed(last[1], end) * 1e6))]
 
+    def forget(self, graph: int) -> None:
+        """``graph`` was deleted: the pair kept for its next span is reused."""
+        last = self._last_replay.pop(graph, None)
+        if last is not None:
+            self._free.append((last[0], last[1]))
+
     def abandon(self) -> None:
         """Give up on pending pairs (the device is in a bad state); emit them untimed."""
         rows = [row for _, _, row in self._pending]

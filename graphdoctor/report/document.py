@@ -46,7 +46,7 @@ FORMAT = "graphdoctor-report"
 # summary's verdict groups (many graphs of one line read as one); 1.4: a finding's count,
 # first_t and last_t (identical findings folded into one); 1.3: a graph's eager basis and
 # step; 1.2: the baseline run
-SCHEMA_VERSION = "1.14"
+SCHEMA_VERSION = "1.15"
 CONTEXT_LINES = 4
 
 

@@ -86,6 +86,18 @@ class Sync(NamedTuple):
     phase: str = ""
 
 
+class ReplaySite(NamedTuple):
+    """Where a graph that shares its memory pool with another was replayed, on which stream,
+    for its timed replays (its first ones, then a sample): two such graphs replayed on two
+    streams with nothing ordering them write the same memory at once."""
+
+    t: int
+    graph: int
+    stream: int
+    thread: int
+    stack: int
+
+
 class StreamOp(NamedTuple):
     """A stream or event operation: create, enter, exit, wait_stream, wait_event, record,
     event_wait. ``stream`` is the stream it ran on, ``other`` the stream or event it names."""
@@ -408,6 +420,7 @@ KINDS: tuple[EventKind, ...] = (
     EventKind("left_running", "process left running", LeftRunning, True, "left", sort="name",
               plural="processes left running"),
     EventKind("frozen_values", "frozen host value", FrozenValue, True, "frozen", sort="seen"),
+    EventKind("replay_sites", "replay site", ReplaySite, True, "rsite"),
     EventKind("exceptions", "exception", ExceptionRecord, False),
     EventKind("compile_events", "compile event", CompileEvent, False, sort="kind"),
     EventKind("guarded_tensors", "guarded tensor", GuardedTensor, False),

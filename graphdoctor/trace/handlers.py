@@ -12,7 +12,7 @@ from typing import Any
 
 from graphdoctor.trace import compile_logs, guards
 from graphdoctor.trace.builder import Builder
-from graphdoctor.trace.event_kinds import RECORDED, EventKind, Replay
+from graphdoctor.trace.event_kinds import RECORDED, Call, EventKind, Replay
 from graphdoctor.trace.model import (
     NONE,
     Collective,
@@ -28,7 +28,7 @@ from graphdoctor.trace.model import (
     TeardownEvent,
     WarningRecord,
 )
-from graphdoctor.trace.names import COMPILE, COMPILE_START, RECOMPILE
+from graphdoctor.trace.names import COMPILE, COMPILE_START, RECOMPILE, REPLAYING_CALL
 from graphdoctor.trace.spool import records as sr
 
 Handler = Callable[[Builder, Any], None]
@@ -234,6 +234,21 @@ def _replay_run(b: Builder, r: sr.ReplayRun) -> None:
         b.see(t + durs[-1])
 
 
+def _call_run(b: Builder, r: sr.CallRun) -> None:
+    """Each call of the run as a row of its own: a compiled function's call that replayed
+    its graph, untimed on the GPU; a run the recorder never writes is a bad record."""
+    gaps, durs = [int(g) for g in r.gaps], [int(d) for d in r.durs]
+    if len(gaps) != len(durs) or len(gaps) > sr.REPLAY_RUN_MAX or min(gaps + durs, default=0) < 0:
+        raise ValueError("not a run of calls")
+    fn, t = int(r.fn), int(r.t)
+    table = b.trace.tables["calls"]
+    for gap, dur in zip(gaps, durs):
+        t += gap
+        table.append(Call(t, dur, NONE, fn, REPLAYING_CALL, NONE))
+    if durs:
+        b.see(t + durs[-1])
+
+
 SPANS_KEPT = 1024  # spans between timed replays kept per graph
 
 
@@ -275,6 +290,7 @@ HANDLERS: dict[type[tuple[Any, ...]], Handler] = {
     sr.CompileCallback: _compile_cb,
     sr.WarnRecord: _warn, sr.Region: _region, sr.Counters: _counters, sr.Untimed: _untimed,
     sr.Progress: _progress, sr.ReplayRun: _replay_run, sr.ReplaySpan: _replay_span,
+    sr.CallRun: _call_run,
     sr.InputRecord: _input,
     sr.CollectiveRecord: _coll,
     sr.CollectiveEnd: _coll_end, sr.DistInfo: _dist, sr.TeardownRecord: _teardown,

@@ -13,6 +13,7 @@ import pytest
 pytest.importorskip("torch")
 
 from graphdoctor.record import compiled, gpu_sample  # noqa: E402
+from graphdoctor.record.call_lane import CallLane  # noqa: E402
 from graphdoctor.record.gpu_sample import TIMED_FIRST  # noqa: E402
 from graphdoctor.record.recorder import Recorder  # noqa: E402
 from graphdoctor.record.replay_path import LOG_ATTR, ReplayPath  # noqa: E402
@@ -44,11 +45,12 @@ def calls_and_replays(tmp_path: Path) -> tuple[TreeManager, Timer, list[Any], li
     timer = Timer(recorder)
     recorder.timer = timer  # type: ignore[assignment]
     path = ReplayPath(recorder, Hooks(), ID)
-    hooks = compiled._CompileHooks()
+    hooks = compiled._CompileHooks(CallLane(recorder))
     manager = TreeManager(path.wrap(original))
     run = compiled._wrap_tree_run(recorder, hooks, TreeManager.run)
     for _ in range(CALLS):
         run(manager, [], 0)
+    hooks.lane.finish()
     path.finish()
     recorder.spool.close()
     tables = assemble_file(tmp_path / "run.spool").tables
@@ -71,6 +73,7 @@ def test_a_compiled_loop_s_replays_take_the_fast_lane_and_its_calls_say_they_rep
 def test_a_compiled_call_is_timed_on_the_gpu_whenever_the_gap_has_passed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(gpu_sample, "TIMED_GAP_NS", 0)  # every one is late enough
+    monkeypatch.setattr(gpu_sample, "TIMED_EVERY", 0)
     _, timer, calls, replays = calls_and_replays(tmp_path)
     assert timer.started == 2 * CALLS
     assert all(c.gpu == GPU_NS for c in calls) and all(r.gpu == GPU_NS for r in replays)
@@ -81,7 +84,8 @@ def test_a_new_tree_manager_s_function_ids_name_its_own_compiles(tmp_path: Path)
     function 0 is its own compile, not the old manager's."""
     recorder = Recorder(SpoolWriter(str(tmp_path / "run.spool")))
     path = ReplayPath(recorder, Hooks(), ID)
-    run = compiled._wrap_tree_run(recorder, compiled._CompileHooks(), TreeManager.run)
+    run = compiled._wrap_tree_run(recorder, compiled._CompileHooks(CallLane(recorder)),
+                                  TreeManager.run)
     old, new = TreeManager(path.wrap(original)), TreeManager(path.wrap(original))
     new.id_to_compile_id = {0: "1/0"}
     run(old, [], 0)

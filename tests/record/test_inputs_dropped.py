@@ -8,6 +8,7 @@ import sys
 import weakref
 from pathlib import Path
 
+import pytest
 import torch
 
 from graphdoctor.record import compat
@@ -125,3 +126,39 @@ def test_a_name_still_held_elsewhere_is_left_alone(tmp_path: Path) -> None:
     assert len(_serve(tmp_path, aliased).records) == 1  # another name, another tensor
     aliased = SERVING.replace("x = batches[0]", "x = batches[0]\nstatic = x")
     assert not _serve(tmp_path, aliased).records  # `static` still holds the captured one
+
+
+def test_a_tensor_freed_by_a_garbage_collection_notes_no_stack() -> None:
+    """The frames around a collection are wherever it began, not the line that let the
+    tensor go; and a callback inside one must do the least it can (no frames walked)."""
+    import gc
+
+    from graphdoctor.record.inputs import watch_collections
+
+    undo = watch_collections()
+    try:
+        x = torch.zeros(4)
+        item = _watched(x)
+        cycle: list[object] = [x]
+        cycle.append(cycle)
+        del x, cycle
+        gc.collect()
+    finally:
+        undo()
+    assert item.watch() is None and item.dropped is None
+
+
+def test_the_callback_never_raises_into_the_program(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever fails while noting the stack stays inside the callback."""
+    import graphdoctor.record.inputs as inputs
+
+    def broken(frame: object) -> list[tuple[str, int, str]]:
+        raise RuntimeError("noting failed")
+
+    unraised: list[object] = []  # where an exception a callback let out would be reported
+    monkeypatch.setattr(sys, "unraisablehook", unraised.append)
+    monkeypatch.setattr(inputs, "_stack_here", broken)
+    x = torch.zeros(4)
+    item = _watched(x)
+    del x
+    assert item.dropped is None and unraised == []

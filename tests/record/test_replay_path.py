@@ -51,6 +51,7 @@ class Hooks:
 
     def __init__(self) -> None:
         self.watched: dict[int, GraphInputs] = {}
+        self.shared_pool: set[int] = set()
         self.kernel_timer = None
         self.last_sample_ns = 0
         self.samples: list[int] = []
@@ -115,6 +116,7 @@ def test_the_first_replays_are_timed_then_a_sample_and_every_one_is_kept(
 def test_a_replay_late_after_the_last_timed_one_is_timed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(gpu_sample, "TIMED_GAP_NS", 0)  # every replay is late enough
+    monkeypatch.setattr(gpu_sample, "TIMED_EVERY", 0)
     recorder, timer, _, path = recording(tmp_path)
     replay = path.wrap(original)
     for _ in range(TIMED_FIRST + 10):
@@ -237,9 +239,8 @@ def test_a_graph_served_from_another_thread_moves_its_fast_lane_there(
         replay(graph)
 
     def serving() -> None:
-        monkeypatch.setattr(gpu_sample, "TIMED_GAP_NS", 0)  # this one is due: timed
+        path.due.clear()  # this one is due: timed
         replay(graph)
-        monkeypatch.setattr(gpu_sample, "TIMED_GAP_NS", 10**15)
         for _ in range(99):
             replay(graph)
 

@@ -180,6 +180,19 @@ class ReplayRun(NamedTuple):
 REPLAY_RUN_MAX = 4096  # replays one ReplayRun holds at most; a longer one is not ours
 
 
+class CallRun(NamedTuple):
+    """Calls of one compiled function on one thread, each a replay of its graph, whose GPU
+    time was not taken, written together as :class:`ReplayRun` writes replays: the first at
+    ``t``, each next one ``gaps[i]`` ns after the one before, each ``durs[i]`` ns long on
+    the host. At most :data:`REPLAY_RUN_MAX` of them."""
+
+    fn: int
+    thread: int
+    t: int
+    gaps: list[int]
+    durs: list[int]
+
+
 class ReplaySpan(NamedTuple):
     """GPU time from the end of one timed replay of ``graph`` to the end of its next timed
     one on the same stream (``gpu`` ns), the replays between them included; ``t_from`` and
@@ -353,6 +366,7 @@ EventRecord = tuple[Any, ...]
 SpoolRecord = (Hello | MetaInfo | Devices | NoteRecord | CudaState | End | RunEnd | FrameRecord
                | SourceDigest | StackRecord | FunctionRecord | GraphBegin | GraphEnd
                | GraphDeleted | GraphStep | GraphAnatomy | KernelTimes | Progress | ReplayRun
+               | CallRun
                | ReplaySpan
                | Region
                | Untimed | InputRecord | ExceptionInfo | WarnRecord | LogRecord | GuardFailures
@@ -367,6 +381,7 @@ TAGS: dict[type[tuple[Any, ...]], str] = {
     GraphBegin: "graph", GraphEnd: "graph_end", GraphDeleted: "graph_del",
     GraphStep: "graph_step", GraphAnatomy: "anatomy", KernelTimes: "kernel_times",
     Progress: "progress", ReplayRun: "replay_run", ReplaySpan: "replay_span", Region: "region",
+    CallRun: "call_run",
     Untimed: "untimed",
     InputRecord: "input",
     ExceptionInfo: "exc", WarnRecord: "warn", LogRecord: "log", GuardFailures: "guards",
