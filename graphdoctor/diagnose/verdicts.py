@@ -30,7 +30,12 @@ from graphdoctor.diagnose.findings import (
     Verdict,
 )
 from graphdoctor.diagnose.measure_text import compared_detail, us
-from graphdoctor.diagnose.rules import recompiles, rerecord_per_shape, static_input_moved
+from graphdoctor.diagnose.rules import (
+    empty_graph,
+    recompiles,
+    rerecord_per_shape,
+    static_input_moved,
+)
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Function, Graph
 from graphdoctor.trace.names import CAPTURED, GRAPHS_ENV, GRAPHS_OFF
@@ -88,9 +93,12 @@ def _why_unmeasured(m: measure.Measurement) -> str:
 def _measured(subject: str, m: measure.Measurement, mine: list[Finding], ids: tuple[str, ...],
               advice: str, graph: int = -1, function: int = -1) -> Verdict:
     unsafe = [f for f in mine if f.category == UNSAFE]
+    empty = [f for f in mine if f.name == empty_graph.NAME]
     kind, summary = _kind_and_summary(m, advice)
     if unsafe:
         kind, summary = UNSAFE, f"unsafe: {unsafe[0].title}; {summary}"
+    elif empty:  # waste, not harm: said first, whatever the timings say
+        summary = f"{empty[0].title}; {summary}"
     return Verdict(subject, kind, summary, graph=graph, function=function, speedup=m.speedup,
                    measurements=m.as_dict(), findings=ids)
 
@@ -133,14 +141,23 @@ def _function_verdict(view: TraceView, fn: Function, findings: Sequence[Finding]
         return Verdict(subject, SKIPPED, f"CUDA graphs skipped: {skipped[0].title}",
                        function=fn.id, findings=ids)
     if len(graphs) >= RERECORDED_FROM:
-        return Verdict(subject, RERECORDED, _rerecorded(len(graphs), m.replays, mine),
-                       function=fn.id, measurements=m.as_dict(), findings=ids)
+        return Verdict(subject, RERECORDED, _rerecorded(len(graphs), m.replays, mine)
+                       + _replays_measured(m), function=fn.id, speedup=m.speedup,
+                       measurements=m.as_dict(), findings=ids)
     failed = [g for g in graphs if g.status != CAPTURED]
     if failed:
         return Verdict(subject, FAILED, "recording a graph failed", function=fn.id,
                        findings=ids)
     advice = unmeasured.for_function(view, fn) if _lacks_eager(m) else ""
     return _measured(subject, m, mine, ids, advice, function=fn.id)
+
+
+def _replays_measured(m: measure.Measurement) -> str:
+    """How much faster the replays of a re-recorded function still were, where measured:
+    a graph recorded again each time is slow to record, and its replays may still pay."""
+    if m.compared is None:
+        return ""
+    return f"; its replays: {_kind_and_summary(m, '')[1]}"
 
 
 def _rerecorded(graphs: int, replays: int, mine: list[Finding]) -> str:

@@ -5,6 +5,10 @@ work reached the capturing stream: the step ran on another stream that never for
 capture stream, on another device, or it did nothing on the GPU. Every replay of such a
 graph is a no-op while the real work runs (or not) outside it.
 
+An empty graph is legal and computes nothing wrong: it is waste, never unsafe. Replayed, it
+is a warning (each replay launches nothing, and the work meant for it ran elsewhere or not
+at all); never replayed, a note (PyTorch's own tests capture empty graphs on purpose).
+
 How to fix: run the captured work on the capture stream (the current stream inside
 ``torch.cuda.graph``), on the device being captured; fork side streams from it.
 """
@@ -13,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from graphdoctor.diagnose.findings import UNSAFE, WARNING, Finding, Rule
+from graphdoctor.diagnose.findings import INFO, WARNING, WASTEFUL, Finding, Rule
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace import queries
 from graphdoctor.trace.model import NONE, Graph
@@ -32,7 +36,7 @@ def check(view: TraceView) -> Iterator[Finding]:
         said = "PyTorch warned that the graph is empty" if graph.id in warned else ""
         read = "the driver listed 0 nodes in it" if no_nodes else ""
         yield Finding(
-            ID, NAME, WARNING, UNSAFE,
+            ID, NAME, WARNING if replays else INFO, WASTEFUL,
             title=f"graph {graph.id} captured nothing ({replays} replays did no work)",
             explanation=f"No work reached the capture stream of graph {graph.id} "
                         f"(captured at {view.where(graph.stack)}); "
