@@ -51,6 +51,7 @@ from graphdoctor.diagnose import baseline, read_back
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace import queries
 from graphdoctor.trace.event_kinds import HOST_NOT_TIMED
+from graphdoctor.trace.loop_pace import host_gaps
 from graphdoctor.trace.model import Call, Graph, Trace
 from graphdoctor.trace.names import COVERING_BASIS, EAGER_CALL, REPLAYING_CALL, STEP_BASIS
 
@@ -177,6 +178,9 @@ class Measurement:
     around: Measurement | None = None
     # a lone replay's GPU time, where ``replay`` is the loop's pace (trace.loop_pace)
     replay_lone: Stat | None = None
+    # the host time from one replay's start to the next: the loop around them, its own work
+    # between replays included (trace.loop_pace.host_gaps)
+    loop: Stat | None = None
 
     @property
     def compared(self) -> Comparison | None:
@@ -215,7 +219,7 @@ class Measurement:
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"method": METHOD, "replays": self.replays}
-        for name in ("replay", "replay_host", "eager", "eager_host", "replay_lone"):
+        for name in ("replay", "replay_host", "eager", "eager_host", "replay_lone", "loop"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value.as_dict()
@@ -284,10 +288,13 @@ def _against_callees(view: TraceView, graph: Graph, borrow: bool) -> Measurement
     covering = view.function(graph.callees[0]) \
         if graph.basis == COVERING_BASIS and graph.callees else None
     replay, lone = _replay_figure(graph, stat([r.gpu for r in replays]))
+    ordered = sorted(replays, key=lambda r: r.t)
+    loop = stat(host_gaps([r.t for r in ordered], [r.thread for r in ordered]))
     return Measurement(replay, _host_times(replays), eager, eager_host,
                        queries.replay_count(view.trace, graph), eager_source=source,
                        not_covered=graph.uncovered if eager else (), basis=graph.basis,
-                       eager_of=covering.name if covering else "", replay_lone=lone)
+                       eager_of=covering.name if covering else "", replay_lone=lone,
+                       loop=loop)
 
 
 def _replay_figure(graph: Graph, lone: Stat | None) -> tuple[Stat | None, Stat | None]:

@@ -141,8 +141,9 @@ def _function_verdict(view: TraceView, fn: Function, findings: Sequence[Finding]
         return Verdict(subject, SKIPPED, f"CUDA graphs skipped: {skipped[0].title}",
                        function=fn.id, findings=ids)
     if len(graphs) >= RERECORDED_FROM:
-        return Verdict(subject, RERECORDED, _rerecorded(len(graphs), m.replays, mine)
-                       + _replays_measured(m), function=fn.id, speedup=m.speedup,
+        steady = _replays_measured(m)
+        return Verdict(subject, RERECORDED, _rerecorded(len(graphs), m.replays, mine) + steady,
+                       function=fn.id, speedup=m.speedup if steady else None,
                        measurements=m.as_dict(), findings=ids)
     failed = [g for g in graphs if g.status != CAPTURED]
     if failed:
@@ -152,10 +153,17 @@ def _function_verdict(view: TraceView, fn: Function, findings: Sequence[Finding]
     return _measured(subject, m, mine, ids, advice, function=fn.id)
 
 
+STEADY_SPREAD = 0.5  # IQR of either side under which a re-recorded function's figures stand
+
+
 def _replays_measured(m: measure.Measurement) -> str:
-    """How much faster the replays of a re-recorded function still were, where measured:
-    a graph recorded again each time is slow to record, and its replays may still pay."""
-    if m.compared is None:
+    """How much faster the replays of a re-recorded function still were, where both sides
+    were timed steadily: a graph recorded again each time is slow to record, and its
+    replays may still pay. Where the eager calls mix shapes or compiles (a wide spread, a
+    few samples), no figure is claimed."""
+    compared = m.compared
+    if compared is None or any(side.step.small or side.step.spread >= STEADY_SPREAD
+                               for side in (compared.eager_side, compared.replay_side)):
         return ""
     return f"; its replays: {_kind_and_summary(m, '')[1]}"
 

@@ -225,21 +225,24 @@ class CallSiteWatcher:
         return self._claimed
 
     def _on_call(self, code: CodeType, offset: int, target: Any, arg0: Any) -> Any:
-        state = self._recorder.capture_on_this_thread()
-        if state is None:
+        try:
+            state = self._recorder.capture_on_this_thread()
+            if state is None:
+                return None
+            target = as_called(target, arg0)
+            key = call_key(self._recorder, target)
+            if key and key not in state.makes:
+                state.makes.append(key)
+            called = callee_code(target)
+            if called is not None and self._recorder.stacks.is_user_code(called):
+                note_callee(state, called)
+            elif (name := torch_work(target)) and name not in state.uncovered:
+                state.uncovered.append(name)
+                if called is not None and torch_step_part(called):
+                    state.torch_parts[name] = called
             return None
-        target = as_called(target, arg0)
-        key = call_key(self._recorder, target)
-        if key and key not in state.makes:
-            state.makes.append(key)
-        called = callee_code(target)
-        if called is not None and self._recorder.stacks.is_user_code(called):
-            note_callee(state, called)
-        elif (name := torch_work(target)) and name not in state.uncovered:
-            state.uncovered.append(name)
-            if called is not None and torch_step_part(called):
-                state.torch_parts[name] = called
-        return None
+        except Exception:  # noqa: BLE001 - called inside the script's own lines
+            return SYS_MONITORING.DISABLE
 
 
 def torch_work(target: Any) -> str:
@@ -353,21 +356,24 @@ class EagerCallTimer:
         return True
 
     def _on_start(self, code: CodeType, offset: int) -> Any:
-        watched = self._watched.get(code)
-        if watched is None or not self._recorder.enabled or not self._users_call(code):
+        try:
+            watched = self._watched.get(code)
+            if watched is None or not self._recorder.enabled or not self._users_call(code):
+                return None
+            if self._done(watched[0]):
+                return SYS_MONITORING.DISABLE
+            if self._recorder.capturing_anywhere:
+                state = self._recorder.capture_on_this_thread()
+                if state is not None:
+                    note_callee(state, code)
+                return None
+            timer = self._timer()
+            token = timer.start() if timer is not None and self._sample.due(watched[0]) else None
+            mode = WARMUP_CALL if self._recorder.in_warmup else EAGER_CALL
+            self._open.setdefault(watched[0], []).append((self._recorder.now(), mode, token))
             return None
-        if self._done(watched[0]):
+        except Exception:  # noqa: BLE001 - called inside the script's own lines
             return SYS_MONITORING.DISABLE
-        if self._recorder.capturing_anywhere:
-            state = self._recorder.capture_on_this_thread()
-            if state is not None:
-                note_callee(state, code)
-            return None
-        timer = self._timer()
-        token = timer.start() if timer is not None and self._sample.due(watched[0]) else None
-        mode = WARMUP_CALL if self._recorder.in_warmup else EAGER_CALL
-        self._open.setdefault(watched[0], []).append((self._recorder.now(), mode, token))
-        return None
 
     def _users_call(self, code: CodeType) -> bool:
         """Whether this call counts: any call of the user's code; of torch's, the user's own
@@ -379,22 +385,25 @@ class EagerCallTimer:
         return self._limit is not None and self._timed.get(fn, 0) >= self._limit
 
     def _on_return(self, code: CodeType, offset: int, retval: Any) -> Any:
-        watched = self._watched.get(code)
-        if watched is None or not self._users_call(code):
+        try:
+            watched = self._watched.get(code)
+            if watched is None or not self._users_call(code):
+                return None
+            fn = watched[0]
+            calls = self._open.get(fn)
+            if not calls:
+                return SYS_MONITORING.DISABLE if self._done(fn) else None
+            self._timed[fn] = self._timed.get(fn, 0) + 1
+            t0, mode, token = calls.pop()
+            row = Call(t0, self._recorder.now() - t0, -1, fn, mode, -1)
+            timer = self._timer()
+            if token is None or timer is None:
+                self._recorder.emit(row)
+            else:
+                timer.stop(token, row)
             return None
-        fn = watched[0]
-        calls = self._open.get(fn)
-        if not calls:
-            return SYS_MONITORING.DISABLE if self._done(fn) else None
-        self._timed[fn] = self._timed.get(fn, 0) + 1
-        t0, mode, token = calls.pop()
-        row = Call(t0, self._recorder.now() - t0, -1, fn, mode, -1)
-        timer = self._timer()
-        if token is None or timer is None:
-            self._recorder.emit(row)
-        else:
-            timer.stop(token, row)
-        return None
+        except Exception:  # noqa: BLE001 - called inside the script's own lines
+            return SYS_MONITORING.DISABLE
 
     def close(self) -> None:
         if self._sample.skipped:

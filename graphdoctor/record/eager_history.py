@@ -222,29 +222,32 @@ class EagerHistory:
 
     # -- sys.monitoring callbacks ------------------------------------------------------------
     def _on_start(self, code: CodeType, offset: int) -> Any:
-        function = self._functions.get(code)
-        if function is None:
-            if not self._keeps(code, sys._getframe(1)):
-                self._watch_parts_only(code)
-                return _monitoring.DISABLE
-            function = self._functions[code] = KeptFunction()
-            if self._rec.stacks.is_user_code(code):
-                function.arguments = {}
-            self._places[place(code)] = code
-            self._monitor.add_local(code, _monitoring.events.CALL)
-        if function.timed >= TIMED_CALLS or function.claimed or function.users_own:
-            return _monitoring.DISABLE  # done, or a step part (timed at its call sites)
-        if self._rec.capturing_anywhere or not self._rec.enabled:
+        try:
+            function = self._functions.get(code)
+            if function is None:
+                if not self._keeps(code, sys._getframe(1)):
+                    self._watch_parts_only(code)
+                    return _monitoring.DISABLE
+                function = self._functions[code] = KeptFunction()
+                if self._rec.stacks.is_user_code(code):
+                    function.arguments = {}
+                self._places[place(code)] = code
+                self._monitor.add_local(code, _monitoring.events.CALL)
+            if function.timed >= TIMED_CALLS or function.claimed or function.users_own:
+                return _monitoring.DISABLE  # done, or a step part (timed at its call sites)
+            if self._rec.capturing_anywhere or not self._rec.enabled:
+                return None
+            mode = WARMUP_CALL if self._rec.in_warmup else EAGER_CALL
+            if function.arguments is not None:
+                note_numbers(function.arguments, code, sys._getframe(1))
+            frame, opened = sys._getframe(1), function.open.setdefault(threading.get_ident(), [])
+            if opened:  # a call of it under way, or one that raised: dropped
+                for token in drop_finished(opened, frame):
+                    self._release(token)
+            opened.append((self._rec.now(), mode, self._start_timer(function), id(frame)))
             return None
-        mode = WARMUP_CALL if self._rec.in_warmup else EAGER_CALL
-        if function.arguments is not None:
-            note_numbers(function.arguments, code, sys._getframe(1))
-        frame, opened = sys._getframe(1), function.open.setdefault(threading.get_ident(), [])
-        if opened:  # a call of it under way, or one that raised: dropped
-            for token in drop_finished(opened, frame):
-                self._release(token)
-        opened.append((self._rec.now(), mode, self._start_timer(function), id(frame)))
-        return None
+        except Exception:  # noqa: BLE001 - called inside the script's own lines
+            return _monitoring.DISABLE
 
     def _watch_parts_only(self, code: CodeType) -> None:
         """A generator or coroutine of the user's (a training loop that yields a loss a
@@ -290,20 +293,23 @@ class EagerHistory:
         return token
 
     def _on_return(self, code: CodeType, offset: int, retval: Any) -> Any:
-        function = self._functions.get(code)
-        if function is None or function.users_own:  # not kept here, or timed at its sites
-            return _monitoring.DISABLE
-        opened = function.open.get(threading.get_ident())
-        if not opened:
-            return _monitoring.DISABLE if function.timed >= TIMED_CALLS else None
-        call, stale = closed(opened, sys._getframe(1))
-        for token in stale:
-            self._release(token)
-        if call is None:  # a call not timed: one under way when its timing began
+        try:
+            function = self._functions.get(code)
+            if function is None or function.users_own:  # not kept here, or timed at its sites
+                return _monitoring.DISABLE
+            opened = function.open.get(threading.get_ident())
+            if not opened:
+                return _monitoring.DISABLE if function.timed >= TIMED_CALLS else None
+            call, stale = closed(opened, sys._getframe(1))
+            for token in stale:
+                self._release(token)
+            if call is None:  # a call not timed: one under way when its timing began
+                return None
+            t0, mode, token, _ = call
+            self._finish(function, t0, mode, token)
             return None
-        t0, mode, token, _ = call
-        self._finish(function, t0, mode, token)
-        return None
+        except Exception:  # noqa: BLE001 - called inside the script's own lines
+            return _monitoring.DISABLE
 
     def _finish(self, function: KeptFunction, t0: int, mode: str, token: TimerToken | None) -> None:
         """A timed call of ``function`` has returned: kept, or with its graph, emitted."""
@@ -324,14 +330,17 @@ class EagerHistory:
     def _on_call(self, code: CodeType, offset: int, target: Any, arg0: Any) -> Any:
         """What a kept function calls, learnt once per call site (for :meth:`covering`),
         the site switched off then; a step part's site stays on, its calls timed there."""
-        site = self._sites.site_at(code, offset)
-        if site is False:
-            target = as_called(target, arg0)
-            self._learn_call(code, target)
-            site = self._sites.learn(code, offset, self._part_called(code, target))
-        if not isinstance(site, Site):
+        try:
+            site = self._sites.site_at(code, offset)
+            if site is False:
+                target = as_called(target, arg0)
+                self._learn_call(code, target)
+                site = self._sites.learn(code, offset, self._part_called(code, target))
+            if not isinstance(site, Site):
+                return _monitoring.DISABLE
+            return self._start_part(site, sys._getframe(1))
+        except Exception:  # noqa: BLE001 - called inside the script's own lines
             return _monitoring.DISABLE
-        return self._start_part(site, sys._getframe(1))
 
     def _learn_call(self, code: CodeType, target: Any) -> None:
         function = self._functions.get(code)
@@ -373,18 +382,21 @@ class EagerHistory:
 
     def _on_instruction(self, code: CodeType, offset: int) -> Any:
         """The instruction after a step part's call: that call has returned."""
-        site = self._sites.ending(code, offset)
-        if site is None:
+        try:
+            site = self._sites.ending(code, offset)
+            if site is None:
+                return _monitoring.DISABLE
+            function: KeptFunction = site.part
+            ended, opened = self._sites.close(site, sys._getframe(1))
+            if ended:
+                self._finish(function, *opened)
+            elif opened is not None:  # another site's call from this frame, which raised
+                self._release(opened[2])
+            elif function.timed >= TIMED_CALLS or function.claimed:
+                return _monitoring.DISABLE
+            return None
+        except Exception:  # noqa: BLE001 - called inside the script's own lines
             return _monitoring.DISABLE
-        function: KeptFunction = site.part
-        ended, opened = self._sites.close(site, sys._getframe(1))
-        if ended:
-            self._finish(function, *opened)
-        elif opened is not None:  # another site's call from this frame, which raised
-            self._release(opened[2])
-        elif function.timed >= TIMED_CALLS or function.claimed:
-            return _monitoring.DISABLE
-        return None
 
 
 def install(recorder: Recorder, timer: TimerSource | None = None) -> Uninstall | None:

@@ -176,7 +176,7 @@ class _GraphHooks:
                 self._fail(graph, state, error, AT_CAPTURE_BEGIN)
                 raise
             returned = self.rec.now()
-            self._watch_block(state, frame)
+            _safely(self._watch_block, state, frame)
             state.own.append((returned, self.rec.now()))
 
         return capture_begin
@@ -252,11 +252,12 @@ class _GraphHooks:
             # a block that raised is a failed capture, even when capture_end succeeds
             status = CAPTURE_FAILED if state.region_error >= 0 else CAPTURED
             settling = self.rec.now()
-            ending = self._block_end(opened, sys._getframe(1)) if status == CAPTURED else None
+            ending = _safely(self._block_end, opened, sys._getframe(1)) \
+                if status == CAPTURED else None
             self._end(graph, state, status, state.region_error, settling,
                       ending.outputs if ending else [])
             if opened is not None and ending is not None:
-                self._watch_inputs(state.graph, opened, ending.line)
+                _safely(self._watch_inputs, state.graph, opened, ending.line)
 
         return capture_end
 
@@ -452,6 +453,16 @@ class _GraphHooks:
         cannot be timed (no Python code, or no sys.monitoring)."""
         code = callee_code(target)
         return code is not None and self._time_eager_calls(code, CAPTURED_FUNCTION)
+
+
+def _safely(step: Any, *args: Any) -> Any:
+    """``step(*args)``, one of the capture's own bookkeeping steps around the script's
+    capture: where it fails (a bug of graphdoctor's, an object of the script's that raises
+    when looked at), what it would have watched is lost, and the script's capture goes on."""
+    try:
+        return step(*args)
+    except Exception:  # noqa: BLE001 - never the script's to see
+        return None
 
 
 def _opened(frame: FrameType | None) -> _OpenCapture:

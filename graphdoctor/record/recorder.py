@@ -294,8 +294,11 @@ class Recorder:
     def heartbeat(self) -> None:
         """Called twice a second from the flushing thread: progress a crash or a hang must
         not lose (how many replays each graph has had, timed or not)."""
-        for beat in self.heartbeats:
-            record = beat()
+        for beat in list(self.heartbeats):
+            try:  # one source's failure is not every other's
+                record = beat()
+            except Exception:  # noqa: BLE001 - the next beat tries again
+                continue
             if record is not None:
                 self.emit(record)
 

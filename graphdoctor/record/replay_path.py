@@ -239,6 +239,14 @@ class ReplayPath:
             log.owner = threading.get_ident()
 
     def _settle(self, graph: Any, gid: int, count: int, t1: int, depth: int) -> None:
+        """:meth:`_settled`, whose failure (a bug of graphdoctor's) never reaches the
+        script's replay: the replay has run, and only graphdoctor's bookkeeping is lost."""
+        try:
+            self._settled(graph, gid, count, t1, depth + 1)
+        except Exception:  # noqa: BLE001 - the script's replay ran; its count is what is lost
+            self.rec.replays[gid] = count
+
+    def _settled(self, graph: Any, gid: int, count: int, t1: int, depth: int) -> None:
         """After each general-lane replay, ``graph``'s ``count``-th: its count, its log (its
         fast lane opened once its first replays are timed, except under --full, which times
         every replay's kernels, or while a tool listens for NVTX ranges), its inputs, and a

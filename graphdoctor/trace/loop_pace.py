@@ -43,3 +43,20 @@ def _back_to_back(starts: Sequence[int], ends: Sequence[int], threads: Sequence[
     thread = threads[first]
     return all(threads[i] == thread for i in range(first, last)) and all(
         starts[i] - ends[i - 1] <= BACK_TO_BACK_NS for i in range(first + 2, last - 1))
+
+
+LOOP_GAPS_FROM = 8  # replays of a graph on one thread before the host's gaps say a pace
+
+
+def host_gaps(starts: Sequence[int], threads: Sequence[int]) -> list[int]:
+    """The host time from each replay's start to the next one's, on one thread, in order of
+    start: what a loop around the replays spends a step, its own work between them
+    included (a graph replayed in a loop that also feeds it is paced by that work, not by
+    the graph). A pause longer than ten times the median step (the script doing something
+    else) is not a step of the loop."""
+    gaps = [b - a for a, b, ta, tb in zip(starts, starts[1:], threads, threads[1:]) if ta == tb]
+    if len(gaps) + 1 < LOOP_GAPS_FROM:
+        return []
+    ordered = sorted(gaps)
+    limit = 10 * ordered[len(ordered) // 2]
+    return [gap for gap in gaps if gap <= limit]

@@ -205,6 +205,8 @@ KIND_MARKS = {
     "input_events": Mark("F", "bright_red", 1), "teardown": Mark("═", "yellow", 1),
     # a number a graph holds frozen while the script changed it: unsafe, in its colour
     "frozen_values": Mark("≡", "bright_red", 1),
+    # where a graph sharing its pool was replayed, and on which stream
+    "replay_sites": Mark("↯", "green", 1),
 }
 OTHER_KIND_STYLE = "white"
 

@@ -103,3 +103,29 @@ def test_an_output_of_a_graph_captured_again_is_freed_memory(tmp_path: Path) -> 
     outputs.forget(0)  # reset() and captured again (or deleted): its pool is gone
     [event] = _freed_input_records(tmp_path, outputs)
     assert (event.kind, event.graph, event.addr) == (FREED, 1, 0x7000)
+
+
+def test_a_monitoring_callback_that_fails_never_reaches_the_script(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """sys.monitoring calls graphdoctor's callbacks inside the script's own lines: what one
+    raises (here, looking at an object of the script's whose attributes raise) stays in
+    graphdoctor, and the event is switched off where it fired."""
+    import threading
+    import types
+
+    from graphdoctor.record import calls
+    from graphdoctor.record.recorder import CaptureState
+
+    disable = object()
+    monkeypatch.setattr(calls, "SYS_MONITORING",
+                        types.SimpleNamespace(DISABLE=disable, MISSING=object()))
+
+    class Hostile:  # a script's object whose attributes raise
+        def __getattr__(self, name: str) -> Any:
+            raise RuntimeError("not this attribute")
+
+    recorder = recorder_at(tmp_path)
+    recorder.captures[threading.get_ident()] = CaptureState(0, 0, "", "torch.cuda.graph", -1)
+    watcher = calls.CallSiteWatcher(recorder, calls.Monitor())
+    code = test_a_monitoring_callback_that_fails_never_reaches_the_script.__code__
+    assert watcher._on_call(code, 0, Hostile(), None) is disable
