@@ -63,12 +63,17 @@ class ScalarUses(TorchFunctionMode):
     """Pushed at a manual capture's begin, popped at its end; ``found`` gets each binding."""
 
     def __init__(self, recorder: Recorder, capture_frame: FrameType | None,
-                 found: Callable[[Binding], None]):
+                 found: Callable[[Binding], None],
+                 reads: Callable[[FrameType], None] | None = None):
+        """``reads``, where given, gets each frame of the script's that calls torch (the
+        values it read to choose what ran: :mod:`graphdoctor.record.host_reads`)."""
         super().__init__()
         self._rec = recorder
         recorder.transparent.add(ScalarUses.__torch_function__.__code__)
-        self._top = capture_frame
+        # the capturing function's code, not its frame: no frame is kept past its call
+        self._top = capture_frame.f_code if capture_frame is not None else None
         self._found = found
+        self._reads = reads
         self._seen: set[tuple[CodeType, int, tuple[str, ...]]] = set()
         self.active = True
 
@@ -77,15 +82,17 @@ class ScalarUses(TorchFunctionMode):
         kwargs = kwargs or {}
         if self.active:
             numbers = _numbers(args, kwargs)
-            if numbers:
+            if numbers or self._reads is not None:
                 self._noted(numbers, sys._getframe(1))
         return func(*args, **kwargs)
 
     def _noted(self, numbers: list[Any], frame: FrameType) -> None:
         try:
             caller = self._direct_caller(frame)
-            if caller is not None:
+            if caller is not None and numbers:
                 self._bind(caller, numbers)
+            if caller is not None and self._reads is not None:
+                self._reads(caller)
         except Exception:  # noqa: BLE001 - never the script's problem
             self.active = False
 
@@ -109,9 +116,10 @@ class ScalarUses(TorchFunctionMode):
             if found is None or not is_number(found[0]) or found[0] not in values:
                 continue
             self._seen.add(key)
-            binding = _binding(frame, chain, *found, frame is self._top)
+            top = frame.f_code is self._top
+            binding = _binding(frame, chain, *found, top)
             self._found(binding)
-            if binding.held_by == HELD_BY_ARGUMENT and frame is not self._top:
+            if binding.held_by == HELD_BY_ARGUMENT and not top:
                 caller = self._caller(frame)
                 if caller is not None:
                     self._bind(caller, [binding.value])

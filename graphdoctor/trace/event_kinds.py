@@ -178,12 +178,13 @@ class FrozenValue(NamedTuple):
     """A Python number a captured graph took by value (``name``, as the source or the
     optimizer calls it, ``held_by`` an optimizer, a variable, an argument or an attribute
     of ``owner``), or other host state the capture read (``use``: a module's mode, hooks,
-    weights or requires_grad, a value that chose a tensor or a branch), seen with another: by an eager call of the same function before the
-    capture, or after it (``seen``: how, ``t``: when, ``stack``: the line that changed it,
-    where known). ``site``: where the graph took it. ``replays``: the graph's replays known
-    to have run before the change. ``changes``: its changes so far. ``tensor_fix``: 1 where
-    the torch that recorded it accepts a device tensor there and its schedulers update it
-    in place."""
+    weights or requires_grad, a value that chose a tensor or a branch, a backend flag),
+    seen with another: by an eager call of the same function before the capture, or after
+    it (``seen``: how, ``t``: when, ``stack``: the line that changed it, where known).
+    ``site``: where the graph took it. ``replays``: the graph's replays known to have run
+    before the change. ``changes``: its changes so far. ``tensor_fix``: 1 where the torch
+    that recorded it accepts a device tensor there and its schedulers update it in
+    place."""
 
     t: int
     graph: int
