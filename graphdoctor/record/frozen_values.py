@@ -69,7 +69,8 @@ _SEEN_AT_ITS_CALL = (SEEN_SCHEDULER, SEEN_AT_CALL)  # the change's line is the c
 
 
 class FrozenValues:
-    """On ``recorder.frozen``: the graphs source tells it of captures and sampled replays."""
+    """Watching captures (``recorder.watch_captures``): the graphs source tells it of
+    captures and sampled replays."""
 
     def __init__(self, recorder: Recorder):
         self._rec = recorder
@@ -270,13 +271,12 @@ def install(recorder: Recorder) -> Uninstall | None:
     ``Module.train`` (which ``eval()`` calls), and ``recorder.frozen`` for the graphs
     source."""
     frozen = FrozenValues(recorder)
-    recorder.frozen = frozen
+    stop = recorder.watch_captures(frozen)
     handle = register_optimizer_step_pre_hook(frozen.optimizer_stepping)
-    undo = [handle.remove, *_patch_schedulers(frozen),
+    undo = [stop, handle.remove, *_patch_schedulers(frozen),
             patch(torch.nn.Module, "train", functools.partial(_after_train, frozen=frozen))]
 
     def uninstall() -> None:
-        recorder.frozen = None
         for step in undo:
             step()
 

@@ -67,7 +67,7 @@ LINES = {text: n for n, text in enumerate(SCRIPT.splitlines(), 1) if text}
 class Hooks:
     """What the graphs source does around a manual capture of graph 0."""
 
-    def __init__(self, recorder: Recorder, frozen: frozen_values.FrozenValues):
+    def __init__(self, recorder: Recorder, frozen: Any):
         self.rec, self.frozen = recorder, frozen
 
     def begin(self, frame: Any) -> None:
@@ -87,7 +87,7 @@ def recorded(tmp_path: Path, source: str) -> list[FrozenValue]:
     spool = tmp_path / "run.spool"
     recorder = Recorder(SpoolWriter(str(spool)))
     uninstall = frozen_values.install(recorder)
-    assert uninstall is not None and isinstance(recorder.frozen, frozen_values.FrozenValues)
+    assert uninstall is not None and recorder.frozen is not None
     script = tmp_path / "script.py"
     script.write_text(source)
     try:
