@@ -45,6 +45,7 @@ from graphdoctor.diagnose.rules import (
     sync_between_replays,
     sync_in_capture,
     teardown_hang,
+    uncaptured_copy,
     unjoined_stream,
 )
 
@@ -53,6 +54,7 @@ ALL_RULES: tuple[Rule, ...] = (
     pageable_copy.RULE,
     unjoined_stream.RULE,
     default_stream.RULE,
+    uncaptured_copy.RULE,
     other_thread.RULE,
     rng_in_capture.RULE,
     other_device.RULE,
