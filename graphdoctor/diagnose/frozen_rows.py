@@ -14,7 +14,7 @@ from collections.abc import Collection
 
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.event_kinds import TENSOR_VALUE, FrozenValue
-from graphdoctor.trace.names import SEEN_EAGER
+from graphdoctor.trace.names import SEEN_AT_END, SEEN_EAGER
 
 KIND = "frozen_values"
 Row = tuple[int, FrozenValue]  # (index in the table, row): what evidence points at
@@ -69,6 +69,19 @@ def first_stale(rows_of_value: list[Row], replays: int) -> FrozenValue:
     """The first change some replay ran after."""
     return next(r for _, r in later(rows_of_value)
                 if r.value != r.captured and replays > r.replays)
+
+
+def ran_changed(rows_of_value: list[Row], replays: int) -> FrozenValue | None:
+    """The first change some replay ran under before the value came back (a module put in
+    eval mode for an eager validation and back in train mode before the next replay ran
+    none), going by the changes seen along the way (not at the end, which may follow the
+    last replay); None where no replay did."""
+    seen = [r for _, r in later(rows_of_value) if r.seen != SEEN_AT_END]
+    for index, row in enumerate(seen):
+        until = seen[index + 1].replays if index + 1 < len(seen) else replays
+        if row.value != row.captured and until > row.replays:
+            return row
+    return None
 
 
 def is_value(shown: str) -> bool:

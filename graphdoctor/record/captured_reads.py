@@ -231,6 +231,7 @@ _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.IsNot: operator.is_not, ast.In: lambda a, b: a in b,
     ast.NotIn: lambda a, b: a not in b}
 _CONTAINERS = (list, tuple, dict)
+_KEYS_CHECKED = 256  # the most entries looked through for a lookup or an ``in``
 
 
 def evaluate(expr: ast.AST, lookup: Lookup) -> Any:
@@ -264,10 +265,7 @@ def _value(node: ast.AST, lookup: Lookup) -> Any:
     if isinstance(node, ast.Tuple):
         return tuple(_plain(_value(item, lookup)) for item in node.elts)
     if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice):
-        container = _value(node.value, lookup)
-        if type(container) not in _CONTAINERS:
-            raise Unsafe("not a plain container")
-        return _plain(container[_plain(_value(node.slice, lookup))])
+        return _plain(item(_value(node.value, lookup), _plain(_value(node.slice, lookup))))
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
             and node.func.id == "len" and len(node.args) == 1 and not node.keywords:
         return len(_container(_value(node.args[0], lookup)))
@@ -295,17 +293,37 @@ def _unary(node: ast.UnaryOp, lookup: Lookup) -> Any:
 
 
 def _compare(node: ast.Compare, lookup: Lookup) -> bool:
-    left = _value(node.left, lookup)
+    left = _plain(_value(node.left, lookup))
     for op, right_node in zip(node.ops, node.comparators):
         right = _value(right_node, lookup)
         if type(op) not in _COMPARE:
             raise Unsafe("comparison")
-        if not isinstance(op, (ast.In, ast.NotIn)):
-            _plain(left), _plain(right)
+        if isinstance(op, (ast.In, ast.NotIn)):
+            _plain_entries(right)
+        else:
+            _plain(right)
         if not _COMPARE[type(op)](left, right):
             return False
         left = right
     return True
+
+
+def item(container: Any, key: Any) -> Any:
+    """``container[key]`` of a plain list, tuple or dict whose keys are all plain (so that
+    no lookup compares a key with a tensor, which would launch a kernel)."""
+    if type(container) in (list, tuple) and type(key) is int:
+        return container[key]
+    if type(container) is dict and len(container) <= _KEYS_CHECKED \
+            and all(type(k) in PLAIN for k in container):
+        return container[key]
+    raise Unsafe("not a plain container")
+
+
+def _plain_entries(container: Any) -> None:
+    """A container ``in`` may look through: plain entries only (each is compared)."""
+    if type(container) not in (*_CONTAINERS, str) or len(container) > _KEYS_CHECKED \
+            or not all(type(k) in PLAIN for k in container):
+        raise Unsafe("not a plain container")
 
 
 def _plain(value: Any) -> Any:

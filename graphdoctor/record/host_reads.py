@@ -32,7 +32,15 @@ import torch
 
 from graphdoctor.record import scalar_uses
 from graphdoctor.record.captured_names import block_end, value_of
-from graphdoctor.record.captured_reads import Chain, Read, Unsafe, evaluate, reads_before
+from graphdoctor.record.captured_reads import (
+    PLAIN,
+    Chain,
+    Read,
+    Unsafe,
+    evaluate,
+    item,
+    reads_before,
+)
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.record.stacks import qualname
 from graphdoctor.record.watches import (
@@ -80,10 +88,21 @@ class HostReads:
         self._begin = top.f_lineno or 0 if top is not None else 0
         self._lines: set[tuple[CodeType, int]] = set()
         self._tried: set[tuple[str, int, str]] = set()
+        self._failed = False
 
     def called_from(self, frame: FrameType | None) -> None:
         """``frame``, a frame of the script's that called torch, and the script's frames
-        that called it up to the capture's: the reads of each line met for the first time."""
+        that called it up to the capture's: the reads of each line met for the first time.
+        One that fails stops the reads only (the numbers are still bound)."""
+        if self._failed:
+            return
+        try:
+            self._called_from(frame)
+        except Exception as error:  # noqa: BLE001 - never the script's problem
+            self._failed = True
+            self._rec.note("values read in captured code", f"stopped: {error!r}")
+
+    def _called_from(self, frame: FrameType | None) -> None:
         kind = self._rec.stacks.kind
         while frame is not None and len(self._lines) < MAX_LINES:
             code = frame.f_code
@@ -103,9 +122,13 @@ class HostReads:
         frame: FrameType | None = sys._getframe(1)
         while frame is not None and frame.f_code is not self._top:
             frame = frame.f_back
-        if frame is not None:
+        if frame is not None and not self._failed:
             end = block_end(frame.f_code.co_filename, self._begin) or frame.f_lineno or 0
-            self._read_line(frame, end)
+            try:
+                self._read_line(frame, end)
+            except Exception as error:  # noqa: BLE001 - never the script's problem
+                self._failed = True
+                self._rec.note("values read in captured code", f"stopped: {error!r}")
 
     def _read_line(self, frame: FrameType, line: int = 0) -> None:
         code = frame.f_code
@@ -121,6 +144,8 @@ class HostReads:
                 self._add(watch)
 
     def _watch(self, frame: FrameType, read: Read) -> Watch | None:
+        if read.flag and type(_value(frame, read.chains[0])) is not bool:
+            return None  # a tensor or a number handed to a call, not a flag
         bound: dict[Chain, _Bound] = {}
         for chain in read.chains:
             found = self._bind(frame, chain, 0)
@@ -168,11 +193,18 @@ class HostReads:
             caller = caller.f_back
         if caller is None:
             return None
+        if type(value) not in PLAIN:
+            return None
         for chain in scalar_uses.names_on_line(caller.f_code.co_filename, caller.f_lineno or 0):
-            found = scalar_uses.read(caller, chain)
-            if found is not None and type(found[0]) is type(value) and found[0] == value:
+            if type(_value(caller, chain)) is type(value) and _value(caller, chain) == value:
                 return self._bind(caller, chain, followed + 1)
         return None
+
+
+def _value(frame: FrameType, chain: Chain) -> Any:
+    """What ``chain`` holds in ``frame`` (read without running the script's code), or GONE."""
+    found = scalar_uses.read(frame, chain)
+    return GONE if found is None else found[0]
 
 
 def _arguments(code: CodeType) -> tuple[str, ...]:
@@ -207,14 +239,12 @@ def _element(container: Any, key: Any) -> Any:
     """``container[key]`` for a plain list, tuple or dict, or a torch module list or dict
     (read from its own dict of modules), without running the script's code; None if none."""
     try:
-        if type(container) in (list, tuple, dict):
-            return container[key]
         if isinstance(container, (torch.nn.ModuleList, torch.nn.ModuleDict)):
             index = key if isinstance(container, torch.nn.ModuleDict) else str(key)
             return container.__dict__["_modules"].get(index)
-    except (IndexError, KeyError, TypeError):
+        return item(container, key)
+    except (IndexError, KeyError, TypeError, Unsafe):
         return None
-    return None
 
 
 def _reader(read: Read, bound: dict[Chain, _Bound]) -> Reader:

@@ -60,6 +60,8 @@ class Watch:
 def same(a: Any, b: Any) -> bool:
     if a is b:
         return True
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return False  # a number moved into a tensor: never compared (that would wait for it)
     try:
         return bool(a == b) or (a != a and b != b)  # NaN is NaN still
     except (RuntimeError, TypeError, ValueError):  # a tensor now: not the number captured

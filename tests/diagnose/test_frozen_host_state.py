@@ -22,6 +22,7 @@ from graphdoctor.trace.names import (
     KEPT_IN_ATTRIBUTE,
     KEPT_IN_LIST,
     SEEN_AT_CALL,
+    SEEN_AT_END,
     SEEN_AT_REPLAY,
     USE_BACKEND,
     USE_BRANCH,
@@ -104,6 +105,19 @@ def test_silences_a_late_change_a_graph_per_mode_and_numbers() -> None:
     assert host_findings(trace_of(per_mode, {0: 9, 1: 9})) == []
     number = state(USE_BY_VALUE, "pos", "3", "7", 2)
     assert host_findings(trace_of([number], {0: 9})) == []
+
+
+def test_a_mode_switched_back_before_the_next_replay_and_a_change_seen_at_the_end() -> None:
+    # model.eval() for an eager validation after replay 10, model.train() before replay 11
+    away = state(USE_MODE, "model", "train", "eval", 10, seen=SEEN_AT_CALL,
+                 held_by=HELD_BY_MODULE, owner="Dropout")
+    back = state(USE_MODE, "model", "train", "train", 10, seen=SEEN_AT_CALL,
+                 held_by=HELD_BY_MODULE, owner="Dropout")
+    assert host_findings(trace_of([away, back], {0: 30})) == []
+    # the same switch not undone: the replays from the 11th on ran in eval mode
+    assert len(host_findings(trace_of([away], {0: 30}))) == 1
+    at_end = state(USE_INDEX, "self.outs[self.slot]", "0", "1", 12, seen=SEEN_AT_END)
+    assert host_findings(trace_of([at_end], {0: 30})) == []
 
 
 def kept(how: str, holder: str, aliases: int, read: int = NONE) -> KeptOutput:

@@ -164,7 +164,8 @@ def test_which_modules_read_their_mode() -> None:
 
 
 def test_tests_are_evaluated_without_running_the_scripts_code() -> None:
-    values = {("self", "n"): 3, ("self", "mode"): "fast", ("t",): torch.ones(1)}
+    values = {("self", "n"): 3, ("self", "mode"): "fast", ("t",): torch.ones(1),
+              ("self", "bufs"): [torch.ones(1)], ("self", "table"): {torch.ones(1): 1}}
     evaluate = captured_reads.evaluate
 
     def of(text: str) -> Any:
@@ -172,6 +173,8 @@ def test_tests_are_evaluated_without_running_the_scripts_code() -> None:
 
     assert of("self.n % 2 == 1 and self.mode in ('fast', 'faster')") is True
     assert of("len((1, 2)) + self.n") == 5
-    for unsafe in ("t", "not t", "t > 0", "self.mode.upper()", "self.n / 0"):
+    # never a tensor's comparison or truth (a kernel, and a wait for the GPU)
+    for unsafe in ("t", "not t", "t > 0", "self.mode.upper()", "self.n / 0",
+                   "1 in self.bufs", "self.table[1]"):
         with pytest.raises(captured_reads.Unsafe):
             of(unsafe)

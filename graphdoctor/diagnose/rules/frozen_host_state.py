@@ -9,7 +9,10 @@ TF32 allowed; and the kernels read the weights at the addresses they had. Changi
 these afterwards (``model.eval()``, ``p.requires_grad_(False)``, a new hook,
 ``load_state_dict(..., assign=True)``, ``self.slot ^= 1``, ``self.calibrate = True``)
 changes nothing a replay does, and nothing raises. graphdoctor names what the capture read
-and where, what it was then and became, and the line that changed it.
+and where, what it was then and became, and the line that changed it. A change undone
+before the next replay (``model.eval()`` for an eager validation, ``model.train()`` after
+it) is no finding, nor is one seen only when the run ended (it may have followed the last
+replay).
 
 How to fix: capture in the state the replays need (``model.eval()`` before capturing an
 inference graph), or capture one graph per state and replay the one that matches
@@ -53,12 +56,14 @@ def check(view: TraceView) -> Iterator[Finding]:
             continue
         replays = queries.replay_count(view.trace, graph)
         for rows in values:
-            if frozen_rows.stale(rows, replays):
-                yield _finding(view, graph, frozen_rows.later(rows), replays)
+            first = frozen_rows.ran_changed(rows, replays)
+            if first is not None:
+                yield _finding(view, graph, first, frozen_rows.later(rows), replays)
 
 
-def _finding(view: TraceView, graph: Graph, later: list[Row], replays: int) -> Finding:
-    first = frozen_rows.first_stale(later, replays)
+def _finding(view: TraceView, graph: Graph, first: FrozenValue, later: list[Row],
+             replays: int) -> Finding:
+    """``first``: the first change replays ran under; ``later``: every change seen."""
     latest = later[-1][1]
     after = replays - first.replays
     changed = _changed_at(view, first)
