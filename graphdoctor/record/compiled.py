@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from graphdoctor.record import compat, graphs_off, guarded
+from graphdoctor.record import compat, failed_calls, graphs_off, guarded
 from graphdoctor.record.gpu_sample import GpuSample, sampled_note
 from graphdoctor.record.recorder import CompiledCall, Recorder, TimerToken, Uninstall, patch
 from graphdoctor.record.stacks import qualname
@@ -259,6 +259,9 @@ def _wrap_tree_run(recorder: Recorder, hooks: _CompileHooks, original: Any) -> A
         t0 = recorder.now()
         try:
             return original(manager, new_inputs, function_id)
+        except Exception:
+            failed_calls.failed(recorder, call, new_inputs, sys._getframe(1))
+            raise
         finally:
             recorder.compiled_call.pop(ident, None)
             _emit_call(recorder, call, t0, token, first)

@@ -45,6 +45,7 @@ from graphdoctor.diagnose.rules import (
     sync_between_replays,
     sync_in_capture,
     teardown_hang,
+    torch_bug,
     uncaptured_copy,
     unjoined_stream,
 )
@@ -61,6 +62,7 @@ ALL_RULES: tuple[Rule, ...] = (
     exception_in_capture.RULE,
     empty_graph.RULE,
     library_init.RULE,
+    torch_bug.RULE,
     capture_failed.RULE,
     gpu_bound.RULE,
     little_work.RULE,
