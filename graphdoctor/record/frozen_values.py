@@ -104,7 +104,10 @@ class FrozenValues:
         mode.start()
         self._modes[graph] = mode
         self._reads[graph] = reads
-        self._modules[graph] = ModulesRun(self._rec, graph)
+        try:
+            self._modules[graph] = ModulesRun(self._rec, graph)
+        except (AttributeError, RuntimeError) as error:  # a torch without the global hook
+            self._rec.note("modules run in captures", f"not watched: {error!r}")
 
     def capture_ended(self, graph: int) -> None:
         mode = self._modes.pop(graph, None)
@@ -117,6 +120,15 @@ class FrozenValues:
         for watch in modules.watches() if modules is not None else ():
             self.modes_watched = self.modes_watched or watch.use == USE_MODE
             self._add(watch)
+
+    def close(self) -> None:
+        """The recording stops: no hook of a capture still open is left behind."""
+        for graph in list(self._modes) + list(self._modules):
+            mode, modules = self._modes.pop(graph, None), self._modules.pop(graph, None)
+            if mode is not None:
+                mode.stop()
+            if modules is not None:
+                modules.end()
 
     def _bound(self, graph: int, found: Binding) -> None:
         site = self._rec.stacks.from_frame(found.site)
@@ -273,7 +285,7 @@ def install(recorder: Recorder) -> Uninstall | None:
     frozen = FrozenValues(recorder)
     stop = recorder.watch_captures(frozen)
     handle = register_optimizer_step_pre_hook(frozen.optimizer_stepping)
-    undo = [stop, handle.remove, *_patch_schedulers(frozen),
+    undo = [stop, frozen.close, handle.remove, *_patch_schedulers(frozen),
             patch(torch.nn.Module, "train", functools.partial(_after_train, frozen=frozen))]
 
     def uninstall() -> None:

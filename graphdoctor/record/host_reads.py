@@ -63,6 +63,7 @@ from graphdoctor.trace.names import (
 MAX_LINES = 512  # the script's lines read per capture
 MAX_WATCHES = 128  # values watched per capture
 MAX_FOLLOWED = 4  # callers an argument is followed through
+MAX_DEPTH = 64  # frames walked from a call of torch towards the capturing one
 TRAINING = "training"  # a module's mode: watched with the module (host_state)
 
 
@@ -104,7 +105,9 @@ class HostReads:
 
     def _called_from(self, frame: FrameType | None) -> None:
         kind = self._rec.stacks.kind
-        while frame is not None and len(self._lines) < MAX_LINES:
+        for _ in range(MAX_DEPTH):
+            if frame is None or len(self._lines) >= MAX_LINES:
+                return
             code = frame.f_code
             if kind(code.co_filename) == USER:
                 key = (code, frame.f_lineno or 0)
@@ -133,8 +136,11 @@ class HostReads:
     def _read_line(self, frame: FrameType, line: int = 0) -> None:
         code = frame.f_code
         first = 0 if code.co_name == "<module>" else code.co_firstlineno
+        top = code is self._top
         for read in reads_before(code.co_filename, first, code.co_name,
-                                 line or frame.f_lineno or 0, code is not self._top):
+                                 line or frame.f_lineno or 0, not top):
+            if top and read.line < self._begin:
+                continue  # the capturing function's code before the capture: not captured
             key = (code.co_filename, read.line, read.text)
             if key in self._tried or len(self._tried) >= MAX_WATCHES:
                 continue

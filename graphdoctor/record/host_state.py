@@ -276,8 +276,15 @@ def _addresses(module: torch.nn.Module) -> tuple[tuple[str, int], ...]:
     for table in ("_parameters", "_buffers"):
         for name, tensor in module.__dict__.get(table, {}).items():
             if isinstance(tensor, torch.Tensor) and len(found) < MAX_TENSORS:
-                found.append((name, tensor.data_ptr()))
+                found.append((name, _data_ptr(tensor)))
     return tuple(found)
+
+
+def _data_ptr(tensor: torch.Tensor) -> int:
+    try:
+        return int(tensor.data_ptr())
+    except (RuntimeError, NotImplementedError, TypeError):  # no storage (a fake tensor)
+        return 0
 
 
 def _weights_shown(captured: Any, now: Any) -> str:

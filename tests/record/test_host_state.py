@@ -151,6 +151,18 @@ def test_an_eval_mode_capture_switched_to_train_is_seen_too(tmp_path: Path) -> N
     assert (mode.captured, mode.value) == ("eval", "train")
 
 
+def test_what_the_script_read_before_the_capture_is_not_watched(tmp_path: Path) -> None:
+    # a test and an index the script ran before the capture began, on values it changes
+    source = SCRIPT.replace("hooks.begin(", "if pp.slot == 0:\n    z = pp.outs[pp.slot]\n"
+                                            "hooks.begin(")
+    rows = recorded(tmp_path, source)
+    assert [r.name for r in by_use(rows, USE_BRANCH)] == ["pp.calibrate"]
+    assert [r.name for r in by_use(rows, USE_INDEX)] == ["pp.outs[pp.slot]"]
+    lines = _stack_lines(tmp_path)
+    assert [lines[r.site] for r in by_use(rows, USE_INDEX)] == [
+        source.splitlines().index("pp.outs[pp.slot].copy_(y)") + 1]
+
+
 def test_a_loop_variable_of_the_captured_code_is_not_watched(tmp_path: Path) -> None:
     source = SCRIPT.replace("pp.outs[pp.slot].copy_(y)",
                             "for i in range(2):\n    pp.outs[i].copy_(y)")
