@@ -205,6 +205,9 @@ KIND_MARKS = {
     "input_events": Mark("F", "bright_red", 1), "teardown": Mark("═", "yellow", 1),
     # a number a graph holds frozen while the script changed it: unsafe, in its colour
     "frozen_values": Mark("≡", "bright_red", 1),
+    # an output kept across replays, a copy a capture left out: unsafe too
+    "kept_outputs": Mark("k", "bright_red", 1), "uncaptured_calls": Mark("u", "bright_red", 1),
+    "call_inputs": Mark("i", "red", 1),  # the inputs of a call torch failed on
 }
 OTHER_KIND_STYLE = "white"
 
