@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from graphdoctor.diagnose import diagnose, measure
@@ -740,6 +741,37 @@ def _host_node(trace: Trace, note: dict[str, Any]) -> None:
     assert (held.longest_chain, plain.longest_chain) == (25, 24)
     assert [f.startswith("a function at 0x") for f in held.host_functions] == [True]
     assert plain.count_of(anatomy.HOST) == 0 and not plain.host_functions
+
+
+@expect("compile_cpu_index_input")
+def _cpu_index_input(trace: Trace, note: dict[str, Any]) -> None:
+    """torch's own check fails while recording; GD112 names the call (not the decorator),
+    the CPU tensor that set it off, and the report to write."""
+    script = "compile_cpu_index_input.py"
+    assert note["exit_code"] == 1 and not note["truth"]
+    [finding] = [f for f in diagnose(trace).findings if f.id == "GD112"]
+    assert finding.location is not None
+    call = _line(script, "out = pick(table, weight, position)")
+    assert (finding.location.file.rsplit("/", 1)[-1], finding.location.line) == (script, call)
+    assert "a CPU tensor among its inputs (position (cpu, int64, scalar))" in finding.title
+    assert "github.com/pytorch/pytorch/issues" in finding.fix and "position.cuda()" in finding.fix
+    decorator = _line(script, '@torch.compile(mode="reduce-overhead")')
+    assert not [f for f in diagnose(trace).findings if f.id in ("GD108", "GD111")
+                and f.location is not None and f.location.line == decorator]
+
+
+@expect("compile_device_index_input")
+def _device_index_input(trace: Trace, note: dict[str, Any]) -> None:
+    assert note["exit_code"] == 0 and note["self_timing"]["truth"] == "fresh"
+    assert not [f for f in diagnose(trace).findings if f.id == "GD112"]
+    assert not list(trace.tables["call_inputs"])
+    assert [g for g in graphs(trace) if g.api == "torch.compile" and g.status == "captured"]
+
+
+def _line(script: str, text: str) -> int:
+    lines = (Path(__file__).resolve().parent.parent / "fixtures" / "scripts" / script
+             ).read_text().splitlines()
+    return next(n for n, line in enumerate(lines, 1) if text in line)
 
 
 # the frozen-host-value and the diagnosis-depth scenarios register themselves here; imported

@@ -1,8 +1,10 @@
 """What the frozen-host-value scenarios must show: each script checks for itself whether its
 replays used the new value (its note's ``truth``), and graphdoctor must agree: a GD305
 finding where the script saw the replays keep the captured value, none where they followed
-it. Lines are found in the scripts' own source, so an edit there cannot leave a stale number
-here. Registered in :data:`tests.expectations.EXPECTATIONS`, which imports this module."""
+it; likewise GD306 for the rest of the host state a capture froze (a module's mode, an
+index, a branch) and GD307 for an output kept across replays, silent on the twins. Lines
+are found in the scripts' own source, so an edit there cannot leave a stale number here.
+Registered in :data:`tests.expectations.EXPECTATIONS`, which imports this module."""
 
 from __future__ import annotations
 
@@ -13,7 +15,16 @@ from graphdoctor.diagnose.findings import Finding
 from graphdoctor.trace import queries
 from graphdoctor.trace.event_kinds import BY_NAME, rows_of
 from graphdoctor.trace.model import Trace
-from graphdoctor.trace.names import HELD_BY_OPTIMIZER, SEEN_AT_REPLAY, SEEN_SCHEDULER
+from graphdoctor.trace.names import (
+    HELD_BY_OPTIMIZER,
+    KEPT_IN_ATTRIBUTE,
+    KEPT_IN_LIST,
+    SEEN_AT_REPLAY,
+    SEEN_SCHEDULER,
+    USE_BRANCH,
+    USE_INDEX,
+    USE_MODE,
+)
 from tests.conftest import ROOT
 from tests.expectations import expect, graphs
 
@@ -155,3 +166,119 @@ def _lr_manual_timm(trace: Trace, note: dict[str, Any]) -> None:
     changed_before = next(n for n, lr in enumerate(lrs) if lr != lrs[0])
     assert finding.measurements["replays_after"] == \
         queries.replay_count(trace, graphs(trace)[0]) - changed_before
+
+
+# -- host state a graph froze besides numbers (GD306), outputs kept across replays (GD307) ----
+def told(note: dict[str, Any], truth: str) -> None:
+    """The script ran to its end and its own comparison with eager found ``truth``."""
+    assert note["exit_code"] == 0, note["stderr_tail"]
+    assert note["self_timing"]["truth"] == truth, note["truth"]
+
+
+def only_finding(trace: Trace, rule: str) -> Finding:
+    """The one finding of ``rule`` on the run's one graph, captured and replayed."""
+    [graph] = graphs(trace)
+    assert graph.status == "captured" and queries.replay_count(trace, graph) > 0
+    [finding] = [f for f in diagnose(trace).findings if f.id == rule]
+    assert finding.graph == graph.id and finding.category == "unsafe"
+    return finding
+
+
+def silent(trace: Trace) -> None:
+    """No unsafe finding of the host state or the outputs on any graph: watched, and quiet."""
+    findings = diagnose(trace).findings
+    assert not [f for f in findings if f.id in ("GD305", "GD306", "GD307")], \
+        [f.title for f in findings]
+
+
+@expect("train_mode_captured_then_eval")
+def _train_mode_then_eval(trace: Trace, note: dict[str, Any]) -> None:
+    told(note, "stale")
+    script = "train_mode_captured_then_eval.py"
+    finding = only_finding(trace, "GD306")
+    assert finding.measurements["use"] == USE_MODE
+    changed = line_of(script, "model.eval()  # the culprit")
+    assert finding.title == ("graph 0 replays model in train mode; the script switched it to "
+                             f"eval ({script}:{changed})")
+    located(finding, script, line_of(script, "static_out = model(static_x)",
+                                     after="with torch.cuda.graph(g)"))
+    assert finding.measurements["owner"] == "Dropout ×2, BatchNorm1d"
+    assert finding.measurements["replays_after"] == note["self_timing"]["replays"]
+    assert "model.eval() before capturing" in finding.fix
+
+
+@expect("eval_mode_capture")
+def _eval_mode_capture(trace: Trace, note: dict[str, Any]) -> None:
+    told(note, "fresh")
+    silent(trace)
+    assert not [r for r in rows_of(trace, FROZEN) if r.use == USE_MODE]
+
+
+@expect("python_counter_picks_buffer")
+def _counter_picks_buffer(trace: Trace, note: dict[str, Any]) -> None:
+    told(note, "stale")
+    script = "python_counter_picks_buffer.py"
+    assert note["self_timing"]["stale"] * 2 == note["self_timing"]["steps"]  # every other
+    finding = only_finding(trace, "GD306")
+    assert finding.measurements["use"] == USE_INDEX
+    assert finding.title == ("graph 0 replays self.outs[self.slot] with self.slot = 0 frozen; "
+                             "the script has since set it to 1 "
+                             f"({script}:{line_of(script, 'self.slot ^= 1')})")
+    located(finding, script, line_of(script, "self.outs[self.slot].copy_("))
+    assert "graphs[self.slot].replay()" in finding.fix
+
+
+@expect("graph_per_buffer")
+def _graph_per_buffer(trace: Trace, note: dict[str, Any]) -> None:
+    told(note, "fresh")
+    assert len(graphs(trace)) == 2
+    silent(trace)
+
+
+@expect("branch_flag_after_capture")
+def _branch_flag(trace: Trace, note: dict[str, Any]) -> None:
+    told(note, "stale")
+    script = "branch_flag_after_capture.py"
+    finding = only_finding(trace, "GD306")
+    assert finding.measurements["use"] == USE_BRANCH
+    assert finding.title == ("graph 0 replays the branch taken with self.calibrate = False; "
+                             "the script has since made it True "
+                             f"({script}:{line_of(script, 'model.calibrate = True')})")
+    located(finding, script, line_of(script, "if self.calibrate:"))
+
+
+def kept_finding(trace: Trace, script: str, holder: str, keeping: str) -> Finding:
+    finding = only_finding(trace, "GD307")
+    assert finding.measurements["holder"] == holder
+    located(finding, script, line_of(script, keeping))
+    assert ".clone()" in finding.fix
+    return finding
+
+
+@expect("decode_appends_output")
+def _decode_appends_output(trace: Trace, note: dict[str, Any]) -> None:
+    told(note, "stale")
+    script = "decode_appends_output.py"
+    finding = kept_finding(trace, script, "generated", "generated.append(static_next)")
+    assert finding.title == ("graph 0's output static_next is kept across replays in "
+                             f"generated at {script}:"
+                             f"{line_of(script, 'generated.append(static_next)')}")
+    assert finding.measurements["how"] == KEPT_IN_LIST and finding.measurements["aliases"] >= 2
+    assert "generated.append(static_next.clone())" in finding.fix
+
+
+@expect("decode_clones_output")
+def _decode_clones_output(trace: Trace, note: dict[str, Any]) -> None:
+    told(note, "fresh")
+    silent(trace)
+    assert not list(rows_of(trace, BY_NAME["kept_outputs"]))
+
+
+@expect("kept_output_previous_step")
+def _previous_step(trace: Trace, note: dict[str, Any]) -> None:
+    told(note, "stale")
+    script = "kept_output_previous_step.py"
+    finding = kept_finding(trace, script, "monitor.prev", "monitor.prev = static_out")
+    assert finding.measurements["how"] == KEPT_IN_ATTRIBUTE
+    read = line_of(script, "monitor.changes.append(")
+    assert f"{script}:{read} reads monitor.prev after a replay" in finding.explanation

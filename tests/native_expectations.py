@@ -9,6 +9,7 @@ from typing import Any
 from graphdoctor.diagnose import diagnose, measure
 from graphdoctor.diagnose.findings import Finding
 from graphdoctor.diagnose.view import TraceView
+from graphdoctor.trace import anatomy
 from graphdoctor.trace.model import Trace
 from graphdoctor.trace.names import CALLEES_BASIS, CAPTURE_FAILED, CAPTURED, is_native_api
 from tests.expectations import expect, graphs, user_line
@@ -91,6 +92,35 @@ def _unjoined_fork(trace: Trace, note: dict[str, Any]) -> None:
     found = only(diagnose(trace).findings, "GD103")
     at(found, source, line_in(NATIVE, source, "cudaStreamWaitEvent(side, forked"))
     assert "cudaStreamWaitEvent(capture, joined" in found.fix and "torch" not in found.fix
+
+
+@expect("native_memcpy_in_capture")
+def _memcpy_in_capture(trace: Trace, note: dict[str, Any]) -> None:
+    """A synchronous cudaMemcpy inside the capture ran once and is not a node: GD308 at its
+    line, in CUDA's words; the program's own check found every later token stale."""
+    source = "native_memcpy_in_capture.cu"
+    assert note["exit_code"] == 0 and note["truth"].startswith("stale")
+    assert note["self_timing"]["stale_tokens"] == note["self_timing"]["tokens"] - 1
+    [graph] = graphs(trace)
+    assert graph.status == CAPTURED and is_native_api(graph.api)
+    assert graph.anatomy is not None and graph.anatomy.count_of(anatomy.MEMCPY) == 1  # the input
+    found = only(diagnose(trace).findings, "GD308")
+    at(found, source, line_in(NATIVE, source, "CHECK(cudaMemcpy(params.device"))
+    assert found.title.startswith("cudaMemcpy() at ") and found.graph == graph.id
+    assert "cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream)" in found.fix
+    assert "torch" not in found.fix
+
+
+@expect("native_memcpy_async_in_capture")
+def _memcpy_async_in_capture(trace: Trace, note: dict[str, Any]) -> None:
+    """The fix: the copy on the capture stream from pinned memory is a node of the graph,
+    the program's check finds every token fresh, and nothing is left out."""
+    assert note["exit_code"] == 0 and note["truth"].startswith("fresh")
+    [graph] = graphs(trace)
+    assert graph.status == CAPTURED
+    assert graph.anatomy is not None and graph.anatomy.count_of(anatomy.MEMCPY) == 2
+    assert not list(trace.tables["uncaptured_calls"])
+    assert not [f for f in diagnose(trace).findings if f.id == "GD308"]
 
 
 # -- cuTile (awaiting a GPU cuTile compiles for: tests/reports.py AWAITING_RECORDING) ------------

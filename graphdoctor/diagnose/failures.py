@@ -19,6 +19,7 @@ from graphdoctor.trace.model import NONE, ErrorLink, Graph
 from graphdoctor.trace.names import CAPTURED
 
 UNSUPPORTED = "cudaErrorStreamCaptureUnsupported"
+TORCH_BUG_CAUSE = "torch_bug"  # one of torch's own checks failed (known_errors.TORCH_BUG)
 
 # (cause, pattern over any error text of the capture), checked in order
 _TEXT_CAUSES = (
@@ -36,7 +37,7 @@ _TEXT_CAUSES = (
 
 @dataclass(frozen=True)
 class Cause:
-    kind: str  # one of the _TEXT_CAUSES names, or sync, other_thread, python_exception, other
+    kind: str  # a _TEXT_CAUSES name, or sync, other_thread, torch_bug, python_exception, other
     link: ErrorLink | None = None
     exception: int = NONE  # index in trace.exceptions
 
@@ -78,6 +79,8 @@ def _from_first_error(view: TraceView, graph: Graph) -> Cause:
     index, link = first
     if link.cuda_error == UNSUPPORTED or "not permitted when stream is capturing" in link.message:
         return Cause("sync", link, index)
+    if known_errors.is_torch_bug(link):
+        return Cause(TORCH_BUG_CAUSE, link, index)  # GD112 tells it, not the script's error
     if not link.cuda_error and "CUDA error" not in link.message:
         return Cause("python_exception", link, index)
     return Cause("other", link, index)

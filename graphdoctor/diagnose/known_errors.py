@@ -87,6 +87,19 @@ KNOWN_ERRORS: tuple[KnownError, ...] = (
         "Move {op} out of the captured code, before the capture or after the replay: CUDA "
         "refuses it while a stream captures."),
 )
+# torch's own checks that failed: its message asks for a report (cudagraph trees'
+# check_memory_pool: "This could be a bug in inductor aliasing tracking ... Please file an
+# issue"; an internal assert; dynamo's internal error). A bug in torch, not in the script.
+TORCH_BUG = re.compile(r"Please file an issue|please report a bug to PyTorch|"
+                       r"could be a bug in inductor|INTERNAL ASSERT FAILED|"
+                       r"InternalTorchDynamoError", re.I)
+
+
+def is_torch_bug(link: ErrorLink) -> bool:
+    """Whether an error is one of torch's own checks failing (see :data:`TORCH_BUG`)."""
+    return TORCH_BUG.search(f"{link.type}: {link.message}") is not None
+
+
 GENERIC_OP = "the call that raised"
 _WRAPPERS = re.compile(r"(^|\.)(inner|_fn|wrapper|__call__|_wrapped_call_impl|_call_impl)$")
 

@@ -5,7 +5,9 @@
  * back on the few driver calls that make, run or break a graph (the same ones graphdoctor's
  * --cupti layer subscribes to from Python), and hands over kernel activity records: the
  * GPU time of each graph launch (the span of its kernels) and of each kernel launched
- * outside a graph (what the same work costs run eagerly).
+ * outside a graph (what the same work costs run eagerly). While a capture is open, a copy or
+ * memset CUDA runs at once instead of adding it to the graph (a synchronous one, or an
+ * asynchronous one on a default stream) is written with its caller's frames.
  *
  * Each event is one line of JSON written with one write(2) to the file descriptor in
  * GRAPHDOCTOR_NATIVE_FD (a pipe graphdoctor reads while the program runs), so a crash
@@ -135,6 +137,14 @@ static void capture_opened(CUstream stream) {
     pthread_mutex_lock(&capture_lock);
     if (captures_open < MAX_CAPTURES) capturing[captures_open++] = stream;
     pthread_mutex_unlock(&capture_lock);
+}
+
+static int is_capturing(CUstream stream) {
+    int found = 0;
+    pthread_mutex_lock(&capture_lock);
+    for (int i = 0; i < captures_open && !found; i++) found = capturing[i] == stream;
+    pthread_mutex_unlock(&capture_lock);
+    return found;
 }
 
 static void capture_closed(CUstream stream) {
@@ -302,6 +312,86 @@ static void on_stream_op(CUpti_CallbackId id, const CUpti_CallbackData *data) {
     event_line("stream_op", data, extra);
 }
 
+/* -- copies and memsets a capture leaves out ------------------------------------------------
+ * With a capture open on a non-blocking stream, a synchronous copy or memset (cudaMemcpy,
+ * cudaMemset: the legacy stream, waited for by the host) or an asynchronous one on a default
+ * stream is not captured: CUDA runs it now, once, and the graph has no node for it. */
+static CUstream async_stream(CUpti_CallbackId id, const void *params) {
+    switch (id) {
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz:
+        return ((const cuMemcpyAsync_params *)params)->hStream;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz:
+        return ((const cuMemcpyHtoDAsync_v2_params *)params)->hStream;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2_ptsz:
+        return ((const cuMemcpyDtoHAsync_v2_params *)params)->hStream;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz:
+        return ((const cuMemcpyDtoDAsync_v2_params *)params)->hStream;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz:
+        return ((const cuMemsetD8Async_params *)params)->hStream;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async_ptsz:
+        return ((const cuMemsetD16Async_params *)params)->hStream;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz:
+        return ((const cuMemsetD32Async_params *)params)->hStream;
+    default:
+        return (CUstream)(uintptr_t)-1;  /* synchronous: no stream named */
+    }
+}
+
+static void on_copy(CUpti_CallbackId id, const CUpti_CallbackData *data) {
+    if (data->callbackSite != CUPTI_API_EXIT || !captures_open) return;
+    CUstream stream = async_stream(id, data->functionParams);
+    int synchronous = stream == (CUstream)(uintptr_t)-1;
+    int default_stream = stream == NULL || stream == CU_STREAM_LEGACY ||
+                         stream == CU_STREAM_PER_THREAD;
+    if (!synchronous && (!default_stream || is_capturing(stream))) return;  /* captured */
+    char extra[192];
+    snprintf(extra, sizeof extra, ",\"call\":\"%.64s\",\"stream\":%llu,\"synchronous\":%d",
+             data->functionName ? data->functionName : "?",
+             (unsigned long long)(synchronous ? 0 : (uintptr_t)stream), synchronous);
+    event_line("uncaptured", data, extra);
+}
+
+static const CUpti_CallbackId COPIES[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy, CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy2D_v2, CUPTI_DRIVER_TRACE_CBID_cuMemcpy2D_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy2DUnaligned_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy2DUnaligned_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy3D_v2, CUPTI_DRIVER_TRACE_CBID_cuMemcpy3D_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer, CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2, CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D8_v2, CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D8_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D16_v2, CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D16_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32_v2, CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async, CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz,
+};
+
+static int is_copy(CUpti_CallbackId id) {
+    for (size_t i = 0; i < sizeof COPIES / sizeof *COPIES; i++)
+        if (COPIES[i] == id) return 1;
+    return 0;
+}
+
 static void CUPTIAPI on_call(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId id,
                              const void *raw) {
     (void)userdata;
@@ -327,7 +417,10 @@ static void CUPTIAPI on_call(void *userdata, CUpti_CallbackDomain domain, CUpti_
     case CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize: on_sync(id, data); break;
     case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
     case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz: on_graph_launch(data); break;
-    default: on_stream_op(id, data); break;
+    default:
+        if (is_copy(id)) on_copy(id, data);
+        else on_stream_op(id, data);
+        break;
     }
 }
 
@@ -469,6 +562,8 @@ int InitializeInjection(void) {
     if (result != CUPTI_SUCCESS) { say("subscribe", result); return 1; }
     for (size_t i = 0; i < sizeof SUBSCRIBED / sizeof *SUBSCRIBED; i++)
         cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, SUBSCRIBED[i]);
+    for (size_t i = 0; i < sizeof COPIES / sizeof *COPIES; i++)
+        cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, COPIES[i]);
     cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
     if ((result = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) != CUPTI_SUCCESS)
         say("kernels", result);

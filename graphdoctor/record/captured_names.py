@@ -129,6 +129,14 @@ def _with_body(tree: ast.Module, line: int) -> list[ast.stmt] | None:
     return None
 
 
+def block_end(path: str, begin_line: int) -> int | None:
+    """The last line of the ``with`` block whose header holds ``begin_line`` (a
+    ``torch.cuda.graph`` capture's); None where there is none or the source is gone."""
+    tree = parse_source(path)
+    body = _with_body(tree, begin_line) if tree is not None else None
+    return (body[-1].end_lineno or body[-1].lineno) if body else None
+
+
 def _header_end(node: ast.With | ast.AsyncWith) -> int:
     return max((item.context_expr.end_lineno or node.lineno) for item in node.items)
 

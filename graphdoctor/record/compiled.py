@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from graphdoctor.record import compat, graphs_off, guarded
+from graphdoctor.record import compat, failed_calls, graphs_off, guarded
 from graphdoctor.record.call_lane import CallLane, reset
 from graphdoctor.record.gpu_sample import GpuSample, sampled_note
 from graphdoctor.record.recorder import CompiledCall, Recorder, TimerToken, Uninstall, patch
@@ -266,6 +266,9 @@ def _wrap_tree_run(recorder: Recorder, hooks: _CompileHooks, original: Any) -> A
         calls[ident] = call = reset(log.call)
         try:
             return original(manager, new_inputs, function_id)
+        except Exception:
+            failed_calls.failed(recorder, call, new_inputs, sys._getframe(1))
+            raise
         finally:
             del calls[ident]
             t1 = now()
@@ -297,6 +300,9 @@ def _general_run(recorder: Recorder, hooks: _CompileHooks, original: Any) -> Any
         t0 = recorder.now()
         try:
             return original(manager, new_inputs, function_id)
+        except Exception:
+            failed_calls.failed(recorder, call, new_inputs, sys._getframe(1))
+            raise
         finally:
             recorder.compiled_call.pop(ident, None)
             _emit_call(recorder, call, t0, token, first)

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import functools
 import sys
+import threading
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
@@ -37,51 +37,40 @@ from torch.optim import lr_scheduler
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from graphdoctor.record import scalar_uses, source_assignments
-from graphdoctor.record.captured_names import FRAME_VAR, is_number
+from graphdoctor.record.captured_names import is_number
+from graphdoctor.record.host_reads import HostReads
+from graphdoctor.record.host_state import ModulesRun, backend_watches
 from graphdoctor.record.recorder import Recorder, Uninstall, patch
 from graphdoctor.record.scalar_uses import Binding, ScalarUses
-from graphdoctor.trace.event_kinds import (
-    FROZEN_CHANGES_KEPT,
-    NONE,
-    FrozenValue,
-    tensor_value,
+from graphdoctor.record.watches import (
+    GONE,
+    Reader,
+    Watch,
+    local_reader,
+    namespace_reader,
+    never,
+    object_reader,
+    same,
 )
+from graphdoctor.trace.event_kinds import FROZEN_CHANGES_KEPT, NONE, FrozenValue
 from graphdoctor.trace.names import (
     HELD_BY_ARGUMENT,
     HELD_BY_OPTIMIZER,
     MANUAL_APIS,
+    SEEN_AT_CALL,
     SEEN_AT_END,
     SEEN_AT_REPLAY,
     SEEN_EAGER,
     SEEN_SCHEDULER,
+    USE_MODE,
 )
 
-_GONE = object()  # a value that cannot be read any more (its optimizer or object is gone)
-Reader = Callable[[FrameType | None], Any]
-
-
-@dataclass
-class Watch:
-    graph: int
-    name: str
-    held_by: str
-    owner: str
-    captured: Any
-    read: Reader
-    site: int  # stack of the captured use
-    place: tuple[str, int] = ("", 0)  # the user's file and line of the captured use
-    tensor_fix: bool = False
-    optimizer: int = 0  # id() of the optimizer it belongs to
-    last: Any = None
-    changes: int = 0
-    checked_at: int = 0  # the graph's replays when it was last found unchanged
-
-    def __post_init__(self) -> None:
-        self.last = self.captured
+_SEEN_AT_ITS_CALL = (SEEN_SCHEDULER, SEEN_AT_CALL)  # the change's line is the call's
 
 
 class FrozenValues:
-    """On ``recorder.frozen``: the graphs source tells it of captures and sampled replays."""
+    """Watching captures (``recorder.watch_captures``): the graphs source tells it of
+    captures and sampled replays."""
 
     def __init__(self, recorder: Recorder):
         self._rec = recorder
@@ -89,31 +78,62 @@ class FrozenValues:
         self._optimizers: dict[int, list[Watch]] = {}
         self._stepped: set[tuple[int, int]] = set()  # (graph, optimizer id) noted already
         self._modes: dict[int, ScalarUses] = {}  # graph -> its capture's mode
+        self._modules: dict[int, ModulesRun] = {}  # graph -> the modules its capture runs
+        self._reads: dict[int, HostReads] = {}  # graph -> the values its code reads
         self._said_compiled = False
         self._tensor_lr = hasattr(lr_scheduler, "_update_param_group_val")
+        self.modes_watched = False  # some graph's modules' mode is watched
 
     # -- captures ----------------------------------------------------------------------
     def capture_began(self, graph: int, frame: FrameType | None) -> None:
-        """A manual capture began, its block in ``frame``: watch the numbers it passes."""
+        """A manual capture began, its block in ``frame``: watch torch's switches, the
+        numbers it passes, the values it reads to choose what runs, the modules it runs."""
+        site = self._rec.stacks.from_frame(frame)
+        place = (frame.f_code.co_filename, frame.f_lineno or 0) if frame else ("", 0)
+        for watch in backend_watches(graph, site, place):
+            self._add(watch)
         if scalar_uses.dynamo_has_compiled():
             if not self._said_compiled:
                 self._said_compiled = True
                 self._rec.note("numbers in captured code", "not watched in captures made "
                                "after torch.compile ran: watching would make it compile again")
             return
-        mode = ScalarUses(self._rec, frame, lambda found: self._bound(graph, found))
+        reads = HostReads(self._rec, graph, frame, self._add)
+        mode = ScalarUses(self._rec, frame, lambda found: self._bound(graph, found),
+                          reads.called_from)
         mode.start()
         self._modes[graph] = mode
+        self._reads[graph] = reads
+        try:
+            self._modules[graph] = ModulesRun(self._rec, graph)
+        except (AttributeError, RuntimeError) as error:  # a torch without the global hook
+            self._rec.note("modules run in captures", f"not watched: {error!r}")
 
     def capture_ended(self, graph: int) -> None:
         mode = self._modes.pop(graph, None)
         if mode is not None:
             mode.stop()
+        reads = self._reads.pop(graph, None)
+        if reads is not None:
+            reads.block_ended()
+        modules = self._modules.pop(graph, None)
+        for watch in modules.watches() if modules is not None else ():
+            self.modes_watched = self.modes_watched or watch.use == USE_MODE
+            self._add(watch)
+
+    def close(self) -> None:
+        """The recording stops: no hook of a capture still open is left behind."""
+        for graph in list(self._modes) + list(self._modules):
+            mode, modules = self._modes.pop(graph, None), self._modules.pop(graph, None)
+            if mode is not None:
+                mode.stop()
+            if modules is not None:
+                modules.end()
 
     def _bound(self, graph: int, found: Binding) -> None:
         site = self._rec.stacks.from_frame(found.site)
         place = (found.code.co_filename, found.site.f_lineno or 0)
-        watch = Watch(graph, found.name, found.held_by, found.owner, found.value, _never,
+        watch = Watch(graph, found.name, found.held_by, found.owner, found.value, never,
                       site, place)
         if found.held_by == HELD_BY_ARGUMENT:
             self._eager_values(watch, found)
@@ -126,7 +146,7 @@ class FrozenValues:
         history = self._rec.history
         seen = history.argument_values(found.code, found.name) if history else []
         for value in seen:
-            if not _same(value, found.value):
+            if not same(value, found.value):
                 self._emit(watch, value, SEEN_EAGER, NONE, 0)
 
     # -- optimizers --------------------------------------------------------------------
@@ -164,6 +184,12 @@ class FrozenValues:
         if watches and self._rec.enabled:
             self._check(watches, None, SEEN_SCHEDULER, lambda: self._rec.stacks.from_frame(caller))
 
+    def modes_changed(self, caller: FrameType) -> None:
+        """Right after a ``Module.train()`` call (``eval()`` makes one) at ``caller``."""
+        watches = [w for each in self._graphs.values() for w in each if w.use == USE_MODE]
+        if watches and self._rec.enabled:
+            self._check(watches, None, SEEN_AT_CALL, lambda: self._rec.stacks.from_frame(caller))
+
     # -- comparing ---------------------------------------------------------------------
     def sampled(self, graph: int, replays: int, caller: FrameType) -> None:
         """A sampled replay of ``graph`` (its ``replays``-th) ran: compare its watches."""
@@ -178,27 +204,27 @@ class FrozenValues:
 
     def _check(self, watches: list[Watch], frame: FrameType | None, seen: str,
                stack: Callable[[], int], replays: int = -1) -> None:
-        """``replays``: the replays of the graph whose watches these are; -1 for watches of
-        an optimizer's, which may be any graph's."""
+        """``replays``: the replays of the graph whose watches these are; -1 for watches
+        that may be any graph's (an optimizer's, a module's mode after its train() call)."""
         for watch in watches:
             value = watch.read(frame)
-            if value is _GONE:
+            if value is GONE:
                 continue
             so_far = replays if replays >= 0 else self._rec.replays.get(watch.graph, 0)
-            if _same(value, watch.last):
+            if same(value, watch.last):
                 watch.checked_at = max(watch.checked_at, so_far)
                 continue
             watch.last = value
             watch.changes += 1
             if watch.changes <= FROZEN_CHANGES_KEPT:
-                where = stack() if seen == SEEN_SCHEDULER else self._assignment(watch, frame)
+                where = stack() if seen in _SEEN_AT_ITS_CALL else self._assignment(watch, frame)
                 self._emit(watch, value, seen, where, self._replays_before(watch, seen, so_far))
 
     @staticmethod
     def _replays_before(watch: Watch, seen: str, replays: int) -> int:
         """Replays known to have run before the change: at a sampled replay, all but that
         one; at the end, those up to the last check that found it unchanged; after a
-        scheduler step, all so far."""
+        scheduler step or a train() call, all so far."""
         if seen == SEEN_AT_REPLAY:
             return replays - 1
         if seen == SEEN_AT_END:
@@ -207,14 +233,14 @@ class FrozenValues:
 
     def _assignment(self, watch: Watch, frame: FrameType | None) -> int:
         found = source_assignments.find(self._rec, watch.name, watch.held_by, watch.place,
-                                        frame)
+                                        frame, watch.targets)
         return self._rec.stacks.from_named([found]) if found is not None else NONE
 
     def _emit(self, watch: Watch, value: Any, seen: str, stack: int, replays: int) -> None:
         self._rec.emit(FrozenValue(
             self._rec.now(), watch.graph, watch.name, watch.held_by, watch.owner,
-            _shown(watch.captured), _shown(value), seen, watch.site, stack, replays,
-            watch.changes, int(watch.tensor_fix)))
+            watch.shown(watch.captured), watch.shown(value), seen, watch.site, stack, replays,
+            watch.changes, int(watch.tensor_fix), watch.use))
 
     def _add(self, watch: Watch) -> None:
         self._graphs.setdefault(watch.graph, []).append(watch)
@@ -228,32 +254,13 @@ def _settable_number(value: Any) -> bool:
     return is_number(value)
 
 
-def _same(a: Any, b: Any) -> bool:
-    if a is b:
-        return True
-    try:
-        return bool(a == b) or (a != a and b != b)  # NaN is NaN still
-    except (RuntimeError, TypeError, ValueError):  # a tensor now: not the number captured
-        return False
-
-
-def _shown(value: Any) -> str:
-    if isinstance(value, torch.Tensor):  # never .item(): that would sync
-        return tensor_value(value.dtype, value.device)
-    return repr(value)[:80]
-
-
-def _never(frame: FrameType | None) -> Any:
-    return _GONE
-
-
 def _group_reader(ref: Any, index: int, key: str) -> Reader:
     def read(frame: FrameType | None) -> Any:
         optimizer = ref()
         groups = getattr(optimizer, "param_groups", None) if optimizer is not None else None
         if not groups or index >= len(groups):
-            return _GONE
-        return groups[index].get(key, _GONE)
+            return GONE
+        return groups[index].get(key, GONE)
 
     return read
 
@@ -261,53 +268,27 @@ def _group_reader(ref: Any, index: int, key: str) -> Reader:
 def _reader(found: Binding) -> Reader | None:
     """How to read the bound name again later, or None where it cannot change any more
     (a local of a function other than the one holding the capture)."""
-    name = found.name.rsplit(".", 1)[-1]
-    if found.namespace is not None and "." in found.name:
-        return _attribute_reader(found.namespace, name)
+    chain = tuple(found.name.split("."))
+    if found.namespace is not None and len(chain) > 1:
+        return object_reader(found.namespace, chain[-1:])
     if found.module_level:
-        namespace = found.namespace
-        return lambda frame: namespace.get(name, _GONE)
+        return namespace_reader(found.namespace, chain)
     if not found.in_capture_frame:
         return None
-    return functools.partial(_local, found.code, name)
-
-
-def _attribute_reader(holder: Any, name: str) -> Reader | None:
-    try:
-        ref = weakref.ref(holder)
-    except TypeError:
-        return None
-
-    def read(frame: FrameType | None) -> Any:
-        obj = ref()
-        attributes = getattr(obj, "__dict__", None) if obj is not None else None
-        return attributes.get(name, _GONE) if isinstance(attributes, dict) else _GONE
-
-    return read
-
-
-def _local(code: Any, name: str, frame: FrameType | None) -> Any:
-    """The local ``name`` of the running call of ``code`` on the replaying thread's stack."""
-    while frame is not None and frame.f_code is not code:
-        frame = frame.f_back
-    if frame is None or FRAME_VAR is None:
-        return _GONE
-    try:
-        return FRAME_VAR(frame, name)
-    except (NameError, ValueError):
-        return _GONE
+    return local_reader(found.code, chain)
 
 
 def install(recorder: Recorder) -> Uninstall | None:
-    """The source: torch's optimizer step pre-hook, the LR schedulers' ``step``, and
-    ``recorder.frozen`` for the graphs source."""
+    """The source: torch's optimizer step pre-hook, the LR schedulers' ``step``,
+    ``Module.train`` (which ``eval()`` calls), and ``recorder.frozen`` for the graphs
+    source."""
     frozen = FrozenValues(recorder)
-    recorder.frozen = frozen
+    stop = recorder.watch_captures(frozen)
     handle = register_optimizer_step_pre_hook(frozen.optimizer_stepping)
-    undo = [handle.remove, *_patch_schedulers(frozen)]
+    undo = [stop, frozen.close, handle.remove, *_patch_schedulers(frozen),
+            patch(torch.nn.Module, "train", functools.partial(_after_train, frozen=frozen))]
 
     def uninstall() -> None:
-        recorder.frozen = None
         for step in undo:
             step()
 
@@ -328,3 +309,26 @@ def _after_step(original: Any, frozen: FrozenValues) -> Any:
         return result
 
     return step
+
+
+def _after_train(original: Any, frozen: FrozenValues) -> Any:
+    """``Module.train`` that, once a capture's modules' mode is watched, compares it after
+    the outermost call (train() calls itself on each child), at the caller's line."""
+    inside = threading.local()
+
+    @functools.wraps(original)
+    def train(module: Any, *args: Any, **kwargs: Any) -> Any:
+        if not frozen.modes_watched or getattr(inside, "busy", False):
+            return original(module, *args, **kwargs)
+        inside.busy = True
+        try:
+            result = original(module, *args, **kwargs)
+        finally:
+            inside.busy = False
+        try:
+            frozen.modes_changed(sys._getframe(1))
+        except Exception:  # noqa: BLE001 - never the script's problem
+            frozen.modes_watched = False
+        return result
+
+    return train

@@ -136,9 +136,39 @@ class FrozenWatch(Protocol):
         ...
 
 
+class CaptureWatches:
+    """The watches told of manual captures and sampled replays, as one ``recorder.frozen``
+    (the frozen values, the outputs kept across replays): each call reaches each of them,
+    and one that raises is noted and told nothing more, never the script's problem."""
+
+    def __init__(self, recorder: Recorder):
+        self._rec = recorder
+        self.watches: list[FrozenWatch] = []
+
+    def _each(self, call: Callable[[FrozenWatch], None]) -> None:
+        for watch in list(self.watches):
+            try:
+                call(watch)
+            except Exception as error:  # noqa: BLE001 - never the script's problem
+                self.watches.remove(watch)
+                self._rec.note(type(watch).__name__, f"stopped: {error!r}")
+
+    def capture_began(self, graph: int, frame: FrameType | None) -> None:
+        self._each(lambda watch: watch.capture_began(graph, frame))
+
+    def capture_ended(self, graph: int) -> None:
+        self._each(lambda watch: watch.capture_ended(graph))
+
+    def sampled(self, graph: int, replays: int, caller: FrameType) -> None:
+        self._each(lambda watch: watch.sampled(graph, replays, caller))
+
+    def finish(self, replays: dict[int, int]) -> None:
+        self._each(lambda watch: watch.finish(replays))
+
+
 # Parts that can be switched off, to measure what each costs (bench/overhead.py --variants):
 # GRAPHDOCTOR_OFF="graphs,devices,syncs,streams,memory,timing,eager_calls,eager_history,anatomy,
-# frozen_values"
+# frozen_values,kept_outputs"
 OFF_ENV = "GRAPHDOCTOR_OFF"
 
 
@@ -304,6 +334,22 @@ class Recorder:
 
     def note(self, what: str, why: str) -> None:
         self.emit(sr.NoteRecord(what, why))
+
+    def watch_captures(self, watch: FrozenWatch) -> Uninstall:
+        """Tell ``watch`` of manual captures and sampled replays (through ``frozen``, which
+        the graphs source calls); the undo stops telling it."""
+        if not isinstance(self.frozen, CaptureWatches):
+            self.frozen = CaptureWatches(self)
+        watches = self.frozen
+        watches.watches.append(watch)
+
+        def stop() -> None:
+            if watch in watches.watches:
+                watches.watches.remove(watch)
+            if not watches.watches and self.frozen is watches:
+                self.frozen = None
+
+        return stop
 
     def add_uninstall(self, undo: Uninstall) -> None:
         self._uninstalls.append(undo)

@@ -63,7 +63,10 @@ class ScalarUses(TorchFunctionMode):
     """Pushed at a manual capture's begin, popped at its end; ``found`` gets each binding."""
 
     def __init__(self, recorder: Recorder, capture_frame: FrameType | None,
-                 found: Callable[[Binding], None]):
+                 found: Callable[[Binding], None],
+                 reads: Callable[[FrameType], None] | None = None):
+        """``reads``, where given, gets each frame of the script's that calls torch (the
+        values it read to choose what ran: :mod:`graphdoctor.record.host_reads`)."""
         super().__init__()
         self._rec = recorder
         recorder.transparent.add(ScalarUses.__torch_function__.__code__)
@@ -71,6 +74,7 @@ class ScalarUses(TorchFunctionMode):
         # (the script pushed one of its own inside the capture) would keep its locals alive
         self._top = id(capture_frame) if capture_frame is not None else 0
         self._found = found
+        self._reads = reads
         self._seen: set[tuple[CodeType, int, tuple[str, ...]]] = set()
         self.active = True
 
@@ -79,15 +83,17 @@ class ScalarUses(TorchFunctionMode):
         kwargs = kwargs or {}
         if self.active:
             numbers = _numbers(args, kwargs)
-            if numbers:
+            if numbers or self._reads is not None:
                 self._noted(numbers, sys._getframe(1))
         return func(*args, **kwargs)
 
     def _noted(self, numbers: list[Any], frame: FrameType) -> None:
         try:
             caller = self._direct_caller(frame)
-            if caller is not None:
+            if caller is not None and numbers:
                 self._bind(caller, numbers)
+            if caller is not None and self._reads is not None:
+                self._reads(caller)
         except Exception:  # noqa: BLE001 - never the script's problem
             self.active = False
 

@@ -18,6 +18,7 @@ from graphdoctor.record import (
     eager_history,
     frozen_values,
     graphs,
+    kept_outputs,
     memory,
     streams,
     syncs,
@@ -37,15 +38,15 @@ def sources(watch: memory.AllocatorWatch) -> tuple[Source, ...]:
     keeps calls from the start; ``graphs`` and ``compiled`` claim them, ``frozen_values``
     asks it what numbers a function was given), the GPU timer (started here once CUDA is
     up), the compiled call in progress (opened by ``compiled``, marked captured or replayed
-    by ``graphs``), the frozen values (``recorder.frozen``, told by ``graphs`` of each
-    manual capture and sampled replay), and the allocator watch, wired here: ``graphs``
-    asks it (``recorder.memory``) at each capture boundary and sampled replay, even when
-    the "memory" source (the watch's own install, which only turns --full's history on)
-    is off.
+    by ``graphs``), the frozen values and the outputs kept across replays (both on
+    ``recorder.frozen``, told by ``graphs`` of each manual capture and sampled replay), and
+    the allocator watch, wired here: ``graphs`` asks it (``recorder.memory``) at each
+    capture boundary and sampled replay, even when the "memory" source (the watch's own
+    install, which only turns --full's history on) is off.
     """
-    return (eager_history.install, graphs.install, frozen_values.install, syncs.install,
-            streams.install, watch.install, compiled.install, distributed.install,
-            devices.install)
+    return (eager_history.install, graphs.install, frozen_values.install,
+            kept_outputs.install, syncs.install, streams.install, watch.install,
+            compiled.install, distributed.install, devices.install)
 
 
 def part_of(source: Source) -> str:

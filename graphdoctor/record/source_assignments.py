@@ -4,9 +4,11 @@ replay, after the line that made it had run.
 A name (``pos``, ``scale``) is assigned by ``pos = ...``, ``pos += 1`` or a ``for pos in``;
 an attribute (``self.scale``) by an assignment to ``<anything>.scale``; an optimizer's
 setting (``param_groups[0]['lr']``) by a subscript assignment with that key
-(``group["lr"] = ...``). The files searched are the one where the graph took the value and
-those of the user's frames on the replaying stack; of the assignments found, the first
-after the graph's own line is named (a loop's update follows the capture), else the first.
+(``group["lr"] = ...``); a module's state by a call (``model.eval()``,
+``p.requires_grad_(False)``, ``m.register_forward_hook(...)``), where the watch says so.
+The files searched are the one where the graph took the value and those of the user's
+frames on the replaying stack; of the assignments found, the first after the graph's own
+line is named (a loop's update follows the capture), else the first.
 Read with ``ast`` once per file, and only when a change is seen. Imports no torch.
 """
 
@@ -27,17 +29,18 @@ _DEPTH = 16  # user frames of the replaying stack whose files are searched
 
 
 def find(recorder: Recorder, name: str, held_by: str, place: tuple[str, int],
-         frame: FrameType | None) -> Place | None:
-    """Where the source assigns ``name``, or None where it assigns it nowhere."""
+         frame: FrameType | None, targets: tuple[tuple[str, str], ...] = ()) -> Place | None:
+    """Where the source assigns ``name`` (or, where ``targets`` are given, makes the first
+    of those changes that it holds: ``("call", "eval")``), or None where it makes none."""
     target = _target(name, held_by)
-    if target is None:
-        return None
+    wanted = targets or ((target,) if target is not None else ())
     for path in _files(recorder, place[0], frame):
-        lines = assignments(path, *target)
-        if lines:
-            after = [found for found in lines if path != place[0] or found[0] > place[1]]
-            line, function = (after or lines)[0]
-            return path, line, function
+        for how, what in wanted:
+            lines = assignments(path, how, what)
+            if lines:
+                after = [found for found in lines if path != place[0] or found[0] > place[1]]
+                line, function = (after or lines)[0]
+                return path, line, function
     return None
 
 
@@ -86,14 +89,24 @@ def _visit(node: ast.AST, function: str, how: str, target: str,
 
 
 def _written(node: ast.AST) -> list[ast.AST]:
+    """What a statement writes, and the calls a simple statement makes (for ``call``)."""
+    calls: list[ast.AST] = [part for part in ast.walk(node) if isinstance(part, ast.Call)] \
+        if isinstance(node, _SIMPLE) else []
     if isinstance(node, ast.Assign):
-        return [part for t in node.targets for part in ast.walk(t)]
+        return [part for t in node.targets for part in ast.walk(t)] + calls
     if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
-        return list(ast.walk(node.target))
-    return []
+        return list(ast.walk(node.target)) + calls
+    return calls
+
+
+_SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return)
 
 
 def _assigns(node: ast.AST, how: str, target: str) -> bool:
+    if how == "call":  # model.eval(), torch.set_float32_matmul_precision(...)
+        function = getattr(node, "func", None)
+        return isinstance(node, ast.Call) and target in (getattr(function, "attr", None),
+                                                         getattr(function, "id", None))
     if not isinstance(getattr(node, "ctx", None), ast.Store):
         return False  # read on the line (the index of x[pos] = ...), not written
     if how == "name":

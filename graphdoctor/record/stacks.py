@@ -79,13 +79,15 @@ class StackTable:
             return -1
         return self.from_frame(frame)
 
-    def from_frame(self, frame: FrameType | None) -> int:
+    def from_frame(self, frame: FrameType | None, line: int = 0) -> int:
+        """The stack from ``frame`` out; ``line``, where given, is the innermost frame's line
+        instead of the one it is on (a line of its function that ran before this one)."""
         key: list[tuple[CodeType, int]] = []
         while frame is not None and len(key) < self._limit:
             if frame.f_code.co_filename in _RUNPY_FILES:
                 break  # above this lies graphdoctor's runner, not the user's program
-            key.append((frame.f_code, frame.f_lineno))
-            frame = frame.f_back
+            key.append((frame.f_code, line or frame.f_lineno))
+            frame, line = frame.f_back, 0
         return self._intern(tuple(key), _describe_code)
 
     def from_traceback(self, tb: Any) -> int:

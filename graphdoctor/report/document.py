@@ -33,6 +33,10 @@ from graphdoctor.trace.names import EAGER_CALL, KEPT_AS_WRITTEN, SWITCHED_OFF
 from graphdoctor.version import __version__
 
 FORMAT = "graphdoctor-report"
+# 1.15: host state frozen into a graph besides numbers (tables.frozen_values.use), a
+# graph's outputs kept across replays (tables.kept_outputs), calls a native program made
+# during a capture that ran outside it (tables.uncaptured_calls), the inputs of a compiled
+# call that failed inside torch (tables.call_inputs)
 # 1.14: the wall clock at a trace's time 0 (meta.clock_unix_ns), which lines a job's ranks up
 # 1.13: a graph's loop pace over back-to-back replays (graphs[].paces, trace.loop_pace)
 # 1.12: where a freed captured input was let go (input_events[].dropped), a measurement's

@@ -33,8 +33,16 @@ def tables() -> dict[str, Any]:
 
 def _table(kind: EventKind) -> dict[str, Any]:
     return {"type": "object", "description": _description(kind),
-            "required": list(kind.fields), "properties": _columns(kind),
+            "required": _required(kind), "properties": _columns(kind),
             "additionalProperties": INT_COLUMN}
+
+
+def _required(kind: EventKind) -> list[str]:
+    """Every column but those added to a table after it first shipped, which have a default
+    (older reports lack them: a minor version never requires a new field); a row's phase,
+    which assembly always fills, stays required."""
+    defaults = getattr(kind.row, "_field_defaults", {})
+    return [name for name in kind.fields if name not in defaults or name == "phase"]
 
 
 def _columns(kind: EventKind) -> dict[str, Any]:

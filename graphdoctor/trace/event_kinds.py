@@ -189,12 +189,14 @@ class LeftRunning(NamedTuple):
 class FrozenValue(NamedTuple):
     """A Python number a captured graph took by value (``name``, as the source or the
     optimizer calls it, ``held_by`` an optimizer, a variable, an argument or an attribute
-    of ``owner``), seen with another: by an eager call of the same function before the
-    capture, or after it (``seen``: how, ``t``: when, ``stack``: the line that changed it,
-    where known). ``site``: where the graph took it. ``replays``: the graph's replays known
-    to have run before the change. ``changes``: its changes so far. ``tensor_fix``: 1 where
-    the torch that recorded it accepts a device tensor there and its schedulers update it
-    in place."""
+    of ``owner``), or other host state the capture read (``use``: a module's mode, hooks,
+    weights or requires_grad, a value that chose a tensor or a branch, a backend flag),
+    seen with another: by an eager call of the same function before the capture, or after
+    it (``seen``: how, ``t``: when, ``stack``: the line that changed it, where known).
+    ``site``: where the graph took it. ``replays``: the graph's replays known to have run
+    before the change. ``changes``: its changes so far. ``tensor_fix``: 1 where the torch
+    that recorded it accepts a device tensor there and its schedulers update it in
+    place."""
 
     t: int
     graph: int
@@ -209,6 +211,7 @@ class FrozenValue(NamedTuple):
     replays: int
     changes: int
     tensor_fix: int
+    use: str = ""  # what the capture did with it (names.USE_*): a number by value, if empty
 
 
 FROZEN_CHANGES_KEPT = 16  # rows written per watched value; later changes are counted only
@@ -218,6 +221,60 @@ TENSOR_VALUE = "a tensor"  # how a value that became a tensor is written: never 
 def tensor_value(dtype: object, device: object) -> str:
     """A :class:`FrozenValue`'s value when the number was moved into a tensor."""
     return f"{TENSOR_VALUE} ({dtype}, {device})"
+
+
+class KeptOutput(NamedTuple):
+    """A captured graph's output (``name``: what the captured block called it) held by the
+    script from one replay to the next: by ``holder`` (a list, a dict, an attribute or a
+    name, as the source calls it; ``how`` which), ``aliases`` of its entries on the output's
+    memory (``addr``, ``size``), which every replay writes again. ``stack``: the line that
+    kept it; ``read``: a line that reads it after the next replay, where the source shows
+    one. ``replays``: the graph's replays when it was seen."""
+
+    t: int
+    graph: int
+    name: str
+    holder: str
+    how: str
+    aliases: int
+    addr: int
+    size: int
+    stack: int
+    read: int
+    replays: int
+
+
+class UncapturedCall(NamedTuple):
+    """A call a native program made while one of its streams captured that CUDA ran at once
+    instead of adding it to the graph: a synchronous copy or memset (``cudaMemcpy``), or an
+    asynchronous one on the default stream. ``call`` is the driver's name for it, ``stream``
+    the stream it named (0: none, or the legacy stream), ``graph`` the capture then open."""
+
+    t: int
+    call: str
+    stream: int
+    graph: int
+    thread: int
+    stack: int
+    phase: str = ""
+
+
+class CallInput(NamedTuple):
+    """A tensor among the inputs of a compiled function's call that raised inside torch
+    (CUDA graph trees or Inductor failing while recording): ``position`` among the
+    function's arguments (-1: found among the graph's inputs only) and ``name``, its
+    ``device``, ``dtype`` and ``shape``, the position of an earlier input on the same
+    memory (``alias``, -1 for none), and ``stack``, the script's line that made the call."""
+
+    t: int
+    fn: int
+    position: int
+    name: str
+    device: str
+    dtype: str
+    shape: str
+    alias: int
+    stack: int
 
 
 # A row whose GPU time is filled in once its CUDA events have completed.
@@ -421,6 +478,12 @@ KINDS: tuple[EventKind, ...] = (
               plural="processes left running"),
     EventKind("frozen_values", "frozen host value", FrozenValue, True, "frozen", sort="seen"),
     EventKind("replay_sites", "replay site", ReplaySite, True, "rsite"),
+    EventKind("kept_outputs", "graph output kept across replays", KeptOutput, True, "kept",
+              sort="how", plural="graph outputs kept across replays"),
+    EventKind("uncaptured_calls", "call left out of a capture", UncapturedCall, True, "uncap",
+              phased=True, sort="call", plural="calls left out of a capture"),
+    EventKind("call_inputs", "input of a failed compiled call", CallInput, True, "callin",
+              sort="device", plural="inputs of a failed compiled call"),
     EventKind("exceptions", "exception", ExceptionRecord, False),
     EventKind("compile_events", "compile event", CompileEvent, False, sort="kind"),
     EventKind("guarded_tensors", "guarded tensor", GuardedTensor, False),

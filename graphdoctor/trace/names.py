@@ -145,12 +145,36 @@ HELD_BY_OPTIMIZER = "optimizer"
 HELD_BY_VARIABLE = "variable"
 HELD_BY_ARGUMENT = "argument"
 HELD_BY_ATTRIBUTE = "attribute"
+HELD_BY_MODULE = "module"  # a torch module's own state: its mode, weights, hooks
+# What a frozen host value did in the capture (a FrozenValue's ``use``): a number a kernel
+# took by value (older spools say nothing, and mean this); a torch module's training flag,
+# read by its forward (dropout, batch norm); its parameters' requires_grad; the hooks it ran
+# with; the memory its parameters and buffers lived in; a Python value that chose a tensor
+# (``bufs[self.i]``, ``cache[key]``); a Python value an ``if`` (or a flag passed to torch)
+# tested, choosing the code the capture ran; a torch backend flag (TF32, determinism).
+USE_BY_VALUE = ""
+USE_MODE = "mode"
+USE_GRAD = "requires_grad"
+USE_HOOKS = "hooks"
+USE_WEIGHTS = "weights"
+USE_INDEX = "index"
+USE_BRANCH = "branch"
+USE_BACKEND = "backend"
+HOST_STATE_USES = (USE_MODE, USE_GRAD, USE_HOOKS, USE_WEIGHTS, USE_INDEX, USE_BRANCH,
+                   USE_BACKEND)
 # Seen by an eager call of the same function before the capture; right after an LR
 # scheduler's step (its line is the change's); at a sampled replay; when the recording ended.
 SEEN_EAGER = "eager"
 SEEN_SCHEDULER = "scheduler"
 SEEN_AT_REPLAY = "replay"
 SEEN_AT_END = "end"
+SEEN_AT_CALL = "call"  # right after the call that changed it (model.eval()): its line
+# How the script kept a captured graph's output from one replay to the next (a KeptOutput's
+# ``how``): in a list (or deque, or tuple), a dict's values, an object's attribute, a name.
+KEPT_IN_LIST = "list"
+KEPT_IN_DICT = "dict"
+KEPT_IN_ATTRIBUTE = "attribute"
+KEPT_IN_NAME = "name"
 # The replays the recorder samples (memory, and frozen values): each graph's 1st, 2nd, 4th,
 # 8th... and, past those, one whenever this long has passed since the last sample.
 SAMPLE_EVERY_NS = 100_000_000

@@ -207,6 +207,9 @@ KIND_MARKS = {
     "frozen_values": Mark("≡", "bright_red", 1),
     # where a graph sharing its pool was replayed, and on which stream
     "replay_sites": Mark("↯", "green", 1),
+    # an output kept across replays, a copy a capture left out: unsafe too
+    "kept_outputs": Mark("k", "bright_red", 1), "uncaptured_calls": Mark("u", "bright_red", 1),
+    "call_inputs": Mark("i", "red", 1),  # the inputs of a call torch failed on
 }
 OTHER_KIND_STYLE = "white"
 

@@ -54,3 +54,37 @@ def test_a_line_that_is_not_an_event_is_noted(tmp_path: Path) -> None:
                           tmp_path)
     assert len([n for n in trace.meta.not_recorded if n.what == CUPTI_PART]) == 2
     assert trace.graphs  # the rest still read
+
+
+def test_a_copy_the_capture_left_out_makes_the_graph_unsafe(tmp_path: Path) -> None:
+    """A synchronous cudaMemcpy inside the capture (the line the library writes for it, put
+    between the recorded begin and end of the layer stack's capture): GD308, in CUDA's
+    words; the same copy on the capture stream is not written at all."""
+    lines = recorded_lines("native_layer_stack")
+    begin = next(i for i, line in enumerate(lines) if '"k":"begin_capture"' in line)
+    opened = json.loads(lines[begin])
+    copy = {"k": "uncaptured", "t": opened["t"] + 1_000, "result": 0,
+            "thread": opened["thread"], "call": "cuMemcpyHtoD_v2", "stream": 0,
+            "synchronous": 1, "stack": opened["stack"]}
+    trace, _ = translated([*lines[:begin + 1], json.dumps(copy), *lines[begin + 1:]], tmp_path)
+    [graph] = trace.graphs
+    [row] = trace.tables["uncaptured_calls"]
+    assert (row.call, row.stream, row.graph, row.phase) == ("cuMemcpyHtoD_v2", 0, graph.id,
+                                                            "capture")
+    [finding] = [f for f in diagnose(trace).findings if f.id == "GD308"]
+    assert finding.title.startswith("cudaMemcpy() at ") and finding.category == "unsafe"
+    assert "synchronous, on the legacy default stream" in finding.explanation
+    assert "cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream)" in finding.fix
+    assert "cudaMallocHost" in finding.fix and "torch" not in finding.fix
+    verdict = next(v for v in diagnose(trace).verdicts if v.graph == graph.id)
+    assert verdict.kind == "unsafe"
+
+
+def test_driver_names_are_said_as_a_program_writes_them() -> None:
+    from graphdoctor.diagnose.rules.uncaptured_copy import runtime_call
+
+    assert [runtime_call(name) for name in ("cuMemcpyHtoD_v2", "cuMemcpyAsync_ptsz",
+                                            "cuMemsetD32_v2_ptds", "cuMemcpy2DUnaligned_v2",
+                                            "cuMemsetD8Async")] == [
+        "cudaMemcpy()", "cudaMemcpyAsync()", "cudaMemset()", "cudaMemcpy2D()",
+        "cudaMemsetAsync()"]

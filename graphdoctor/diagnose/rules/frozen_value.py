@@ -21,10 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from graphdoctor.diagnose import frozen_rows
 from graphdoctor.diagnose.findings import ERROR, UNSAFE, Evidence, Finding, Location, Rule
+from graphdoctor.diagnose.frozen_rows import KIND, Row
 from graphdoctor.diagnose.view import TraceView, times
 from graphdoctor.trace import queries
-from graphdoctor.trace.event_kinds import FROZEN_CHANGES_KEPT, TENSOR_VALUE, FrozenValue
+from graphdoctor.trace.event_kinds import FROZEN_CHANGES_KEPT, FrozenValue
 from graphdoctor.trace.model import Graph
 from graphdoctor.trace.names import (
     HELD_BY_ARGUMENT,
@@ -33,6 +35,7 @@ from graphdoctor.trace.names import (
     SAMPLE_EVERY_NS,
     SEEN_EAGER,
     SEEN_SCHEDULER,
+    USE_BY_VALUE,
 )
 from graphdoctor.units import counted, format_duration
 
@@ -41,7 +44,7 @@ ID, NAME = "GD305", "frozen-host-value"
 # which one it is and what holds it, and the script's line that changed it
 CAPTURED_VALUE, VALUE_NAME, HELD_BY, OWNER = "captured", "name", "held_by", "owner"
 CHANGED_FILE, CHANGED_LINE = "changed_file", "changed_line"
-KIND = "frozen_values"
+NUMBERS = (USE_BY_VALUE,)  # the other host state a graph froze is GD306's
 SHOWN = 3  # values named one by one before the last
 FIGURES = 4  # significant figures of a float in the text (the measurements keep all)
 CHECKED_AT = (f"the 1st, 2nd, 4th, 8th… and one every "
@@ -49,42 +52,12 @@ CHECKED_AT = (f"the 1st, 2nd, 4th, 8th… and one every "
 BY_VALUE = ("a kernel takes a Python number by value, so a replay runs with the number the "
             "capture saw, whatever the script holds now.")
 
-Row = tuple[int, FrozenValue]  # (index in the table, row): what evidence points at
-
 
 def check(view: TraceView) -> Iterator[Finding]:
-    per_value = _graph_per_value(view)
-    for graph_id, values in _by_graph(view).items():
+    for graph_id, values in frozen_rows.by_graph(view, NUMBERS).items():
         graph = view.graph(graph_id)
-        mine = [rows for rows in values if (graph_id, rows[0][1].name) not in per_value]
-        if graph is not None and mine:
-            yield from _graph_findings(view, graph, mine)
-
-
-def _graph_per_value(view: TraceView) -> set[tuple[int, str]]:
-    """(graph, name) of the numbers that several graphs captured at one line each froze at
-    a value of its own (``for i in range(8): with torch.cuda.graph(g): ... + i``, a graph per
-    batch size): each graph keeps its own value by design, and the loop moving on is not a
-    change any of them should have followed."""
-    captured: dict[tuple[str, str], dict[int, str]] = {}
-    for _, row in view.rows(KIND):
-        graph = view.graph(row.graph)
-        if graph is not None:
-            site = (view.where(graph.stack), row.name)
-            captured.setdefault(site, {})[row.graph] = row.captured
-    return {(graph, name) for (_, name), values in captured.items()
-            if len(values) > 1 and len(set(values.values())) > 1 for graph in values}
-
-
-def _by_graph(view: TraceView) -> dict[int, list[list[Row]]]:
-    """Each graph's watched values, each with its rows in the order recorded."""
-    rows_of: dict[tuple[int, str, str], list[Row]] = {}
-    for index, row in view.rows(KIND):
-        rows_of.setdefault((row.graph, row.name, row.owner), []).append((index, row))
-    by_graph: dict[int, list[list[Row]]] = {}
-    for (graph_id, _, _), rows in rows_of.items():
-        by_graph.setdefault(graph_id, []).append(rows)
-    return by_graph
+        if graph is not None and values:
+            yield from _graph_findings(view, graph, values)
 
 
 def _graph_findings(view: TraceView, graph: Graph, values: list[list[Row]]) -> Iterator[Finding]:
@@ -93,13 +66,14 @@ def _graph_findings(view: TraceView, graph: Graph, values: list[list[Row]]) -> I
     ``decode_step`` is the loop's ``pos``, passed on), else on its own where no other graph
     holds the values."""
     replays = queries.replay_count(view.trace, graph)
-    changed = [rows for rows in values if _stale(rows, replays)]
+    changed = [rows for rows in values if frozen_rows.stale(rows, replays)]
     untold = [rows for rows in values if rows not in changed]
     for rows in changed:
         same = [other for other in untold if _same_number(rows[0][1], other[0][1])]
         untold = [other for other in untold if other not in same]
         eager = [row for other in [rows, *same] for row in _eager(other)]
-        yield _changed(view, graph, _later(rows), replays, _uncovered(view, graph, eager))
+        yield _changed(view, graph, frozen_rows.later(rows), replays,
+                      _uncovered(view, graph, eager))
     for rows in untold:
         eager = _uncovered(view, graph, _eager(rows))
         if eager and replays > 0:
@@ -113,25 +87,8 @@ def _same_number(changed: FrozenValue, eager: FrozenValue) -> bool:
             and changed.name.rsplit(".", 1)[-1] == eager.name.rsplit(".", 1)[-1])
 
 
-def _later(rows: list[Row]) -> list[Row]:
-    """The value's changes after the capture, in time order (a tensor now claims nothing)."""
-    return sorted(((i, r) for i, r in rows if r.seen != SEEN_EAGER and _is_number(r.value)),
-                  key=lambda item: item[1].t)
-
-
-def _stale(rows: list[Row], replays: int) -> bool:
-    """Whether some replay ran after the value changed: then it ran with the old one."""
-    return any(r.value != r.captured and replays > r.replays for _, r in _later(rows))
-
-
 def _eager(rows: list[Row]) -> list[Row]:
     return [(i, r) for i, r in rows if r.seen == SEEN_EAGER]
-
-
-def _is_number(shown: str) -> bool:
-    """Whether a recorded value is still a number, not the tensor the script moved it into
-    (whose value the recorder does not read, and the rule claims nothing about)."""
-    return not shown.startswith(TENSOR_VALUE)
 
 
 # -- changed after the capture ---------------------------------------------------------------
@@ -139,7 +96,7 @@ def _changed(view: TraceView, graph: Graph, later: list[Row], replays: int,
              eager: list[Row]) -> Finding:
     """``later``: the value's changes in time order; ``eager``: values eager calls passed
     before the capture, told alongside."""
-    first = next(r for _, r in later if r.value != r.captured and replays > r.replays)
+    first = frozen_rows.first_stale(later, replays)
     row, values = later[-1][1], [r.value for _, r in later]
     changes = max(r.changes for _, r in later)
     captured, after = _short(row.captured), replays - first.replays
@@ -227,10 +184,11 @@ def _uncovered(view: TraceView, graph: Graph, eager: list[Row]) -> list[Row]:
     if not eager:
         return []
     first = eager[0][1]
-    others = [r for _, r in view.rows(KIND) if r.graph != graph.id and r.name == first.name
+    others = [r for _, r in frozen_rows.rows(view, NUMBERS) if r.graph != graph.id
+              and r.name == first.name
               and _site_key(view, r.site) == _site_key(view, first.site)]
     held = {r.captured for r in others}
-    left = [(i, r) for i, r in eager if r.value not in held and _is_number(r.value)]
+    left = [(i, r) for i, r in eager if r.value not in held and frozen_rows.is_value(r.value)]
     unnamed = [g for g in _captured_alike(view, graph) if g.id not in {r.graph for r in others}]
     return left if len({r.value for _, r in left}) > len(unnamed) else []
 

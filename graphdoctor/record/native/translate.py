@@ -1,9 +1,10 @@
 """A native program's events, as the injection library sends them, turned into graphdoctor's
 records: the ones the ``--cupti`` layer writes for a Python process (captures, graphs built
 node by node, instantiations, launches with their GPU time, syncs, stream waits inside a
-capture, the CUDA error of a failed capture), so the same diagnosis, report and TUI read
-them. Each line is one JSON object with a kind (``k``) and a time (``t``, the recorder's
-clock before the recorder's start is taken off).
+capture, the CUDA error of a failed capture), and the copies and memsets a capture left out
+(run at once, not in the graph), so the same diagnosis, report and TUI read them. Each
+line is one JSON object with a kind (``k``) and a time (``t``, the recorder's clock before
+the recorder's start is taken off).
 
 The program's kernels launched outside a graph are kept (up to :data:`MAX_KERNELS`) for the
 eager side of each graph's verdict (:mod:`graphdoctor.record.native.eager_steps`).
@@ -37,6 +38,7 @@ from graphdoctor.trace.event_kinds import (
     Replay,
     StreamOp,
     Sync,
+    UncapturedCall,
 )
 from graphdoctor.trace.names import (
     CALLEES_BASIS,
@@ -196,6 +198,19 @@ class NativeEvents:
         if code and graph >= 0:
             self._error(event, code, CUDA_API_ERROR, graph)
 
+    def uncaptured(self, event: dict[str, Any]) -> None:
+        """A copy or memset CUDA ran at once while a capture was open, not in the graph
+        (or refused, where its result is an error: the capture's first error then)."""
+        if not self.capturing:
+            return
+        graph = next(iter(self.capturing.values())).id
+        self.recorder.emit(UncapturedCall(self.time(event), str(event.get("call", "?")),
+                                          int(event.get("stream", 0)), graph,
+                                          self.thread(event), self.stack(event)))
+        code = int(event.get("result", 0))
+        if code:
+            self._error(event, code, CUDA_API_ERROR, graph)
+
     def stream_op(self, event: dict[str, Any]) -> None:
         stream = int(event["stream"])
         graph = self.capture_of(stream)
@@ -251,4 +266,5 @@ HANDLERS: dict[str, Handler] = {
     "anatomy": NativeEvents.anatomy, "launch": NativeEvents.launch,
     "kernel": NativeEvents.kernel, "sync": NativeEvents.sync,
     "stream_op": NativeEvents.stream_op, "note": NativeEvents.note,
+    "uncaptured": NativeEvents.uncaptured,
 }
