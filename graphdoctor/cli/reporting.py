@@ -21,8 +21,8 @@ from graphdoctor.report.document import Report
 from graphdoctor.report.gates import GATE_EXIT, Trip, parse_conditions
 from graphdoctor.report.redact import redact
 from graphdoctor.report.secrets import secret_values
-from graphdoctor.report.writing import write_file
 from graphdoctor.trace.run_files import gzipped
+from graphdoctor.writing import write_file
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_WIDTH = 100
@@ -89,20 +89,24 @@ def width(requested: int | None) -> int:
 
 
 def write(content: str | bytes, output: Path | None) -> None:
-    """Write to OUTPUT (gzip-compressed if it ends in .gz) as
-    :mod:`graphdoctor.report.writing` writes, or to stdout if it is None or -."""
+    """Write to OUTPUT (gzip-compressed if it ends in .gz) as :mod:`graphdoctor.writing`
+    writes, or to stdout if it is None or -."""
     data = content.encode() if isinstance(content, str) else content
     if output is None or str(output) == "-":
         _to_stdout(data)
         return
-    if str(output) in ("", "."):  # `-o ""` reaches here as Path(""), which is "."
-        raise GraphDoctorError("-o needs a file name")
+    named(output)
     if gzipped(output):
         data = gzip.compress(data, compresslevel=6, mtime=0)
-    try:
-        write_file(output, data)
-    except OSError as error:
-        raise GraphDoctorError(f"{output}: cannot write ({error.strerror or error})") from None
+    write_file(output, data)
+
+
+def named(output: Path) -> Path:
+    """``-o``'s file, or GraphDoctorError where it names none (``-o ""`` reaches a command
+    as Path(""), which is ".")."""
+    if str(output) in ("", "."):
+        raise GraphDoctorError("-o needs a file name")
+    return output
 
 
 def _to_stdout(data: bytes) -> None:

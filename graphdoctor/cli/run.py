@@ -19,12 +19,11 @@ from graphdoctor.cli.common import handle_errors, say
 from graphdoctor.cli.native import is_native, prepare_native
 from graphdoctor.cli.reporting import fail_on_option, gate_exit
 from graphdoctor.cli.run_output import (
-    Identity,
     held_a_file,
-    identity,
+    keep_path,
     report_path,
     run_files,
-    unless_replaced,
+    write_report,
 )
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, check, describe_conditions
@@ -32,6 +31,7 @@ from graphdoctor.report.redact import WHAT_GOES
 from graphdoctor.report.secrets import secret_values
 from graphdoctor.trace.names import CUPTI_ENV, FULL_MODE
 from graphdoctor.trace.run_files import RunFiles, gzipped
+from graphdoctor.writing import Identity, OutputError, identity, move_file, write_file
 
 if TYPE_CHECKING:
     from graphdoctor.launch.supervisor import RunRequest
@@ -110,7 +110,8 @@ def run(module: bool, output: Path | None, full: bool, cupti: bool, timeout: flo
         raise GraphDoctorError("--baseline runs one process; leave out --nproc-per-node")
     path = report_path(output, target, nproc)
     options = RunOptions(target, args, module, path, FULL_MODE if full else "default",
-                         timeout, nproc, keep_spool, quiet, redact, baseline, identity(path),
+                         timeout, nproc, keep_path(keep_spool), quiet, redact, baseline,
+                         identity(path),
                          tuple(secret_values(os.environ)) if redact else ())
     exit_code, report, written = _record_and_report(options)
     if tui and report is not None and written is not None:
@@ -268,14 +269,14 @@ def _built(spools: list[Path], baseline: Trace | None, recordings: list[Path],
 def _saved(report: Report, options: RunOptions, spools: list[Path]) -> Path | None:
     """Where the report was written: ``-o``, or a name beside it if another run wrote
     ``-o`` while this one ran (said in one line); None if it could not be written."""
-    from graphdoctor.report.io import save
+    from graphdoctor.report.io import encoded
     from graphdoctor.report.redact import redact
 
+    shared = redact(report, options.secrets) if options.redact else report
     try:
-        path = unless_replaced(options.output, options.seen)
-        save(redact(report, options.secrets) if options.redact else report, path)
-    except (OSError, GraphDoctorError) as error:
-        why = error.strerror if isinstance(error, OSError) and error.strerror else error
+        path = write_report(options.output, encoded(shared, options.output), options.seen)
+    except GraphDoctorError as error:
+        why = error.why if isinstance(error, OutputError) else error
         say(f"graphdoctor: the report cannot be written to {options.output} ({why}); "
             f"{_kept(spools)}")
         return None
@@ -295,18 +296,19 @@ def _kept(spools: list[Path]) -> str:
 
 
 def _finish_spool(files: RunFiles) -> None:
-    """Keep the spool where --keep-spool asks (said in one line where it cannot be: the
-    report is written), then remove it."""
+    """Keep the spool where --keep-spool asks, as every file is written (said in one line
+    where it cannot be kept: the report is written), then remove it."""
     spool, keep = files.spool, files.keep
     if keep is not None:
-        from graphdoctor.trace.spool.file import compress
+        from graphdoctor.trace.spool.file import file_chunks, gzip_chunks
 
         try:
-            compress(spool, keep) if gzipped(keep) else os.replace(spool, keep)
-        except OSError as error:
-            say(f"graphdoctor: the raw recording could not be kept at {keep} "
-                f"({error.strerror or error})")
-            keep.unlink(missing_ok=True)
+            if gzipped(keep):
+                write_file(keep, gzip_chunks(file_chunks(spool)))
+            else:
+                move_file(spool, keep)
+        except GraphDoctorError as error:
+            say(f"graphdoctor: the raw recording could not be kept: {error}")
     spool.unlink(missing_ok=True)
 
 

@@ -2,8 +2,8 @@
 on this machine, a Python file in the recording's own folder, with the content the recording
 digested (:class:`graphdoctor.report.source_lines.RecordedElsewhere`, the rule for showing a
 line, is the rule for patching one). Written only when asked, in place of the file itself
-(a link's target), atomically, with its permissions kept; refused when the file changed
-since it was read for the patch."""
+(a link's target), atomically, with its owner and permissions kept (:mod:`graphdoctor.writing`);
+refused when the file changed since it was read for the patch."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from graphdoctor.fix.plan import FilePatch, SourceReader
 from graphdoctor.fix.source import Source
 from graphdoctor.report.document import Report
 from graphdoctor.report.source_lines import CHANGED_SINCE, RecordedElsewhere, read_regular
-from graphdoctor.report.writing import write_atomically
+from graphdoctor.writing import write_file
 
 NOT_TEXT = "not UTF-8 text"
 UNREADABLE = "not readable"
@@ -44,5 +44,5 @@ def write(patch: FilePatch, cwd: str) -> Path:
     now = read_regular(str(path), follow=False)
     if now is None or now.decode("utf-8", "replace") != patch.source.text:
         raise GraphDoctorError(f"{patch.name} {CHANGED_SINCE}; nothing was written to it")
-    write_atomically(path, "".join(patch.after).encode(), mode=path.stat().st_mode & 0o7777)
+    write_file(path, "".join(patch.after).encode())
     return path

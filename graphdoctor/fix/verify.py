@@ -24,8 +24,8 @@ from graphdoctor.diagnose.findings import Verdict, verdict_rank
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.fix.plan import FilePatch, Fix, Plan
 from graphdoctor.report.document import Report
-from graphdoctor.report.writing import write_atomically
 from graphdoctor.units import format_speedup
+from graphdoctor.writing import write_file
 
 MOST_FILES = 10_000  # a script's folder, not a dataset: a bigger one is not copied
 MOST_BYTES = 1 << 30
@@ -86,7 +86,7 @@ def _patch_copy(patch: FilePatch, cwd: str, original: Path, copy: Path) -> bool:
     real = Path(os.path.realpath(os.path.join(cwd, patch.file)))
     if not real.is_relative_to(original):
         return False
-    write_atomically(copy / real.relative_to(original), "".join(patch.after).encode())
+    write_file(copy / real.relative_to(original), "".join(patch.after).encode())
     return True
 
 

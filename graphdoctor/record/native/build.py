@@ -10,7 +10,8 @@ builds it again.
 
 The cache folder is graphdoctor's own: it is created for this user alone, and a folder that
 is a link, or someone else's, is refused rather than written into; the library is compiled
-into a fresh file beside it and renamed into place, so no path is written through.
+into a fresh file beside it and renamed into place (through :mod:`graphdoctor.writing`), so no
+path is written through.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphdoctor.errors import GraphDoctorError
+from graphdoctor.writing import move_file
 
 SOURCE = Path(__file__).resolve().parents[2] / "native" / "inject.c"
 LIBRARY = "libgraphdoctor_inject"
@@ -140,7 +142,7 @@ def _compile(tools: Toolchain, folder: Path, target: Path) -> None:
         if done.returncode != 0:
             raise GraphDoctorError(f"building the native library failed: "
                                    f"{done.stderr.strip().splitlines()[-1:]}")
-        os.replace(temporary, target)
+        move_file(temporary, target, follow=False)
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)

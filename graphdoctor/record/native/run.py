@@ -24,6 +24,7 @@ from graphdoctor.launch.runner import Outcome, Target
 from graphdoctor.record.native.translate import NativeEvents
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace.names import CUPTI_PART
+from graphdoctor.writing import create_new
 
 INJECTION_ENV = "CUDA_INJECTION64_PATH"  # the driver loads this library at CUDA's start
 PIPE_ENV = "GRAPHDOCTOR_NATIVE_FD"  # where the library writes its events
@@ -81,8 +82,7 @@ def _kept_lines() -> TextIO | None:
     if not path:
         return None
     try:
-        return open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w",
-                    encoding="utf-8")
+        return open(create_new(path, 0o600), "w", encoding="utf-8")
     except OSError:
         return None
 

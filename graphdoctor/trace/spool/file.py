@@ -13,14 +13,13 @@ spool alone holds everything the trace is built from.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import sys
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 from graphdoctor.trace.names import RECORDING_STOPPED
@@ -38,6 +37,7 @@ from graphdoctor.trace.untrusted import (
     sane,
     text_limit,
 )
+from graphdoctor.writing import append_to_own, open_own, write_all
 
 
 class SpoolWriter:
@@ -64,7 +64,7 @@ class SpoolWriter:
         self._pending, unmapped = _pending(tail)
         self._fd, self._size = None, 0
         try:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            self._fd = open_own(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
             self._size = os.fstat(self._fd).st_size  # the spool's, counted on from here
         except OSError as error:
             self._stop(error)
@@ -102,7 +102,7 @@ class SpoolWriter:
     def _append(self, data: bytes) -> None:
         assert self._fd is not None
         try:
-            _write_all(self._fd, data)
+            write_all(self._fd, data)
         except OSError as error:
             self._stop(error)
             return
@@ -177,13 +177,6 @@ def _say(text: str) -> None:
         pass
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
 def append_record(path: str | os.PathLike[str], record: SpoolRecord) -> None:
     """Append one record from outside the child (the parent's ``run_end``)."""
     append_records(path, [record])
@@ -191,8 +184,7 @@ def append_record(path: str | os.PathLike[str], record: SpoolRecord) -> None:
 
 def append_records(path: str | os.PathLike[str], records: Sequence[SpoolRecord]) -> None:
     """Append records from outside the child, after a line break that ends a torn line."""
-    with open(path, "ab") as handle:
-        handle.write(encoded(records))
+    append_to_own(path, encoded(records))
 
 
 def encoded(records: Sequence[SpoolRecord]) -> bytes:
@@ -208,7 +200,7 @@ def appended_or_kept(path: str | os.PathLike[str], data: bytes) -> tuple[bytes, 
     as a torn line is."""
     written = 0
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = open_own(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             while written < len(data):
                 written += os.write(fd, data[written:])
@@ -329,8 +321,14 @@ def _is_gzip(path: str | os.PathLike[str]) -> bool:
         return handle.read(2) == GZIP_MAGIC
 
 
-def compress(path: str | os.PathLike[str], dest: str | os.PathLike[str]) -> Path:
-    """Write a gzip copy of a spool (how fixtures are stored)."""
-    with open(path, "rb") as src, gzip.open(dest, "wb", compresslevel=9) as out:
-        out.write(src.read())
-    return Path(dest)
+def gzip_chunks(chunks: Iterable[bytes], level: int = 9) -> Iterator[bytes]:
+    """``chunks`` compressed as one gzip member, as they come (a kept spool's ``.gz``)."""
+    packer = zlib.compressobj(level, zlib.DEFLATED, 31)
+    for chunk in chunks:
+        yield packer.compress(chunk)
+    yield packer.flush()
+
+
+def file_chunks(path: str | os.PathLike[str]) -> Iterator[bytes]:
+    """The bytes of a file, a MiB at a time."""
+    return _chunks(path)
