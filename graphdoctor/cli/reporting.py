@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
+from graphdoctor.clean_text import clean_line
 from graphdoctor.cli import colour
 from graphdoctor.cli.common import say
 from graphdoctor.errors import GraphDoctorError
@@ -43,8 +44,8 @@ def open_given(paths: Iterable[Path]) -> Report:
     from graphdoctor.report.opening import open_report  # diagnoses a job: loaded late
 
     opened = open_report(list(paths))
-    if opened.said():
-        say(f"graphdoctor: {opened.said()}")
+    if opened.said():  # the files' names are anyone's text: a folder of ranks is a stranger's
+        say(f"graphdoctor: {clean_line(opened.said())}")
     return opened.report
 
 
