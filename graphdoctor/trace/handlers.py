@@ -30,6 +30,7 @@ from graphdoctor.trace.model import (
 )
 from graphdoctor.trace.names import COMPILE, COMPILE_START, RECOMPILE
 from graphdoctor.trace.spool import records as sr
+from graphdoctor.trace.spool.typed import number
 
 Handler = Callable[[Builder, Any], None]
 
@@ -47,7 +48,7 @@ def _note(b: Builder, r: sr.NoteRecord) -> None:
 
 
 def _frame(b: Builder, r: sr.FrameRecord) -> None:
-    b.frames[r.id] = Frame(r.file, int(r.line), r.name, r.kind)
+    b.frames[_number(r.id)] = Frame(r.file, int(r.line), r.name, r.kind)
 
 
 def _source(b: Builder, r: sr.SourceDigest) -> None:
@@ -55,7 +56,21 @@ def _source(b: Builder, r: sr.SourceDigest) -> None:
 
 
 def _stack(b: Builder, r: sr.StackRecord) -> None:
-    b.stacks[r.id] = tuple(r.frames)
+    b.stacks[_number(r.id)] = tuple(map(_number, r.frames))
+
+
+def _number(value: object) -> int:
+    """A number as the recorder writes it: an int; ValueError (a bad record) for anything
+    else."""
+    if type(value) is not int:
+        raise ValueError(f"not a number: {value!r}")
+    return value
+
+
+def _text(value: object) -> str:
+    if type(value) is not str:
+        raise ValueError(f"not text: {value!r}")
+    return value
 
 
 def _fn(b: Builder, r: sr.FunctionRecord) -> None:
@@ -63,14 +78,14 @@ def _fn(b: Builder, r: sr.FunctionRecord) -> None:
 
 
 def _graph_begin(b: Builder, r: sr.GraphBegin) -> None:
-    b.graphs[r.info["id"]] = dict(r.info)
-    b.see(r.info["t"])
+    b.graphs[_number(r.info["id"])] = dict(r.info)
+    b.see(_number(r.info["t"]))
 
 
 def _graph_end(b: Builder, r: sr.GraphEnd) -> None:
-    graph_id = r.info["id"]
-    b.graphs.setdefault(graph_id, {"id": graph_id, "t": r.info["t"]})["end"] = r.info
-    b.see(r.info["t"])
+    graph_id, t = _number(r.info["id"]), _number(r.info["t"])
+    b.graphs.setdefault(graph_id, {"id": graph_id, "t": t})["end"] = r.info
+    b.see(t)
 
 
 def _graph_del(b: Builder, r: sr.GraphDeleted) -> None:
@@ -148,9 +163,10 @@ def _stack_id(value: object) -> int:
 
 def _exc(b: Builder, r: sr.ExceptionInfo) -> None:
     e = r.info
-    chain = tuple(ErrorLink(str(c[0]), str(c[1]), str(c[2]), int(c[3])) for c in e["chain"])
-    b.trace.exceptions.append(ExceptionRecord(e["id"], b.see(e["t"]), e["where"],
-                                              e.get("graph", NONE), e.get("thread", 0), chain))
+    chain = tuple(ErrorLink(str(c[0]), str(c[1]), str(c[2]), _number(c[3])) for c in e["chain"])
+    b.trace.exceptions.append(ExceptionRecord(
+        _number(e["id"]), b.see(_number(e["t"])), _text(e["where"]),
+        number(e, "graph", NONE), number(e, "thread", 0), chain))
 
 
 def _log(b: Builder, r: sr.LogRecord) -> None:
@@ -215,7 +231,7 @@ def _counters(b: Builder, r: sr.Counters) -> None:
 
 def _progress(b: Builder, r: sr.Progress) -> None:
     replays = r.counts.get("replays", {})
-    b.trace.replay_counts = {int(k): int(v) for k, v in replays.items()}
+    b.trace.replay_counts = {int(k): _number(v) for k, v in replays.items()}
     b.see(r.t)
 
 

@@ -14,6 +14,7 @@ spool alone holds everything the trace is built from.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import threading
@@ -140,15 +141,37 @@ class SpoolWriter:
 
 
 def _json_encoder() -> Callable[[Any], str]:
-    """The JSON text of a value, ASCII only, with ``str`` for what JSON has no type for:
-    json's C encoder, made once (``JSONEncoder.encode`` makes one per call, which doubles
-    the cost of a record)."""
+    """The JSON text of a value, ASCII only, with ``str`` for what JSON has no type for and
+    null for a number JSON cannot hold (NaN, an infinity: a reader refuses them): json's C
+    encoder, made once (``JSONEncoder.encode`` makes one per call, which doubles the cost of
+    a record)."""
     make = getattr(json.encoder, "c_make_encoder", None)
+    fast: Callable[[Any], str]
     if make is None:
-        return json.JSONEncoder(separators=(",", ":"), default=str).encode
-    chunks = make(None, str, json.encoder.encode_basestring_ascii, None, ":", ",", False,
-                  False, True)
-    return lambda value: "".join(chunks(value, 0))
+        fast = json.JSONEncoder(separators=(",", ":"), default=str, allow_nan=False).encode
+    else:
+        chunks = make(None, str, json.encoder.encode_basestring_ascii, None, ":", ",", False,
+                      False, False)
+        fast = lambda value: "".join(chunks(value, 0))  # noqa: E731 - made once, called often
+
+    def encoded(value: Any) -> str:
+        try:
+            return fast(value)
+        except ValueError:  # a number JSON cannot hold, somewhere in it (rare)
+            return fast(finite(value))
+
+    return encoded
+
+
+def finite(value: Any) -> Any:
+    """``value`` with null for every number JSON cannot hold."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(item) for item in value]
+    return value
 
 
 def _pending(tail: str | os.PathLike[str] | None) -> tuple[Pending, str]:
@@ -189,7 +212,8 @@ def append_records(path: str | os.PathLike[str], records: Sequence[SpoolRecord])
 
 def encoded(records: Sequence[SpoolRecord]) -> bytes:
     """Records as the spool holds them, after a line break that ends a torn line."""
-    lines = [json.dumps(encode(r), separators=(",", ":"), default=str) for r in records]
+    lines = [json.dumps(finite(encode(r)), separators=(",", ":"), default=str,
+                        allow_nan=False) for r in records]
     return ("\n" + "".join(line + "\n" for line in lines)).encode()
 
 
@@ -249,7 +273,7 @@ def records_in(data: bytes) -> Iterator[list[Any]]:
 def _parsed(line: bytes) -> Iterator[list[Any]]:
     text = line.decode("utf-8", "replace")
     try:
-        record = sane(json.loads(text), text)
+        record = sane(json.loads(text, parse_constant=_not_a_number), text)
     except (RecursionError, OutOfRange):
         yield UNREADABLE
         return
@@ -257,6 +281,12 @@ def _parsed(line: bytes) -> Iterator[list[Any]]:
         return  # the line the child was writing when it died
     if isinstance(record, list) and record and isinstance(record[0], str):
         yield record
+
+
+def _not_a_number(text: str) -> Any:
+    """NaN and the infinities, which no graphdoctor writes: the record is unreadable, as one
+    with a number out of range is."""
+    raise OutOfRange(f"{text} is not a JSON number")
 
 
 class _Meter:
