@@ -36,6 +36,7 @@ from graphdoctor.writing import Identity, OutputError, identity, move_file, writ
 if TYPE_CHECKING:
     from graphdoctor.launch.supervisor import RunRequest
     from graphdoctor.report.document import Report
+    from graphdoctor.report.redact import Redactor
     from graphdoctor.trace.model import Trace
 
 RUN_HELP = f"""Run TARGET under graphdoctor and write a report.
@@ -83,8 +84,9 @@ Exit codes:
               metavar="N", help="Start N ranks through torch.distributed.run (torchrun); one "
                                "report holds every rank.")
 @click.option("--keep-spool", type=click.Path(dir_okay=False, path_type=Path),
-              metavar="FILE", help="Also keep the raw recording there (.gz compresses); "
-                                   "every command reads it as it reads a report.")
+              metavar="FILE", help="Also keep the raw recording there (.gz compresses; "
+                                   "redacted too with --redact); every command reads it as "
+                                   "it reads a report.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--tui", is_flag=True,
               help="Open the report in the terminal UI when the run ends (on a terminal only).")
@@ -224,6 +226,7 @@ def _record_and_report(options: RunOptions) -> tuple[int, Report | None, Path | 
 def _record_and_report_as_asked(options: RunOptions, request: RunRequest
                                 ) -> tuple[int, Report | None, Path | None]:
     from graphdoctor.launch.supervisor import record
+    from graphdoctor.report.redact import redactor_for
 
     end = record(request)
     spools = list(end.spools)
@@ -235,10 +238,11 @@ def _record_and_report_as_asked(options: RunOptions, request: RunRequest
         for empty in (s for s in recordings if s.exists() and not s.stat().st_size):
             empty.unlink()  # a spool that could not be written: nothing to keep
         return end.exit_code, None, None
+    redactor = redactor_for(report, options.secrets) if options.redact else None
     for files in request.files.ranks():
-        _finish_spool(files)
+        _finish_spool(files, redactor)
     if second is not None:
-        _finish_spool(request.files.baseline())
+        _finish_spool(request.files.baseline(), redactor)
     if not options.quiet:
         _print_outcome(report, written)
     return end.exit_code, report, written
@@ -295,18 +299,21 @@ def _kept(spools: list[Path]) -> str:
     return f"the raw recording is kept at {', '.join(map(str, held))}"
 
 
-def _finish_spool(files: RunFiles) -> None:
-    """Keep the spool where --keep-spool asks, as every file is written (said in one line
-    where it cannot be kept: the report is written), then remove it."""
+def _finish_spool(files: RunFiles, redactor: Redactor | None) -> None:
+    """Keep the spool where --keep-spool asks, as every file is written (redacted as the
+    report is, for --redact; said in one line where it cannot be kept: the report is
+    written), then remove it."""
     spool, keep = files.spool, files.keep
     if keep is not None:
+        from graphdoctor.report.redact_spool import redacted_lines
         from graphdoctor.trace.spool.file import file_chunks, gzip_chunks
 
         try:
-            if gzipped(keep):
-                write_file(keep, gzip_chunks(file_chunks(spool)))
-            else:
+            if redactor is None and not gzipped(keep):
                 move_file(spool, keep)
+            else:
+                kept = file_chunks(spool) if redactor is None else redacted_lines(spool, redactor)
+                write_file(keep, gzip_chunks(kept) if gzipped(keep) else kept)
         except GraphDoctorError as error:
             say(f"graphdoctor: the raw recording could not be kept: {error}")
     spool.unlink(missing_ok=True)
