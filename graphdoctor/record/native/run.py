@@ -3,7 +3,10 @@
 The child starts the program in the process group graphdoctor signals, its own (so the
 signals graphdoctor passes on reach the program, as they reach a script), with
 ``CUDA_INJECTION64_PATH`` naming the library and ``GRAPHDOCTOR_NATIVE_FD`` the write end of
-a pipe; a thread reads the pipe into the recorder while the program runs. The child ignores
+a pipe; a thread reads the pipe into the recorder while the program runs. The library is
+checked and opened here, and named to the program by its descriptor (``/proc/self/fd/N``,
+which the program inherits), never by its path: what the driver loads is the file checked
+(:func:`graphdoctor.record.native.build.open_library`). The child ignores
 the signals it shares with the program, so that it outlives it and writes what was
 recorded; the program's exit code is the run's (128+N where signal N killed it, as a shell
 says).
@@ -20,7 +23,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
+from graphdoctor.errors import GraphDoctorError
 from graphdoctor.launch.runner import Outcome, Target
+from graphdoctor.record.native.build import open_library
 from graphdoctor.record.native.translate import NativeEvents
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace.names import CUPTI_PART
@@ -32,22 +37,31 @@ LIBRARY_ENV = "GRAPHDOCTOR_NATIVE_LIBRARY"  # the parent's built library, for th
 KEEP_ENV = "GRAPHDOCTOR_NATIVE_KEEP"  # a new file to copy the library's lines into
 READER_GRACE_S = 10.0  # how long the last events may take to arrive after the exit
 SHARED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+NOT_STARTED = 127  # as a shell says of a program it could not run
 
 
 def run_native(target: Target, recorder: Recorder) -> Outcome:
     """Run ``target`` (an executable and its arguments) and record it; its outcome."""
-    library = os.environ.get(LIBRARY_ENV, "")
+    try:
+        library = open_library(os.environ.get(LIBRARY_ENV, ""))
+    except GraphDoctorError as error:
+        recorder.note(CUPTI_PART, f"the program was not started: {error}")
+        os.write(2, f"graphdoctor: {error}\n".encode(errors="replace"))
+        return Outcome(NOT_STARTED)
     read_end, write_end = os.pipe()
     events = NativeEvents(recorder, clock0=_recorder_start(recorder))
-    env = {**os.environ, INJECTION_ENV: library, PIPE_ENV: str(write_end)}
+    env = {**os.environ, INJECTION_ENV: f"/proc/self/fd/{library}", PIPE_ENV: str(write_end)}
     env.pop(LIBRARY_ENV, None)
     try:
-        program = subprocess.Popen([target.name, *target.args], env=env, pass_fds=(write_end,))
+        program = subprocess.Popen([target.name, *target.args], env=env,
+                                   pass_fds=(write_end, library))
     except OSError as error:
         os.close(read_end)
         os.close(write_end)
         recorder.note(CUPTI_PART, f"the program could not be started: {error}")
-        return Outcome(127)
+        return Outcome(NOT_STARTED)
+    finally:
+        os.close(library)
     os.close(write_end)
     with _outliving_the_program():  # after the start: an ignored signal stays so across exec
         reader = threading.Thread(target=_read, args=(read_end, events), daemon=True)
