@@ -44,7 +44,7 @@ from graphdoctor.trace.names import (
 from graphdoctor.trace.spool import typed
 from graphdoctor.trace.spool.file import read_records, records_in
 from graphdoctor.trace.spool.records import SpoolDrift, decode
-from graphdoctor.trace.spool.typed import flag, number, text
+from graphdoctor.trace.spool.typed import flag, number, ref, text
 
 
 def assemble_file(path: str | os.PathLike[str], *, limited: bool = False,
@@ -146,17 +146,17 @@ def _graph(g: dict[str, Any], last_t: int) -> Graph:
         capture_start=g["t"], capture_end=number(end, "t", NONE),
         pool=text(end, "pool") or text(g, "pool"), shared_pool=flag(g, "shared_pool"),
         stream=number(g, "stream", 0), capture_error_mode=text(g, "capture_error_mode", "global"),
-        stack=number(g, "stack", NONE), function=number(g, "function", NONE),
+        stack=ref(g, "stack"), function=ref(g, "function"),
         callees=tuple(c for c in end.get("callees") or () if type(c) is int)
         if isinstance(end.get("callees"), list) else (),
         uncovered=tuple(str(n) for n in end.get("uncovered") or ()
                         if type(n) in (str, int)) if isinstance(end.get("uncovered"), list)
         else (),
-        error=number(end, "error", NONE), internal=flag(g, "internal"),
+        error=ref(end, "error"), internal=flag(g, "internal"),
         pool_bytes=number(end, "pool_bytes", 0), key=text(g, "key"),
         deleted_at=number(g, "deleted", NONE), device=number(g, "device", 0),
         own_ns=sum(max(0, e - s) for s, e in _own_spans(g)),
-        basis=text(end, "basis"), step=number(g, "step", NONE), anatomy=_anatomy(g),
+        basis=text(end, "basis"), step=ref(g, "step"), anatomy=_anatomy(g),
     )
 
 

@@ -52,6 +52,8 @@ def _frame(b: Builder, r: sr.FrameRecord) -> None:
 
 
 def _source(b: Builder, r: sr.SourceDigest) -> None:
+    if int(r.size) < 0:
+        raise ValueError("a file of negative size")
     b.sources[str(r.file)] = SourceFile(str(r.file), int(r.size), str(r.sha256))
 
 
@@ -148,25 +150,27 @@ def _dist(b: Builder, r: sr.DistInfo) -> None:
 
 
 def _teardown(b: Builder, r: sr.TeardownRecord) -> None:
-    b.trace.teardown.append(TeardownEvent(b.see(r.t), r.kind, r.stack))
+    b.trace.teardown.append(TeardownEvent(b.see(r.t), r.kind, _ref(r.stack)))
 
 
 def _input(b: Builder, r: sr.InputRecord) -> None:
     b.trace.input_events.append(InputEvent(b.see(r.t), r.graph, r.kind, r.addr, r.size,
-                                           _stack_id(r.stack), r.replays, _stack_id(r.dropped)))
+                                           _ref(r.stack), r.replays, _ref(r.dropped)))
 
 
-def _stack_id(value: object) -> int:
-    """A stack id as a spool gives it; NONE for anything else (a stranger's spool)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else NONE
+def _ref(value: object) -> int:
+    """An id that names a stack, a graph or a function, as a spool gives it: NONE for none,
+    and for anything no recorder writes (below NONE, not an int: a stranger's spool)."""
+    return value if type(value) is int and value >= NONE else NONE
 
 
 def _exc(b: Builder, r: sr.ExceptionInfo) -> None:
     e = r.info
-    chain = tuple(ErrorLink(str(c[0]), str(c[1]), str(c[2]), _number(c[3])) for c in e["chain"])
+    chain = tuple(ErrorLink(str(c[0]), str(c[1]), str(c[2]), _ref(_number(c[3])))
+                  for c in e["chain"])
     b.trace.exceptions.append(ExceptionRecord(
         _number(e["id"]), b.see(_number(e["t"])), _text(e["where"]),
-        number(e, "graph", NONE), number(e, "thread", 0), chain))
+        _ref(number(e, "graph", NONE)), number(e, "thread", 0), chain))
 
 
 def _log(b: Builder, r: sr.LogRecord) -> None:
@@ -177,7 +181,7 @@ def _log(b: Builder, r: sr.LogRecord) -> None:
     event = CompileEvent(r.t, parsed["kind"], parsed.get("compile_id") or r.compile_id,
                          parsed.get("function", ""), parsed.get("reason", ""),
                          parsed.get("detail", ""), parsed.get("key", ""),
-                         b.text_stack(frames) if frames else r.stack)
+                         b.text_stack(frames) if frames else _ref(r.stack))
     b.trace.compile_events.append(event)
     b.see(r.t)
 
@@ -200,13 +204,13 @@ def _guarded_tensor(b: Builder, r: sr.GuardedTensor) -> None:
     b.trace.guarded_tensors.append(GuardedTensor(
         b.see(r.t), r.compile_id, r.source, r.name or guards.user_name(r.source),
         int(r.position), shape, r.dtype, int(r.addr), int(r.size), int(r.device),
-        int(r.stack)))
+        _ref(int(r.stack))))
 
 
 def _compile_cb(b: Builder, r: sr.CompileCallback) -> None:
     key = f"{r.compile_id}:{r.trigger}"
     if r.kind == COMPILE_START:
-        b.compile_spans[key] = (r.t, r.trigger, r.stack)
+        b.compile_spans[key] = (r.t, r.trigger, _ref(r.stack))
         return
     start = b.compile_spans.pop(key, None)
     if start is not None:
@@ -217,7 +221,8 @@ def _compile_cb(b: Builder, r: sr.CompileCallback) -> None:
 
 
 def _warn(b: Builder, r: sr.WarnRecord) -> None:
-    b.trace.warnings.append(WarningRecord(b.see(r.t), r.category, r.message, r.graph, r.stack))
+    b.trace.warnings.append(WarningRecord(b.see(r.t), r.category, r.message, _ref(r.graph),
+                                          _ref(r.stack)))
 
 
 def _region(b: Builder, r: sr.Region) -> None:

@@ -188,9 +188,9 @@ def read_everything(paths: list[Path]) -> str:
     return "read"
 
 
-def within_budget(paths: list[Path]) -> None:
-    """:func:`read_everything` in a child process held to BUDGET_S and BUDGET_BYTES; fail
-    with what went wrong there, and where the files are kept."""
+def within_budget(paths: list[Path]) -> str:
+    """:func:`read_everything` in a child process held to BUDGET_S and BUDGET_BYTES; what it
+    said ("refused" or "read"); fail with what went wrong there, and where the files are."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns
@@ -214,7 +214,7 @@ def within_budget(paths: list[Path]) -> None:
         pytest.fail(f"killed by signal {os.WTERMSIG(status)} (SIGALRM: past {BUDGET_S} s); "
                     f"{kept}")
     assert os.WEXITSTATUS(status) == 0, f"{text}\n{kept}"
-    event(text)
+    return text
 
 
 FUZZ = settings(deadline=None, database=None, max_examples=150,
@@ -227,7 +227,7 @@ FUZZ = settings(deadline=None, database=None, max_examples=150,
 def test_a_mutated_recording_is_read_within_budget(tmp_path: Path, data: bytes) -> None:
     spool = tmp_path / "fuzzed.spool"
     spool.write_bytes(data)
-    within_budget([spool])
+    event(within_budget([spool]))
 
 
 @settings(FUZZ, max_examples=60)
@@ -237,7 +237,7 @@ def test_a_job_with_a_mutated_rank_is_combined_within_budget(tmp_path: Path,
     first = tmp_path / "job.rank0.spool"
     first.write_bytes(data.draw(mutated_spool(JOB[0])))
     rest = [RECORDINGS / f"{name}.spool.jsonl.gz" for name in JOB[1:]]
-    within_budget([first, *rest])
+    event(within_budget([first, *rest]))
 
 
 @settings(FUZZ, max_examples=100)
@@ -245,4 +245,42 @@ def test_a_job_with_a_mutated_rank_is_combined_within_budget(tmp_path: Path,
 def test_a_mutated_report_is_read_within_budget(tmp_path: Path, data: bytes) -> None:
     report = tmp_path / "fuzzed.json"
     report.write_bytes(data)
-    within_budget([report])
+    event(within_budget([report]))
+
+
+def every_number(value: Any, place: Path_ = ()) -> list[Path_]:
+    """The places of the ints in a record (not its bools)."""
+    if type(value) is int:
+        return [place]
+    items = value.items() if isinstance(value, dict) else \
+        enumerate(value) if isinstance(value, (list, tuple)) else ()
+    return [found for key, item in items for found in every_number(item, (*place, key))]
+
+
+def each_number_of_each_kind() -> list[tuple[str, int, Path_]]:
+    """(recording, record, place) for one number at each place of each record kind the
+    recordings hold (a record's tag and the place's shape, list indices aside)."""
+    found: dict[tuple[Any, ...], tuple[str, int, Path_]] = {}
+    for name in SPOOLS:
+        for index, record in enumerate(recording(name)):
+            for place in every_number(list(record)):
+                shape = (record[0], *(k if isinstance(k, str) else "#" for k in place))
+                found.setdefault(shape, (name, index, place))
+    return list(found.values())
+
+
+@pytest.mark.parametrize("number", [10**9, 2**62, -(2**62)])
+def test_every_number_of_every_record_kind_made_huge_is_read_within_budget(
+        tmp_path: Path, number: int) -> None:
+    """Not left to chance: each number a recorder writes, in each kind of record, made huge
+    or hugely negative in turn (an id, a count, a time, a size, a world's size...)."""
+    for name, index, place in each_number_of_each_kind():
+        records = [json.loads(json.dumps(r)) for r in recording(name)]
+        record: Any = records[index]
+        for key in place[:-1]:
+            record = record[key]
+        record[place[-1]] = number
+        spool = tmp_path / f"{name}.{index}.spool"
+        spool.write_text("".join(json.dumps(r) + "\n" for r in records))
+        within_budget([spool])
+        spool.unlink()

@@ -87,6 +87,13 @@ def number(data: Mapping[str, Any], key: str, default: int) -> int:
     return value if type(value) is int else default
 
 
+def ref(data: Mapping[str, Any], key: str) -> int:
+    """``data[key]`` where it is an id a recorder writes (a stack's, a graph's: 0 or more,
+    or -1 for none); else -1."""
+    value = data.get(key, -1)
+    return value if type(value) is int and value >= -1 else -1
+
+
 def text(data: Mapping[str, Any], key: str, default: str = "") -> str:
     """``data[key]`` where it is text; else ``default``."""
     value = data.get(key, default)
