@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import sys
 from pathlib import Path
 
@@ -109,7 +110,7 @@ def fix(report_files: tuple[Path, ...], apply_patch: bool, verify_patch: bool,
         sys.exit(NOT_PROVEN_EXIT)
     if verify_patch:
         rerun = _rerun(report, command, verify.Rerun(_options(timeout, nproc), "", (), here))
-        sys.exit(_verified(report, found, rerun, timeout))
+        sys.exit(_verified(report, found, rerun, timeout, ask=not command))
     if apply_patch:
         for patch in found.files:
             _say(f"graphdoctor: patched {files.write(patch, here)}")
@@ -143,11 +144,17 @@ def _options(timeout: float, nproc: int) -> tuple[str, ...]:
     return ("--timeout", f"{timeout:g}", *(("--nproc-per-node", str(nproc)) if nproc > 1 else ()))
 
 
-def _verified(report: Report, found: Plan, rerun: verify.Rerun, timeout: float) -> int:
+def _verified(report: Report, found: Plan, rerun: verify.Rerun, timeout: float,
+              ask: bool) -> int:
+    """Patch a copy, run it (asking first, showing the exact command, where the person gave
+    none), compare; the exit code."""
     folder, script, outside = verify.copy_and_patch(found, rerun)
     output = folder / verify.AFTER
-    _say(f"graphdoctor: running the patched copy: graphdoctor run {shlex.join(rerun.options)}"
-         f" {shlex.quote(str(script))} {shlex.join(rerun.args)}".rstrip())
+    shown = shlex.join(["graphdoctor", *verify.command(rerun, script, output)[3:]])
+    if ask and not _agreed(shown, rerun.cwd):
+        shutil.rmtree(folder, ignore_errors=True)
+        raise GraphDoctorError(f"nothing was run; {NEEDS_COMMAND}")
+    _say(f"graphdoctor: running the patched copy: {shown}")
     exit_code = verify.run_again(rerun, script, output, timeout)
     after = load(output) if output.exists() and output.stat().st_size else None
     changes, fixed = verify.compared(report, after, found) if after else ((), ())
@@ -176,22 +183,25 @@ def _proof_lines(proof: verify.Proof) -> list[str]:
 
 def _rerun(report: Report, command: tuple[str, ...] | None, rerun: verify.Rerun
            ) -> verify.Rerun:
-    """The command --verify runs: the one given after --; else, on a terminal, the report's
-    own script and arguments once the person has seen them and said yes."""
+    """The command --verify runs: the one given after --; else, where a person can be asked
+    (:func:`_agreed`), the report's own script and arguments."""
     if command:
         return _checked(rerun, command[0], command[1:])
     if not _interactive():
         raise GraphDoctorError(NEEDS_COMMAND)
     script, args = _recorded_command(report, rerun.cwd)
-    shown = shlex.join(["graphdoctor", "run", *rerun.options, script, *args])
+    return _checked(rerun, script, args)
+
+
+def _agreed(shown: str, cwd: str) -> bool:
+    """Whether the person, shown the exact command, says to run it (no, unless they say
+    yes). A command a terminal would act on is not shown, nor run."""
     if clean_line(shown) != shown:
         raise GraphDoctorError(f"the report's command holds characters a terminal would act "
                                f"on; {NEEDS_COMMAND}")
-    say(f"graphdoctor: --verify would run, in {clean_line(rerun.cwd)}, a patched copy of the "
+    say(f"graphdoctor: --verify would run, in {clean_line(cwd)}, a patched copy of the "
         f"report's script:\n  {shown}")
-    if not click.confirm("Run it?", default=False, err=True):
-        raise GraphDoctorError(f"nothing was run; {NEEDS_COMMAND}")
-    return _checked(rerun, script, args)
+    return click.confirm("Run it?", default=False, err=True)
 
 
 def _interactive() -> bool:

@@ -102,11 +102,11 @@ def write(content: str | bytes, output: Path | None) -> None:
     write_file(output, data)
 
 
-def named(output: Path) -> Path:
-    """``-o``'s file, or GraphDoctorError where it names none (``-o ""`` reaches a command
-    as Path(""), which is ".")."""
+def named(output: Path, option: str = "-o") -> Path:
+    """The file ``option`` (``-o``, ``--keep-spool``) names, or GraphDoctorError where it
+    names none (``-o ""`` reaches a command as Path(""), which is ".")."""
     if str(output) in ("", "."):
-        raise GraphDoctorError("-o needs a file name")
+        raise GraphDoctorError(f"{option} needs a file name")
     return output
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from graphdoctor.cli.reporting import named
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.trace.run_files import RunFiles, default_report, report_beside, report_in_job
 from graphdoctor.writing import (
@@ -39,9 +40,7 @@ def report_path(output: Path | None, target: str, nproc: int) -> Path:
     starts."""
     if output is None:
         return default_report(target, nproc)
-    if str(output) in ("", "."):  # `-o ""` reaches here as Path(""), which is "."
-        raise GraphDoctorError("-o needs a file name")
-    if not output.parent.is_dir():
+    if not named(output).parent.is_dir():
         raise GraphDoctorError(f"no such folder for the report: {output.parent}")
     check_writable(output)
     return report_in_job(output, nproc)
@@ -51,10 +50,8 @@ def keep_path(keep: Path | None) -> Path | None:
     """``--keep-spool``'s file, checked as ``-o`` is, before the script starts."""
     if keep is None:
         return None
-    if str(keep) in ("", "."):
-        raise GraphDoctorError("--keep-spool needs a file name")
     try:
-        check_writable(keep)
+        check_writable(named(keep, "--keep-spool"))
     except OutputError as error:
         raise GraphDoctorError(f"--keep-spool {error}") from None
     return keep

@@ -227,7 +227,8 @@ def test_verify_runs_the_command_given_here_and_nothing_of_the_report_s(
     assert command[-3:] == [command[-3], "--steps", "3"]
     assert command[-3].endswith("/scripts/sync_between_replays.py")
     assert not command[-3].startswith(str(tmp_path))  # the patched copy, not the file
-    assert "running the patched copy: graphdoctor run --timeout 30 " in result.stderr
+    assert "running the patched copy: graphdoctor run -q -o " in result.stderr
+    assert f"--timeout 30 {command[-3]} --steps 3\n" in result.stderr  # the exact command
 
 
 def test_a_command_for_verify_is_a_python_script(tmp_path: Path, runs: list[object]) -> None:
@@ -244,8 +245,10 @@ def test_on_a_terminal_verify_asks_before_running_the_report_s_script(
         answer: str, runs_it: bool) -> None:
     monkeypatch.setattr(fix_cmd, "_interactive", lambda: True)
     result = fix(recorded_here("sync_between_replays", tmp_path), "--verify", given=answer)
-    assert "graphdoctor run --timeout 600 fixtures/scripts/sync_between_replays.py" in \
-        result.stderr and "Run it? [y/N]" in result.stderr
+    shown = result.stderr.split("script:\n  ", 1)[1].split("\n", 1)[0]
+    assert shown.startswith("graphdoctor run -q -o /") and "Run it? [y/N]" in result.stderr
+    assert shown.endswith("--timeout 600 " + (runs[0][0][-1] if runs else shown.split()[-1]))
+    assert shown.endswith("/scripts/sync_between_replays.py")  # the patched copy
     assert bool(runs) == runs_it and result.exit_code == (1 if runs_it else 2), result.output
 
 
@@ -268,7 +271,8 @@ def test_verify_runs_the_patched_copy_and_claims_nothing_it_did_not_see(tmp_path
     result = fix(report, "--verify", "--timeout", "120", "--",
                  "fixtures/scripts/sync_between_replays.py")
     assert result.exit_code == 1, result.output
-    assert "running the patched copy: graphdoctor run --timeout 120 " in result.stderr
+    assert "running the patched copy: graphdoctor run -q -o " in result.stderr
+    assert " --timeout 120 " in result.stderr
     assert "→ no such graph (worse)" in result.stderr and "not proven" in result.stderr
     after = Path(result.stderr.rsplit("the run again's report: ", 1)[1].strip())
     assert io.load(after).trace.meta.target.endswith("sync_between_replays.py")
