@@ -164,3 +164,17 @@ def test_the_program_loads_the_library_checked_whatever_its_path_holds_after(
     recorder = new_recorder(SpoolWriter(tmp_path / "s.spool"), "default")
     assert run_native(Target(str(program), (str(library),)), recorder).exit_code == 0
     assert (tmp_path / "loaded").read_bytes() == b"checked"
+
+
+def test_the_child_outlives_the_program_without_ignoring_ctrl_c(tmp_path: Path) -> None:
+    """graphdoctor reads a Ctrl-C ignored by its child as one the script ignores, and lets
+    the script run on: the child of a native run lives through the signals it shares with
+    the program by catching them, so a Ctrl-C still ends the program and the run."""
+    import signal
+
+    from graphdoctor.launch.relay import ignores
+    from graphdoctor.record.native.run import _outliving_the_program
+
+    with _outliving_the_program():
+        os.kill(os.getpid(), signal.SIGINT)  # caught and dropped: this process lives on
+        assert not ignores(os.getpid(), signal.SIGINT)

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import FrameType
 from typing import TextIO
 
 from graphdoctor.errors import GraphDoctorError
@@ -104,10 +105,16 @@ def _kept_lines() -> TextIO | None:
 @contextmanager
 def _outliving_the_program() -> Iterator[None]:
     """The signals graphdoctor passes on reach the program through the process group; the
-    child lets them pass, and ends when the program has."""
-    before = {number: signal.signal(number, signal.SIG_IGN) for number in SHARED_SIGNALS}
+    child lets them pass, and ends when the program has. Caught and dropped, not ignored:
+    graphdoctor reads a Ctrl-C ignored by the process it started as one the script ignores
+    (:func:`graphdoctor.launch.relay.ignores`), and this one is the program's to act on."""
+    before = {number: signal.signal(number, _let_pass) for number in SHARED_SIGNALS}
     try:
         yield
     finally:
         for number, handler in before.items():
             signal.signal(number, handler)
+
+
+def _let_pass(signum: int, frame: FrameType | None) -> None:
+    """A signal meant for the program, which the program's process group got too."""
