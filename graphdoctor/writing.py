@@ -167,13 +167,14 @@ def identity(path: str | os.PathLike[str]) -> Identity | None:
 
 
 # -- a file graphdoctor names itself ----------------------------------------------------------
-def create_new(path: str | os.PathLike[str], mode: int = 0o644) -> int:
+def create_new(path: str | os.PathLike[str], mode: int = 0o666) -> int:
     """A new, empty file at ``path``, created by this call alone (never through a link);
-    its descriptor, open for writing. FileExistsError where the name is taken."""
+    its descriptor, open for writing. ``mode`` as the umask leaves it. FileExistsError where
+    the name is taken."""
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OWN_FLAGS, mode)
 
 
-def created(path: str | os.PathLike[str], mode: int = 0o644) -> bool:
+def created(path: str | os.PathLike[str], mode: int = 0o666) -> bool:
     """Whether ``path`` was created now, empty (False where the name is taken)."""
     try:
         os.close(create_new(path, mode))
@@ -311,7 +312,7 @@ def _replace(target: Path, data: Data) -> None:
     keeping the owner and permissions of the file replaced."""
     temporary = _temporary_beside(target)
     try:
-        with os.fdopen(create_new(temporary, 0o666), "wb") as out:
+        with os.fdopen(create_new(temporary), "wb") as out:
             _stream(out.fileno(), data)
         _keep_owner_and_mode(temporary, target)
         os.replace(temporary, target)
@@ -358,6 +359,9 @@ def _locked(target: Path) -> Iterator[Identity | None]:
         fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | _OWN_FLAGS)
     except FileNotFoundError:
         yield None
+        return
+    except PermissionError:  # a file this user may replace but not read: decided unlocked
+        yield identity(target)
         return
     try:
         try:
