@@ -20,6 +20,13 @@ def clean(text: str) -> str:
     return UNSAFE_CHARACTERS.sub("?", text)
 
 
+def clean_line(text: str) -> str:
+    """Text from a report as one line, safe to print: :func:`clean`, with each line break and
+    run of white space made one space, so that the text cannot start a line of its own (one
+    that reads as graphdoctor's)."""
+    return " ".join(clean(text).split())
+
+
 def clean_json(text: str) -> str:
     """JSON text safe to print, holding the same data: each character a terminal would act on
     is written as its \\u escape (JSON escapes most controls itself, but not DEL, C1 or bidi)."""

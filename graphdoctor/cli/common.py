@@ -11,7 +11,7 @@ from typing import Any, NoReturn, ParamSpec, TypeVar
 
 import click
 
-from graphdoctor.clean_text import clean
+from graphdoctor.clean_text import clean_line
 from graphdoctor.cli.colour import color_option
 from graphdoctor.errors import GraphDoctorError
 
@@ -99,7 +99,7 @@ def _said(error: click.ClickException) -> str:
 def fail(message: str, exit_code: int = USAGE_EXIT) -> NoReturn:
     """``graphdoctor: error: <message>`` on one line of stderr, and exit: whatever the
     message quotes (a file name, a report's text) is shown, never obeyed by the terminal."""
-    click.echo(f"graphdoctor: error: {' '.join(clean(message).split())}", err=True)
+    click.echo(f"graphdoctor: error: {clean_line(message)}", err=True)
     sys.exit(exit_code)
 
 

@@ -165,8 +165,8 @@ def _save(report: Report, path: Path) -> str:
 
     try:
         save(report, path)
-    except OSError as error:
-        say(f"graphdoctor: cannot write {path} ({error.strerror or error})")
+    except GraphDoctorError as error:
+        say(f"graphdoctor: {error}")
         return ""
     return str(path)
 

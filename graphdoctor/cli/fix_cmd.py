@@ -1,15 +1,25 @@
 """``graphdoctor fix``: each fixable finding's fix as a patch of the user's files; with
-``--apply`` written, with ``--verify`` proven by running the patched copy again."""
+``--apply`` written, with ``--verify`` proven by running the patched copy again.
+
+A report is anyone's text, so ``fix`` runs and writes only what the person at the keyboard
+names: ``--verify`` runs the command given after ``--`` (or, on a terminal, the report's own
+script once the person has read the exact command and said yes), in the current folder;
+``--apply`` writes only files under the current folder (:mod:`graphdoctor.fix.files`). What
+it prints of the report (finding names, file names, verdicts) is cleaned as ``report``
+cleans it, each on its line.
+"""
 
 from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import sys
 from pathlib import Path
 
 import click
 
+from graphdoctor.clean_text import clean, clean_line
 from graphdoctor.cli.common import handle_errors, say
 from graphdoctor.cli.reporting import GIVEN_HELP, open_given, reports_argument
 from graphdoctor.diagnose.findings import Finding
@@ -22,9 +32,12 @@ from graphdoctor.report.io import load
 from graphdoctor.trace.names import PATH_TARGET
 
 NOT_PROVEN_EXIT = 1
+RUN_AGAIN = "graphdoctor.fix.command"  # where the words after -- wait (click's context meta)
+NEEDS_COMMAND = ("--verify runs the command you give it, never one read from the report: "
+                 "graphdoctor fix REPORT --verify -- SCRIPT [ARGS]...")
 FIX_HELP = f"""Print the fix of each finding of REPORT that has one as a patch of your
-files (a unified diff on stdout, for git apply or patch -p1 in the folder the
-run ran in); --apply writes it, --verify runs the patched script again.
+files (a unified diff on stdout, for git apply or patch -p1 in the current
+folder); --apply writes it, --verify runs a patched copy of your script.
 
 {GIVEN_HELP}
 
@@ -32,12 +45,16 @@ run ran in); --apply writes it, --verify runs the patched script again.
   graphdoctor fix run.json               the patch, to read
   graphdoctor fix run.json > fix.patch   to apply later: git apply fix.patch
   graphdoctor fix run.json --apply       write it into your files
-  graphdoctor fix run.json --verify      run a patched copy under graphdoctor
-                                         run, and compare the verdicts
+  graphdoctor fix run.json --verify -- train.py --lr 3e-4
+                                         run a patched copy of train.py under
+                                         graphdoctor run, and compare verdicts
 
 Rules with a patch: {", ".join(sorted(PATCHERS))}. A file is patched only if it
-is one the report names, on the machine it was recorded on, in the folder it
-ran in, unchanged since the run (by its SHA-256).
+is one the report names, recorded on this machine, unchanged since the run (by
+its SHA-256), and under the current folder: never one in a virtual
+environment, a site-packages folder or the Python installation. --verify runs
+the script and arguments given after --, in the current folder; on a terminal,
+given none, it shows the report's own script's command and asks (default no).
 
 \b
 Exit codes:
@@ -45,52 +62,77 @@ Exit codes:
   1  no finding could be patched (each says why: a file changed since the
      run, written in a way no patch is made for...), or --verify found what
      the patch claims to fix still there (or a verdict worse)
-  2  the report cannot be read, a file changed while being patched, or a
-     usage error
+  2  the report cannot be read, a file changed while being patched, --verify
+     had no command to run, or a usage error
 """
 
 
-@click.command("fix", help=FIX_HELP)
+class FixCommand(click.Command):
+    """fix's command line, with what follows ``--`` kept apart: the command ``--verify``
+    runs, never taken for a report."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            cut = args.index("--")
+            ctx.meta[RUN_AGAIN] = tuple(args[cut + 1:])
+            args = args[:cut]
+        return super().parse_args(ctx, args)
+
+
+@click.command("fix", cls=FixCommand, help=FIX_HELP)
 @reports_argument()
 @click.option("--apply", "apply_patch", is_flag=True, help="Write the patch into the files.")
 @click.option("--verify", "verify_patch", is_flag=True,
-              help="Patch a copy of the script's folder, run it again under graphdoctor run "
-                   "(in the folder the run ran in) and compare.")
+              help="Patch a copy of the script's folder and run the command given after -- "
+                   "under graphdoctor run (in the current folder), then compare.")
 @click.option("--rule", "rules", multiple=True, metavar="ID",
               help="Patch only this rule's findings (GD101...); again for more.")
 @click.option("--every", type=click.IntRange(min=2), default=Options.every, show_default=True,
               metavar="N", help="A sync between replays (GD203) runs every N steps.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=600, show_default=True,
               metavar="SECONDS", help="How long --verify's run may take.")
+@click.option("--nproc-per-node", "nproc", type=click.IntRange(min=1), default=1,
+              metavar="N", help="--verify: start N ranks, as graphdoctor run does.")
 @handle_errors
 def fix(report_files: tuple[Path, ...], apply_patch: bool, verify_patch: bool,
-        rules: tuple[str, ...], every: int, timeout: float) -> None:
+        rules: tuple[str, ...], every: int, timeout: float, nproc: int) -> None:
+    command = click.get_current_context().meta.get(RUN_AGAIN)
     if apply_patch and verify_patch:
         raise GraphDoctorError("--apply or --verify, not both: verify first, then apply")
+    if command is not None and not verify_patch:
+        raise GraphDoctorError("a command after -- is for --verify to run")
     report = open_given(report_files)
-    found = plan(report, files.recorded_files(report), Options(every),
-                 frozenset(rule.upper() for rule in rules))
+    here = os.getcwd()
+    found = plan(report, files.patchable_files(report, here), Options(every),
+                 frozenset(rule.upper() for rule in rules), folder=here)
     _tell(found)
     if not found.files:
         sys.exit(NOT_PROVEN_EXIT)
     if verify_patch:
-        sys.exit(_verified(report, found, timeout))
+        rerun = _rerun(report, command, verify.Rerun(_options(timeout, nproc), "", (), here))
+        sys.exit(_verified(report, found, rerun, timeout, ask=not command))
     if apply_patch:
         for patch in found.files:
-            say(f"graphdoctor: patched {files.write(patch, report.trace.meta.cwd)}")
+            _say(f"graphdoctor: patched {files.write(patch, here)}")
         return
-    sys.stdout.write("".join(patch.diff for patch in found.files))
+    diff = "".join(patch.diff for patch in found.files)
+    sys.stdout.write(clean(diff) if sys.stdout.isatty() else diff)  # a file's: for git apply
+
+
+def _say(line: str) -> None:
+    """A line of graphdoctor's that quotes the report: shown, never obeyed, and one line."""
+    say(clean_line(line))
 
 
 def _tell(found: Plan) -> None:
     """What each patch does, and why each other finding has none, on stderr."""
     for fix_ in found.fixes:
-        say(f"graphdoctor: {_named(fix_.finding)}: {fix_.change.says} ({fix_.file})")
+        _say(f"graphdoctor: {_named(fix_.finding)}: {fix_.change.says} ({fix_.file})")
     for left in found.left:
         if left.why != NO_PATCHER:
-            say(f"graphdoctor: not patched: {_named(left.finding)}: {left.why}")
+            _say(f"graphdoctor: not patched: {_named(left.finding)}: {left.why}")
     if not found.fixes:
-        say("graphdoctor: no finding of this report has a patch")
+        _say("graphdoctor: no finding of this report has a patch")
 
 
 def _named(finding: Finding) -> str:
@@ -98,18 +140,27 @@ def _named(finding: Finding) -> str:
                                               else "")
 
 
-def _verified(report: Report, found: Plan, timeout: float) -> int:
-    rerun = _rerun_of(report)
+def _options(timeout: float, nproc: int) -> tuple[str, ...]:
+    return ("--timeout", f"{timeout:g}", *(("--nproc-per-node", str(nproc)) if nproc > 1 else ()))
+
+
+def _verified(report: Report, found: Plan, rerun: verify.Rerun, timeout: float,
+              ask: bool) -> int:
+    """Patch a copy, run it (asking first, showing the exact command, where the person gave
+    none), compare; the exit code."""
     folder, script, outside = verify.copy_and_patch(found, rerun)
     output = folder / verify.AFTER
-    say(f"graphdoctor: running the patched copy: graphdoctor run {shlex.join(rerun.options)}"
-        f" {shlex.quote(str(script))} {shlex.join(rerun.args)}".rstrip())
+    shown = shlex.join(["graphdoctor", *verify.command(rerun, script, output)[3:]])
+    if ask and not _agreed(shown, rerun.cwd):
+        shutil.rmtree(folder, ignore_errors=True)
+        raise GraphDoctorError(f"nothing was run; {NEEDS_COMMAND}")
+    _say(f"graphdoctor: running the patched copy: {shown}")
     exit_code = verify.run_again(rerun, script, output, timeout)
     after = load(output) if output.exists() and output.stat().st_size else None
     changes, fixed = verify.compared(report, after, found) if after else ((), ())
     proof = verify.Proof(folder, exit_code, after, changes, fixed, outside)
     for line in _proof_lines(proof):
-        say(line)
+        _say(line)
     return 0 if proof.proven else NOT_PROVEN_EXIT
 
 
@@ -130,23 +181,60 @@ def _proof_lines(proof: verify.Proof) -> list[str]:
                     f"{proof.folder / verify.AFTER}"]
 
 
-def _rerun_of(report: Report) -> verify.Rerun:
-    """The report's ``graphdoctor run`` command, read with run's own options."""
+def _rerun(report: Report, command: tuple[str, ...] | None, rerun: verify.Rerun
+           ) -> verify.Rerun:
+    """The command --verify runs: the one given after --; else, where a person can be asked
+    (:func:`_agreed`), the report's own script and arguments."""
+    if command:
+        return _checked(rerun, command[0], command[1:])
+    if not _interactive():
+        raise GraphDoctorError(NEEDS_COMMAND)
+    script, args = _recorded_command(report, rerun.cwd)
+    return _checked(rerun, script, args)
+
+
+def _agreed(shown: str, cwd: str) -> bool:
+    """Whether the person, shown the exact command, says to run it (no, unless they say
+    yes). A command a terminal would act on is not shown, nor run."""
+    if clean_line(shown) != shown:
+        raise GraphDoctorError(f"the report's command holds characters a terminal would act "
+                               f"on; {NEEDS_COMMAND}")
+    say(f"graphdoctor: --verify would run, in {clean_line(cwd)}, a patched copy of the "
+        f"report's script:\n  {shown}")
+    return click.confirm("Run it?", default=False, err=True)
+
+
+def _interactive() -> bool:
+    """Whether a person can be asked: a terminal to read the answer from and to ask on."""
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def _checked(rerun: verify.Rerun, script: str, args: tuple[str, ...] | list[str]
+             ) -> verify.Rerun:
+    """``script`` and ``args`` to run again, once ``script`` is a Python file here."""
+    from graphdoctor.cli.native import is_native
+    from graphdoctor.cli.run import check_target
+
+    check_target(script, False, tuple(args))
+    if not os.path.isfile(script) or is_native(script, False):
+        raise GraphDoctorError(f"--verify runs a Python script, and {script} is not one")
+    return verify.Rerun(rerun.options, script, tuple(args), rerun.cwd)
+
+
+def _recorded_command(report: Report, here: str) -> tuple[str, list[str]]:
+    """The script the report recorded (as a path from ``here``) and its arguments, offered
+    only where it is a file of the report's that ``fix`` could patch: in this folder, with
+    the content the recording digested."""
     from graphdoctor.cli.run import run
 
     meta = report.trace.meta
     if meta.argv[:1] != ("run",) or meta.target_kind != PATH_TARGET:
-        raise GraphDoctorError("--verify runs again what graphdoctor run SCRIPT ran; this "
-                               "report is of another kind of run")
+        raise GraphDoctorError(NEEDS_COMMAND)
     with run.make_context("run", list(meta.argv[1:]), resilient_parsing=True) as context:
         given = context.params
-    script = str(given.get("target") or meta.target)
-    vouched = files.recorded_files(report)(os.path.normpath(os.path.join(meta.cwd, script)))
-    if isinstance(vouched, str):  # a stranger's report must not pick what runs here
-        raise GraphDoctorError(f"--verify runs only a script this report recorded on this "
-                               f"machine, unchanged since; {script}: {vouched}")
-    options = [*(["--full"] if given.get("full") else []),
-               *(["--timeout", str(given["timeout"])] if given.get("timeout") else []),
-               *(["--cupti"] if given.get("cupti") else []),
-               *(["--nproc-per-node", str(given["nproc"])] if given.get("nproc", 1) > 1 else [])]
-    return verify.Rerun(tuple(options), script, tuple(given.get("args") or ()), meta.cwd)
+    named = os.path.normpath(os.path.join(meta.cwd, str(given.get("target") or meta.target)))
+    script = files.patchable_files(report, here)(named)
+    if isinstance(script, str):
+        raise GraphDoctorError(f"the report's script is not offered ({script}); "
+                               f"{NEEDS_COMMAND}")
+    return os.path.relpath(script.path, here), list(given.get("args") or ())

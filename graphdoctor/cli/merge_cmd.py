@@ -7,9 +7,10 @@ from pathlib import Path
 import click
 
 from graphdoctor.cli.common import handle_errors, say
-from graphdoctor.cli.reporting import open_given, reports_argument
+from graphdoctor.cli.reporting import named, open_given, reports_argument
 from graphdoctor.report.io import save
 from graphdoctor.trace.run_files import job_report
+from graphdoctor.writing import check_writable
 
 MERGE_HELP = """Combine the reports (or spools) of a job's ranks into one report.
 
@@ -41,6 +42,8 @@ report cannot be written.
                    "without .rankN, in the current folder, never over an existing file.")
 @handle_errors
 def merge(report_files: tuple[Path, ...], output: Path | None) -> None:
+    if output is not None:  # a path no report can go to is said before the ranks are read
+        check_writable(named(output))
     document = open_given(report_files)
     written = save(document, output or job_report(report_files[0]))
     say(f"graphdoctor: wrote the report of {len(document.ranks)} ranks to {written}")

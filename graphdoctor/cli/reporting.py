@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
+from graphdoctor.clean_text import clean_line
 from graphdoctor.cli import colour
 from graphdoctor.cli.common import say
 from graphdoctor.errors import GraphDoctorError
@@ -21,8 +22,8 @@ from graphdoctor.report.document import Report
 from graphdoctor.report.gates import GATE_EXIT, Trip, parse_conditions
 from graphdoctor.report.redact import redact
 from graphdoctor.report.secrets import secret_values
-from graphdoctor.report.writing import write_file
 from graphdoctor.trace.run_files import gzipped
+from graphdoctor.writing import write_file
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_WIDTH = 100
@@ -43,8 +44,8 @@ def open_given(paths: Iterable[Path]) -> Report:
     from graphdoctor.report.opening import open_report  # diagnoses a job: loaded late
 
     opened = open_report(list(paths))
-    if opened.said():
-        say(f"graphdoctor: {opened.said()}")
+    if opened.said():  # the files' names are anyone's text: a folder of ranks is a stranger's
+        say(f"graphdoctor: {clean_line(opened.said())}")
     return opened.report
 
 
@@ -89,20 +90,24 @@ def width(requested: int | None) -> int:
 
 
 def write(content: str | bytes, output: Path | None) -> None:
-    """Write to OUTPUT (gzip-compressed if it ends in .gz) as
-    :mod:`graphdoctor.report.writing` writes, or to stdout if it is None or -."""
+    """Write to OUTPUT (gzip-compressed if it ends in .gz) as :mod:`graphdoctor.writing`
+    writes, or to stdout if it is None or -."""
     data = content.encode() if isinstance(content, str) else content
     if output is None or str(output) == "-":
         _to_stdout(data)
         return
-    if str(output) in ("", "."):  # `-o ""` reaches here as Path(""), which is "."
-        raise GraphDoctorError("-o needs a file name")
+    named(output)
     if gzipped(output):
         data = gzip.compress(data, compresslevel=6, mtime=0)
-    try:
-        write_file(output, data)
-    except OSError as error:
-        raise GraphDoctorError(f"{output}: cannot write ({error.strerror or error})") from None
+    write_file(output, data)
+
+
+def named(output: Path, option: str = "-o") -> Path:
+    """The file ``option`` (``-o``, ``--keep-spool``) names, or GraphDoctorError where it
+    names none (``-o ""`` reaches a command as Path(""), which is ".")."""
+    if str(output) in ("", "."):
+        raise GraphDoctorError(f"{option} needs a file name")
+    return output
 
 
 def _to_stdout(data: bytes) -> None:

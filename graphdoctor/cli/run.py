@@ -19,12 +19,11 @@ from graphdoctor.cli.common import handle_errors, say
 from graphdoctor.cli.native import is_native, prepare_native
 from graphdoctor.cli.reporting import fail_on_option, gate_exit
 from graphdoctor.cli.run_output import (
-    Identity,
     held_a_file,
-    identity,
+    keep_path,
     report_path,
     run_files,
-    unless_replaced,
+    write_report,
 )
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, check, describe_conditions
@@ -32,10 +31,12 @@ from graphdoctor.report.redact import WHAT_GOES
 from graphdoctor.report.secrets import secret_values
 from graphdoctor.trace.names import CUPTI_ENV, FULL_MODE
 from graphdoctor.trace.run_files import RunFiles, gzipped
+from graphdoctor.writing import Identity, OutputError, identity, move_file, write_file
 
 if TYPE_CHECKING:
     from graphdoctor.launch.supervisor import RunRequest
     from graphdoctor.report.document import Report
+    from graphdoctor.report.redact import Redactor
     from graphdoctor.trace.model import Trace
 
 RUN_HELP = f"""Run TARGET under graphdoctor and write a report.
@@ -83,8 +84,9 @@ Exit codes:
               metavar="N", help="Start N ranks through torch.distributed.run (torchrun); one "
                                "report holds every rank.")
 @click.option("--keep-spool", type=click.Path(dir_okay=False, path_type=Path),
-              metavar="FILE", help="Also keep the raw recording there (.gz compresses); "
-                                   "every command reads it as it reads a report.")
+              metavar="FILE", help="Also keep the raw recording there (.gz compresses; "
+                                   "redacted too with --redact); every command reads it as "
+                                   "it reads a report.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--tui", is_flag=True,
               help="Open the report in the terminal UI when the run ends (on a terminal only).")
@@ -110,7 +112,8 @@ def run(module: bool, output: Path | None, full: bool, cupti: bool, timeout: flo
         raise GraphDoctorError("--baseline runs one process; leave out --nproc-per-node")
     path = report_path(output, target, nproc)
     options = RunOptions(target, args, module, path, FULL_MODE if full else "default",
-                         timeout, nproc, keep_spool, quiet, redact, baseline, identity(path),
+                         timeout, nproc, keep_path(keep_spool), quiet, redact, baseline,
+                         identity(path),
                          tuple(secret_values(os.environ)) if redact else ())
     exit_code, report, written = _record_and_report(options)
     if tui and report is not None and written is not None:
@@ -223,6 +226,7 @@ def _record_and_report(options: RunOptions) -> tuple[int, Report | None, Path | 
 def _record_and_report_as_asked(options: RunOptions, request: RunRequest
                                 ) -> tuple[int, Report | None, Path | None]:
     from graphdoctor.launch.supervisor import record
+    from graphdoctor.report.redact import redactor_for
 
     end = record(request)
     spools = list(end.spools)
@@ -234,10 +238,11 @@ def _record_and_report_as_asked(options: RunOptions, request: RunRequest
         for empty in (s for s in recordings if s.exists() and not s.stat().st_size):
             empty.unlink()  # a spool that could not be written: nothing to keep
         return end.exit_code, None, None
+    redactor = redactor_for(report, options.secrets) if options.redact else None
     for files in request.files.ranks():
-        _finish_spool(files)
+        _finish_spool(files, redactor)
     if second is not None:
-        _finish_spool(request.files.baseline())
+        _finish_spool(request.files.baseline(), redactor)
     if not options.quiet:
         _print_outcome(report, written)
     return end.exit_code, report, written
@@ -268,14 +273,14 @@ def _built(spools: list[Path], baseline: Trace | None, recordings: list[Path],
 def _saved(report: Report, options: RunOptions, spools: list[Path]) -> Path | None:
     """Where the report was written: ``-o``, or a name beside it if another run wrote
     ``-o`` while this one ran (said in one line); None if it could not be written."""
-    from graphdoctor.report.io import save
+    from graphdoctor.report.io import encoded
     from graphdoctor.report.redact import redact
 
+    shared = redact(report, options.secrets) if options.redact else report
     try:
-        path = unless_replaced(options.output, options.seen)
-        save(redact(report, options.secrets) if options.redact else report, path)
-    except (OSError, GraphDoctorError) as error:
-        why = error.strerror if isinstance(error, OSError) and error.strerror else error
+        path = write_report(options.output, encoded(shared, options.output), options.seen)
+    except GraphDoctorError as error:
+        why = error.why if isinstance(error, OutputError) else error
         say(f"graphdoctor: the report cannot be written to {options.output} ({why}); "
             f"{_kept(spools)}")
         return None
@@ -294,19 +299,23 @@ def _kept(spools: list[Path]) -> str:
     return f"the raw recording is kept at {', '.join(map(str, held))}"
 
 
-def _finish_spool(files: RunFiles) -> None:
-    """Keep the spool where --keep-spool asks (said in one line where it cannot be: the
-    report is written), then remove it."""
+def _finish_spool(files: RunFiles, redactor: Redactor | None) -> None:
+    """Keep the spool where --keep-spool asks, as every file is written (redacted as the
+    report is, for --redact; said in one line where it cannot be kept: the report is
+    written), then remove it."""
     spool, keep = files.spool, files.keep
     if keep is not None:
-        from graphdoctor.trace.spool.file import compress
+        from graphdoctor.report.redact_spool import redacted_lines
+        from graphdoctor.trace.spool.file import file_chunks, gzip_chunks
 
         try:
-            compress(spool, keep) if gzipped(keep) else os.replace(spool, keep)
-        except OSError as error:
-            say(f"graphdoctor: the raw recording could not be kept at {keep} "
-                f"({error.strerror or error})")
-            keep.unlink(missing_ok=True)
+            if redactor is None and not gzipped(keep):
+                move_file(spool, keep)
+            else:
+                kept = file_chunks(spool) if redactor is None else redacted_lines(spool, redactor)
+                write_file(keep, gzip_chunks(kept) if gzipped(keep) else kept)
+        except GraphDoctorError as error:
+            say(f"graphdoctor: the raw recording could not be kept: {error}")
     spool.unlink(missing_ok=True)
 
 

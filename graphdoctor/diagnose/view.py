@@ -253,13 +253,20 @@ def ranks_named(ranks: Sequence[int]) -> str:
 def rank_ranges(ranks: Sequence[int]) -> str:
     """``0, 2`` or ``0-62, 64``: three or more ranks in a row as a range (64 ranks read as
     one short phrase)."""
-    runs: list[list[int]] = []
+    runs: list[range] = []
     for rank in sorted(ranks):
-        if runs and rank == runs[-1][-1] + 1:
-            runs[-1].append(rank)
+        if runs and rank == runs[-1].stop:
+            runs[-1] = range(runs[-1].start, rank + 1)
         else:
-            runs.append([rank])
-    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 2 else ", ".join(map(str, r)) for r in runs)
+            runs.append(range(rank, rank + 1))
+    return runs_text(runs)
+
+
+def runs_text(runs: Sequence[range]) -> str:
+    """:func:`rank_ranges`' text of ranks given as runs in order (a run of a billion ranks
+    is said as cheaply as one of three)."""
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 2 else ", ".join(map(str, r))
+                     for r in runs if len(r))
 
 
 def times(count: int) -> str:

@@ -64,8 +64,10 @@ DEFAULTS = Options()
 
 
 def plan(report: Report, read: SourceReader, options: Options = DEFAULTS,
-         rules: frozenset[str] = frozenset()) -> Plan:
-    """The patches of the report's findings (of ``rules`` only, where given)."""
+         rules: frozenset[str] = frozenset(), folder: str = "") -> Plan:
+    """The patches of the report's findings (of ``rules`` only, where given); their diffs
+    name each file relative to ``folder`` (where they are to be applied; by default the
+    recording's)."""
     fixes: list[Fix] = []
     left: list[NoFix] = []
     sources: dict[str, Source] = {}
@@ -78,7 +80,7 @@ def plan(report: Report, read: SourceReader, options: Options = DEFAULTS,
         else:
             left.append(outcome if isinstance(outcome, NoFix) else NoFix(finding, OVERLAPS))
     fixes = _distinct(fixes)
-    return Plan(tuple(fixes), tuple(left), _files(report, fixes, sources))
+    return Plan(tuple(fixes), tuple(left), _files(report, fixes, sources, folder))
 
 
 def _fix(finding: Finding, read: SourceReader, options: Options,
@@ -116,14 +118,20 @@ def _distinct(fixes: list[Fix]) -> list[Fix]:
     return kept
 
 
-def _files(report: Report, fixes: list[Fix], sources: dict[str, Source]
+def _files(report: Report, fixes: list[Fix], sources: dict[str, Source], folder: str
            ) -> tuple[FilePatch, ...]:
     cwd = report.trace.meta.cwd
     by_file: dict[str, dict[Edit, None]] = {}
     for fix in fixes:
         by_file.setdefault(fix.file, {}).update(dict.fromkeys(fix.change.edits))
-    return tuple(FilePatch(file, diff_name(file, cwd), sources[file], tuple(found))
+    return tuple(FilePatch(file, _named(sources[file], folder) or diff_name(file, cwd),
+                           sources[file], tuple(found))
                  for file, found in by_file.items())
+
+
+def _named(source: Source, folder: str) -> str:
+    """The file as a diff applied in ``folder`` names it ("" without a folder)."""
+    return os.path.relpath(source.path, folder) if folder and source.path else ""
 
 
 def diff_name(file: str, cwd: str) -> str:

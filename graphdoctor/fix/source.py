@@ -15,10 +15,12 @@ CAPTURE_CONTEXTS = frozenset({"graph"})  # torch.cuda.graph(g): the manual captu
 
 @dataclass(frozen=True)
 class Source:
-    """``file`` as the report names it; ``text``, what the recording digested."""
+    """``file`` as the report names it; ``text``, what the recording digested; ``path``, the
+    file it was read from, links resolved ("" for a text not read from a file)."""
 
     file: str
     text: str
+    path: str = ""
     parents: dict[ast.AST, ast.AST] = field(default_factory=dict, compare=False)
 
     @cached_property

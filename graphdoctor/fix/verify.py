@@ -1,10 +1,15 @@
-"""Proof by running again: the patches made in a copy of the script's folder, the same
-command run there under ``graphdoctor run``, and the two reports' verdicts and findings side
-by side.
+"""Proof by running again: the patches made in a copy of the script's folder, the command
+the person at the keyboard gave run there under ``graphdoctor run``, and the two reports'
+verdicts and findings side by side.
+
+What runs is never read from the report: a report is anyone's text, and "the script it
+recorded" could be any program on this machine (``pip``, with arguments of the report's
+choosing). The script, its arguments and the ranks come from ``fix``'s own command line,
+and the command runs in the current folder.
 
 The copy is the script's own folder (its imports of its neighbours read the patched copies);
-the command runs in the folder it ran in, so the data it reads by relative paths is where it
-was. A patch to a file outside the script's folder is not in the copy: the comparison says
+the command runs in the current folder, so the data it reads by relative paths is where it
+is. A patch to a file outside the script's folder is not in the copy: the comparison says
 so rather than claim it. A finding counts as fixed only when the run again has no finding of
 its rule; a verdict is compared with the verdict of the same rank's graph in the same place.
 """
@@ -24,8 +29,8 @@ from graphdoctor.diagnose.findings import Verdict, verdict_rank
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.fix.plan import FilePatch, Fix, Plan
 from graphdoctor.report.document import Report
-from graphdoctor.report.writing import write_atomically
 from graphdoctor.units import format_speedup
+from graphdoctor.writing import write_file
 
 MOST_FILES = 10_000  # a script's folder, not a dataset: a bigger one is not copied
 MOST_BYTES = 1 << 30
@@ -35,8 +40,8 @@ AFTER = "after.json"
 
 @dataclass(frozen=True)
 class Rerun:
-    """The command the report's run was: graphdoctor run's options that change what runs, the
-    script and its arguments."""
+    """The command to run again, as the person gave it: graphdoctor run's options, the
+    script and its arguments, and the folder it runs in."""
 
     options: tuple[str, ...]
     script: str
@@ -78,15 +83,15 @@ def copy_and_patch(plan: Plan, rerun: Rerun) -> tuple[Path, Path, tuple[str, ...
     copy = folder / script.parent.name
     shutil.copytree(script.parent, copy, symlinks=True, ignore=SKIPPED)
     outside = tuple(patch.name for patch in plan.files
-                    if not _patch_copy(patch, rerun.cwd, script.parent, copy))
+                    if not _patch_copy(patch, script.parent, copy))
     return folder, copy / script.name, outside
 
 
-def _patch_copy(patch: FilePatch, cwd: str, original: Path, copy: Path) -> bool:
-    real = Path(os.path.realpath(os.path.join(cwd, patch.file)))
-    if not real.is_relative_to(original):
+def _patch_copy(patch: FilePatch, original: Path, copy: Path) -> bool:
+    real = Path(patch.source.path)
+    if not patch.source.path or not real.is_relative_to(original):
         return False
-    write_atomically(copy / real.relative_to(original), "".join(patch.after).encode())
+    write_file(copy / real.relative_to(original), "".join(patch.after).encode())
     return True
 
 
@@ -110,15 +115,19 @@ def _size(path: str) -> int:
 
 
 def run_again(rerun: Rerun, script: Path, output: Path, timeout_s: float) -> int:
-    """``graphdoctor run`` of the patched script, in the folder the first run ran in; its
-    output passes through (the script's, then graphdoctor's)."""
-    command = [sys.executable, "-m", "graphdoctor", "run", "-q", "-o", str(output),
-               *rerun.options, str(script), *rerun.args]
+    """``graphdoctor run`` of the patched script, in ``rerun``'s folder; its output passes
+    through (the script's, then graphdoctor's)."""
     try:
-        return subprocess.run(command, cwd=rerun.cwd, timeout=timeout_s + 60,
-                              check=False).returncode
+        return subprocess.run(command(rerun, script, output), cwd=rerun.cwd,
+                              timeout=timeout_s + 60, check=False).returncode
     except subprocess.TimeoutExpired:
         return 124
+
+
+def command(rerun: Rerun, script: Path, output: Path) -> list[str]:
+    """What runs again: ``graphdoctor run`` of the patched copy of the script."""
+    return [sys.executable, "-m", "graphdoctor", "run", "-q", "-o", str(output),
+            *rerun.options, str(script), *rerun.args]
 
 
 def compared(before: Report, after: Report, plan: Plan) -> tuple[

@@ -8,6 +8,12 @@ first one is kept as the reason the run ended. Ctrl-Z stops every group of the r
 graphdoctor stops itself, and ``fg`` resumes them with it: SIGSTOP, since a group in another
 session ignores SIGTSTP.
 
+A signal ignored as graphdoctor starts (``nohup``, or a shell's background job, which
+starts with SIGINT and SIGQUIT ignored) stays ignored, by graphdoctor and by the script,
+which inherits it: as under plain Python, it reaches neither. A Ctrl-C the script itself
+ignores (``signal.signal(SIGINT, SIG_IGN)``) is passed on, and ignored there, as it would be
+without graphdoctor: the script runs on, and the run does not end for it.
+
 The relay also notes when graphdoctor was first asked to stop the run, so that a script that
 goes on regardless can be killed (the supervisor decides when). Once the run is over, the
 signals that still come are kept, and raised again when the relay steps down: they are for
@@ -23,6 +29,8 @@ import signal
 import time
 from collections.abc import Callable, Iterable
 from types import FrameType, TracebackType
+
+from graphdoctor.launch.notice import tell
 
 ENDING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 # Those after which a script that goes on is killed. Not SIGQUIT: it asks for a core dump,
@@ -43,9 +51,11 @@ class SignalRelay:
         self._previous: dict[int, Handler] = {}
         self._over = False
         self._late: list[int] = []  # sent once the run was over
+        self._told_ignored = False
 
     def __enter__(self) -> SignalRelay:
-        handlers: dict[int, Handler] = dict.fromkeys(ENDING_SIGNALS, self._pass_on)
+        heeded = [s for s in ENDING_SIGNALS if signal.getsignal(s) != signal.SIG_IGN]
+        handlers: dict[int, Handler] = dict.fromkeys(heeded, self._pass_on)
         handlers[signal.SIGTSTP] = self._suspend
         self._previous = {s: signal.signal(s, h) for s, h in handlers.items()}
         return self
@@ -72,6 +82,13 @@ class SignalRelay:
         if self._over or _ended(self._script_group):
             self._late.append(signum)
             return
+        if signum == signal.SIGINT and ignores(self._script_group, signum):
+            send(signum, [self._script_group])  # as a terminal's Ctrl-C would: ignored there
+            if not self._told_ignored:
+                self._told_ignored = True
+                tell("graphdoctor: the script ignores SIGINT, so it runs on, as it would "
+                     "without graphdoctor (SIGTERM or Ctrl-\\ end it)")
+            return
         if self.received is None:
             self.received = signum
         if signum in STOPPING_SIGNALS and self._stop_asked is None:
@@ -96,6 +113,19 @@ def _ended(child: int) -> bool:
         return True
     except (AttributeError, OSError):  # no waitid (macOS), or not this process's child
         return False
+
+
+def ignores(pid: int, signum: int) -> bool:
+    """Whether process ``pid`` ignores ``signum`` (its SigIgn mask in /proc); False where
+    that cannot be told."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("SigIgn:"):
+                    return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
 
 
 def send(signum: int, groups: Iterable[int]) -> None:

@@ -51,6 +51,7 @@ from graphdoctor.trace.run_files import RunFiles
 from graphdoctor.trace.spool import records as sr
 from graphdoctor.trace.spool.file import appended_or_kept, encoded, read_records
 from graphdoctor.trace.spool.tail import unappended
+from graphdoctor.writing import create_new
 
 TIMEOUT_EXIT = 124
 DUMP_GRACE_S = 2.0
@@ -171,7 +172,7 @@ def _create(path: Path) -> None:
     """Create the file empty, or fail before the script starts; another run's file is never
     written into."""
     try:
-        path.open("xb").close()
+        os.close(create_new(path))
     except OSError as error:
         raise UnwritableFolderError(path.parent, error) from None
 

@@ -41,6 +41,7 @@ from graphdoctor.trace.run_files import RunFiles
 from graphdoctor.trace.spool import records as sr
 from graphdoctor.trace.spool.file import SpoolWriter
 from graphdoctor.version import __version__
+from graphdoctor.writing import open_own
 
 
 def main() -> int:
@@ -83,8 +84,8 @@ def main() -> int:
 def _arm_faulthandler(path: Path, spool: SpoolWriter) -> None:
     """A crash's or a time-out's stacks go to the fault file, if it can be made (a folder
     out of inodes: the script runs without, and the report says so)."""
-    try:
-        fault = open(path, "w")  # noqa: SIM115 - it must outlive every frame, even a crash's
+    try:  # it must outlive every frame, even a crash's
+        fault = os.fdopen(open_own(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w")
     except OSError as error:
         spool.write(sr.NoteRecord("stacks at a crash", f"{path} could not be made ({error})"))
         return

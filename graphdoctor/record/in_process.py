@@ -20,7 +20,6 @@ once: its report holds everything that recording holds when the block ends.
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 from typing import Protocol
@@ -31,8 +30,9 @@ from graphdoctor.record.recorder import Recorder, new_recorder
 from graphdoctor.trace.endings import EXITED
 from graphdoctor.trace.names import IN_PROCESS_TARGET, UNCAUGHT
 from graphdoctor.trace.spool import records as sr
-from graphdoctor.trace.spool.file import SpoolWriter, append_record
+from graphdoctor.trace.spool.file import SpoolWriter, append_record, file_chunks
 from graphdoctor.version import __version__
+from graphdoctor.writing import open_own, write_all
 
 _RECORDED_UNCAUGHT = "_graphdoctor_uncaught"  # set on an exception once it is recorded
 
@@ -100,9 +100,20 @@ class _Joined:
     def finish(self, error: BaseException | None) -> None:
         _record_uncaught(self.recorder, error)
         _settle(self.recorder)
-        shutil.copyfile(self.recorder.spool.path, self.spool)
+        _copy(self.recorder.spool.path, self.spool)
         for record in _end_records(error, self._started):
             append_record(self.spool, record)
+
+
+def _copy(running: str, spool: Path) -> None:
+    """The running recording's spool, as far as it goes, into this block's own (claimed
+    with its report: never another file, never through a link)."""
+    fd = open_own(spool, os.O_WRONLY | os.O_TRUNC)
+    try:
+        for chunk in file_chunks(running):
+            write_all(fd, chunk)
+    finally:
+        os.close(fd)
 
 
 def _settle(recorder: Recorder) -> None:

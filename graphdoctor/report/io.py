@@ -32,7 +32,6 @@ from graphdoctor import units
 from graphdoctor.errors import ReportError
 from graphdoctor.report import schema
 from graphdoctor.report.document import FORMAT, SCHEMA_VERSION, Report, from_json, to_json
-from graphdoctor.report.writing import write_file
 from graphdoctor.trace.codec import TRACE_VERSION, TraceFormatError
 from graphdoctor.trace.run_files import gzipped
 from graphdoctor.trace.spool import records as spool_records
@@ -48,6 +47,7 @@ from graphdoctor.trace.untrusted import (
     sane,
     text_limit,
 )
+from graphdoctor.writing import write_file
 
 SUPPORTED_MAJOR = int(SCHEMA_VERSION.split(".")[0])
 MAX_REPORT_BYTES = MAX_FILE_BYTES
@@ -57,14 +57,17 @@ _GUNZIP_HINT = " (if it is one, decompress it with gunzip and open that)"
 
 
 def save(report: Report, path: str | os.PathLike[str]) -> Path:
-    """Write the report where ``path`` points, as :mod:`graphdoctor.report.writing` writes:
-    atomically to a file (a link's target, for a link), streamed to a device or a FIFO."""
-    path = Path(path)
+    """Write the report where ``path`` points, as :mod:`graphdoctor.writing` writes:
+    atomically to a file (a link's target, for a link), streamed to a device or a FIFO;
+    OutputError, one line, where it cannot be written."""
+    write_file(path, encoded(report, path))
+    return Path(path)
+
+
+def encoded(report: Report, path: str | os.PathLike[str]) -> bytes:
+    """The bytes of the report as a file named ``path`` holds it (gzip for ``.gz``)."""
     data = dumps(report)
-    if gzipped(path):
-        data = gzip.compress(data, compresslevel=6, mtime=0)
-    write_file(path, data)
-    return path
+    return gzip.compress(data, compresslevel=6, mtime=0) if gzipped(path) else data
 
 
 def dumps(report: Report) -> bytes:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphdoctor.diagnose.view import rank_ranges
+from graphdoctor.diagnose.view import rank_ranges, runs_text
 from graphdoctor.errors import ReportError
 from graphdoctor.report import job, rank_groups
 from graphdoctor.report.document import FORMAT, Report
@@ -51,7 +51,7 @@ class Opened:
                 f"read {found} (the recording {self.given[0]} stands for)"
         ranks = self.report.ranks
         missing = rank_groups.missing_ranks(self.report)
-        gap = f"; ranks {rank_ranges(missing)} of the job are not among them" if missing else ""
+        gap = f"; ranks {runs_text(missing)} of the job are not among them" if missing else ""
         return (f"read ranks {rank_ranges(ranks)} from {len(self.files)} files "
                 f"({_named(self.files)}){gap}")
 

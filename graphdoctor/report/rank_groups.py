@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from graphdoctor import units
-from graphdoctor.diagnose.view import rank_ranges, ranks_named
+from graphdoctor.diagnose.view import rank_ranges, ranks_named, runs_text
 from graphdoctor.trace import tallies
 from graphdoctor.trace.endings import outcome
 from graphdoctor.trace.job_clock import JobClock, job_clock
@@ -45,20 +45,28 @@ def rank_groups(report: Report) -> list[RankGroup]:
     return [RankGroup(tuple(ranks), said) for said, ranks in ordered]
 
 
-def missing_ranks(report: Report) -> list[int]:
-    """The ranks of the job's world that the report does not hold."""
+def missing_ranks(report: Report) -> list[range]:
+    """The ranks of the job's world that the report does not hold, as runs in order: the
+    world's size is the report's word, and a claimed world of a billion ranks must cost no
+    more than the ranks the report holds."""
     world = max((report.trace_of(rank).meta.world_size for rank in report.ranks), default=0)
-    return sorted(set(range(world)) - set(report.ranks))
+    runs, start = [], 0
+    for rank in sorted({rank for rank in report.ranks if 0 <= rank < world}):
+        if rank > start:
+            runs.append(range(start, rank))
+        start = rank + 1
+    return [*runs, range(start, world)] if world > start else runs
 
 
 def missing_line(report: Report) -> str:
     """What a report of part of a job lacks, and how to see the rest; "" if it has all."""
     missing = missing_ranks(report)
-    if not missing:
+    count = sum(len(run) for run in missing)
+    if not count:
         return ""
-    return (f"{ranks_named(missing)} of the job's {len(missing) + len(report.ranks)} are not "
-            "in this report: give every rank's file together (graphdoctor view "
-            "job.rank*.json) to see the whole job")
+    return (f"rank{'' if count == 1 else 's'} {runs_text(missing)} of the job's "
+            f"{count + len(report.ranks):,} are not in this report: give every rank's file "
+            "together (graphdoctor view job.rank*.json) to see the whole job")
 
 
 def clock_of(report: Report) -> JobClock:

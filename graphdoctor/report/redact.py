@@ -17,9 +17,13 @@ What goes:
   are MIN_VALUE_LENGTH characters or longer (a shorter one, like ``1`` or ``cuda``, is too
   common a word to tell from ordinary text; it still goes from the command line);
 - secrets, from every text and code line: the values of the environment's secret variables,
-  which the report does not record (``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``...; given by the
-  caller, read where the redaction runs), and well-known token shapes (``hf_…``, ``sk-…``,
+  which the report does not record (``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, ``MYSQL_PWD``...;
+  given by the caller, read where the redaction runs), credentials in URLs
+  (``postgres://user:password@host``) and well-known token shapes (``hf_…``, ``sk-…``,
   ``AKIA…``, JSON Web Tokens...): :mod:`graphdoctor.report.secrets`.
+
+``run --redact --keep-spool`` keeps the recording redacted the same way
+(:mod:`graphdoctor.report.redact_spool`).
 
 What stays: the project's own code lines that the findings cite, as written but for
 secrets, versions, devices, and every event and figure, so the redacted report diagnoses
@@ -63,8 +67,10 @@ WHAT_GOES = ("paths outside the project (the folder the run started in), environ
              "values of arguments and environment variables that are "
              f"{MIN_VALUE_LENGTH} characters or more, as whole words (shorter ones, like 1 or "
              "cuda, are ordinary words and stay there); and from every text and code line, "
-             "secrets: the values of the environment's *TOKEN*, *SECRET*, *KEY*, *PASSWORD* "
-             "and AWS_* variables, and token shapes (hf_..., sk-..., AKIA..., JWTs)")
+             "secrets: the values of the environment's *TOKEN*, *SECRET*, *KEY*, *PASSWORD*, "
+             "*_PASS, *_PW, *_PWD and AWS_* variables, credentials in URLs "
+             "(postgres://user:password@host), and token shapes (hf_..., sk-..., AKIA..., "
+             "JWTs); a kept spool (--keep-spool) is redacted too")
 _PACKAGES = re.compile(r"/(?:site|dist)-packages/(.+)$")
 _STDLIB = re.compile(r"/lib(?:64)?/python3\.\d+/(.+)$")
 _HOME_FOLDER = re.compile(r"^(?:/home/[^/]+|/Users/[^/]+|/root)/?$")
@@ -168,11 +174,16 @@ def redact(report: Report, secrets: Iterable[str] = ()) -> Report:
     """The report without private paths, names, environment values, arguments or secrets
     (see the module doc); ``secrets``: the values of the environment's secret variables
     (:func:`graphdoctor.report.secrets.secret_values`)."""
+    return dataclasses.replace(_rewrite(report, redactor_for(report, secrets)), redacted=True)
+
+
+def redactor_for(report: Report, secrets: Iterable[str] = ()) -> Redactor:
+    """What rewrites each path and text of ``report`` (and of its recording: a kept spool,
+    :mod:`graphdoctor.report.redact_spool`) when it is redacted."""
     reader = _Reader()
     _rewrite(report, reader)
     words = Words(secret_words(_metas(report), reader.seen))
-    redactor = Redactor(report.trace.meta.cwd, words, Secrets(secrets))
-    return dataclasses.replace(_rewrite(report, redactor), redacted=True)
+    return Redactor(report.trace.meta.cwd, words, Secrets(secrets))
 
 
 def secret_words(metas: Iterable[Meta], texts: Iterable[str]) -> dict[str, str]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from graphdoctor.trace.event_kinds import COLUMNAR, EventKind
+from graphdoctor.writing import write_file
 
 SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
 INT_COLUMN = {"$ref": "#/$defs/int_column"}
@@ -68,7 +69,7 @@ def with_tables(schema: dict[str, Any]) -> dict[str, Any]:
 
 def write(path: Path = SCHEMA_PATH) -> None:
     schema = with_tables(json.loads(path.read_text(encoding="utf-8")))
-    path.write_text(json.dumps(schema, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_file(path, (json.dumps(schema, indent=1, ensure_ascii=False) + "\n").encode())
 
 
 if __name__ == "__main__":

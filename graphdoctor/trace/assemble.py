@@ -15,16 +15,8 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from graphdoctor.trace import anatomy, cuda_state, loop_pace, phases
+from graphdoctor.trace import anatomy, loop_pace, phases, run_facts
 from graphdoctor.trace.builder import Builder
-from graphdoctor.trace.endings import (
-    EXITED,
-    INTERRUPTED,
-    SIGNALLED,
-    TIMED_OUT,
-    UNKNOWN,
-    signal_name,
-)
 from graphdoctor.trace.event_kinds import COLUMNAR
 from graphdoctor.trace.handlers import HANDLERS
 from graphdoctor.trace.model import (
@@ -35,58 +27,62 @@ from graphdoctor.trace.model import (
     REPLAY,
     WARMUP,
     CompileEvent,
-    Device,
     Frame,
     Graph,
-    Meta,
-    Note,
-    RunStatus,
     Trace,
 )
 from graphdoctor.trace.names import (
     COMPILE,
     CUDA_GRAPH,
     EAGER_CALL,
-    PATH_TARGET,
     RECOMPILE,
-    RECORDING_STOPPED,
     RECORDING_TRIGGER,
     REPLAYING_CALL,
     STILL_CAPTURING,
     WARMUP_CALL,
 )
+from graphdoctor.trace.spool import typed
 from graphdoctor.trace.spool.file import read_records, records_in
 from graphdoctor.trace.spool.records import SpoolDrift, decode
+from graphdoctor.trace.spool.typed import flag, number, ref, text
 
 
 def assemble_file(path: str | os.PathLike[str], *, limited: bool = False,
                   unwritten: bytes = b"") -> Trace:
-    """The trace of a spool file; ``limited`` keeps a stranger's to a report's budget;
-    ``unwritten``: its last lines, which could not be appended to it."""
-    return assemble(itertools.chain(read_records(path, limited=limited), records_in(unwritten)))
+    """The trace of a spool file; ``limited`` keeps a stranger's to a report's budget, and
+    its records to the types they declare; ``unwritten``: its last lines, which could not
+    be appended to it."""
+    return assemble(itertools.chain(read_records(path, limited=limited), records_in(unwritten)),
+                    checked=limited)
 
 
-def assemble(records: Iterable[list[Any]]) -> Trace:
-    """The trace of a spool's raw records (JSON arrays, tag first)."""
+def assemble(records: Iterable[list[Any]], *, checked: bool = False) -> Trace:
+    """The trace of a spool's raw records (JSON arrays, tag first); ``checked``: each
+    record's values of the types it declares, or it is not read (a stranger's spool:
+    :mod:`graphdoctor.trace.spool.typed`)."""
     builder = Builder()
     for raw in records:
         try:
             record = decode(raw)
+            if checked:
+                typed.checked(type(record), record)
             HANDLERS[type(record)](builder, record)
         except SpoolDrift:
             builder.unknown_tags.add(str(raw[0]))
-        except (IndexError, KeyError, TypeError, ValueError):
+        except (IndexError, KeyError, TypeError, ValueError, AttributeError):
             builder.bad_records += 1
     return _finish(builder)
 
 
 def _finish(b: Builder) -> Trace:
     trace = b.trace
+    b.frames, b.stacks = _bounded(b, b.frames), _bounded(b, b.stacks)
     real = b._place_text_stacks()
     trace.compile_events = [dataclasses.replace(e, stack=real.get(e.stack, e.stack))
                             for e in trace.compile_events]
     trace.frames = _dense(b.frames, Frame("?", 0, "?", "python"))
-    trace.stacks = _dense(b.stacks, ())
+    trace.stacks = [tuple(f for f in stack if 0 <= f < len(trace.frames))  # named, but never
+                    for stack in _dense(b.stacks, ())]  # recorded: a stranger's, or drift
     trace.graphs = [_graph(g, b.last_t) for _, g in sorted(b.graphs.items())]
     # compiles that never ended (the run stopped inside one), keyed "compile id:trigger"
     trace.compile_events += [CompileEvent(t, COMPILE, key.rsplit(":", 1)[0], reason=trigger,
@@ -98,8 +94,8 @@ def _finish(b: Builder) -> Trace:
     trace.graphs = _with_paces(trace, b)
     trace.phases = phases.derive(_intervals(b), b.last_t)
     _assign_phases(trace)
-    trace.meta = _meta(b)
-    trace.status = _status(b, trace)
+    trace.meta = run_facts.meta(b)
+    trace.status = run_facts.status(b, trace)
     return trace
 
 
@@ -121,42 +117,67 @@ def _span_around(spans: list[CompileEvent], t: int) -> int:
     return next((s.dur for s in spans if s.t <= t <= s.t + s.dur and s.dur > 0), 0)
 
 
+# How far the ids of frames and stacks may reach: the recorder numbers them from 0, one per
+# record, so a list as long as the largest id is as long as the records that fill it (a few
+# more where a spool lost some). An id beyond is not the recorder's, and its record is not
+# read: it would make the reader build a list as long as the id (a 4.7 KB spool naming frame
+# 1,000,000,000 once took 7.8 GB).
+IDS_PER_RECORD = 4
+IDS_SLACK = 1 << 16
+
+
+def _bounded(b: Builder, items: dict[int, Any]) -> dict[int, Any]:
+    """``items`` without the ids past what their records could number (counted among the
+    records that could not be read)."""
+    limit = IDS_SLACK + IDS_PER_RECORD * len(items)
+    kept = {i: item for i, item in items.items() if 0 <= i < limit}
+    b.bad_records += len(items) - len(kept)
+    return kept
+
+
 def _dense(items: dict[int, Any], filler: Any) -> list[Any]:
     return [items.get(i, filler) for i in range(max(items, default=-1) + 1)]
 
 
 def _graph(g: dict[str, Any], last_t: int) -> Graph:
     end = g.get("end", {})
-    status = end.get("status", STILL_CAPTURING)
     return Graph(
-        id=g["id"], api=g.get("api", CUDA_GRAPH), status=status, capture_start=g["t"],
-        capture_end=end.get("t", NONE), pool=end.get("pool") or g.get("pool", ""),
-        shared_pool=bool(g.get("shared_pool")), stream=int(g.get("stream", 0)),
-        capture_error_mode=g.get("capture_error_mode", "global"), stack=g.get("stack", NONE),
-        function=g.get("function", NONE), callees=tuple(end.get("callees", ())),
-        uncovered=tuple(str(n) for n in end.get("uncovered", ())),
-        error=end.get("error", NONE), internal=bool(g.get("internal")),
-        pool_bytes=int(end.get("pool_bytes", 0)), key=g.get("key", ""),
-        deleted_at=g.get("deleted", NONE), device=int(g.get("device", 0)),
-        own_ns=sum(max(0, int(e) - int(s)) for s, e in _own_spans(g)),
-        basis=str(end.get("basis", "")), step=int(g.get("step", NONE)),
-        anatomy=_anatomy(g),
+        id=g["id"], api=text(g, "api", CUDA_GRAPH), status=text(end, "status", STILL_CAPTURING),
+        capture_start=g["t"], capture_end=number(end, "t", NONE),
+        pool=text(end, "pool") or text(g, "pool"), shared_pool=flag(g, "shared_pool"),
+        stream=number(g, "stream", 0), capture_error_mode=text(g, "capture_error_mode", "global"),
+        stack=ref(g, "stack"), function=ref(g, "function"),
+        callees=tuple(c for c in end.get("callees") or () if type(c) is int)
+        if isinstance(end.get("callees"), list) else (),
+        uncovered=tuple(str(n) for n in end.get("uncovered") or ()
+                        if type(n) in (str, int)) if isinstance(end.get("uncovered"), list)
+        else (),
+        error=ref(end, "error"), internal=flag(g, "internal"),
+        pool_bytes=number(end, "pool_bytes", 0), key=text(g, "key"),
+        deleted_at=number(g, "deleted", NONE), device=number(g, "device", 0),
+        own_ns=sum(max(0, e - s) for s, e in _own_spans(g)),
+        basis=text(end, "basis"), step=ref(g, "step"), anatomy=_anatomy(g),
     )
 
 
 def _anatomy(g: dict[str, Any]) -> anatomy.Anatomy | None:
-    """The graph's anatomy, with its kernels' GPU times where a replay was profiled."""
-    found = anatomy.from_plain(g.get("anatomy"))
-    timed = g.get("kernel_times")
-    if found is None or timed is None:
-        return found
-    return anatomy.with_kernel_times(found, timed[0], timed[1])
+    """The graph's anatomy, with its kernels' GPU times where a replay was profiled; None
+    for one that is not as the recorder writes it (a stranger's spool)."""
+    try:
+        found = anatomy.from_plain(g.get("anatomy"))
+        timed = g.get("kernel_times")
+        if found is None or timed is None:
+            return found
+        return anatomy.with_kernel_times(found, timed[0], timed[1])
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+        return None
 
 
 def _own_spans(g: dict[str, Any]) -> list[tuple[int, int]]:
     """graphdoctor's own time inside a capture, as (start, end) spans."""
     spans = g.get("end", {}).get("own", ())
-    return [(int(s[0]), int(s[1])) for s in spans if isinstance(s, (list, tuple)) and len(s) == 2]
+    return [(s[0], s[1]) for s in spans if isinstance(s, (list, tuple)) and len(s) == 2
+            and type(s[0]) is int and type(s[1]) is int] if isinstance(spans, list) else []
 
 
 def _with_paces(trace: Trace, b: Builder) -> list[Graph]:
@@ -239,78 +260,6 @@ def _assign_phases(trace: Trace) -> None:
         if kind.name == "allocs":  # what a capture allocated, read back as it ends
             data["phase"] = [CAPTURE if graph >= 0 and phase == OWN else phase
                              for graph, phase in zip(data["graph"], data["phase"])]
-
-
-def _meta(b: Builder) -> Meta:
-    m = b.meta
-    devices = tuple(Device(d.get("index", i), d.get("name", ""), int(d.get("memory_total", 0)),
-                           d.get("compute_capability", ""), d.get("driver", ""))
-                    for i, d in enumerate(m.get("devices", [])))
-    notes = list(b.notes)
-    unread = cuda_state.unread_note(b)
-    if unread is not None:
-        notes.append(unread)
-    if b.untimed:
-        were = "was" if b.untimed == 1 else "were"
-        notes.append(Note("GPU time of some replays and calls",
-                          f"{b.untimed} {were} not timed (inside a capture, with the GPU too far "
-                          "behind to hold more CUDA events, or, seen through CUPTI, with no "
-                          "stream known to time them on)"))
-    if b.bad_records:
-        notes.append(Note("some records", f"{b.bad_records} spool records could not be read"))
-    if b.unknown_tags:
-        notes.append(Note("some records", "records this graphdoctor does not declare (a newer "
-                          f"recorder's?): {', '.join(sorted(b.unknown_tags))}"))
-    return Meta(
-        tool_version=m.get("tool_version", ""), argv=tuple(m.get("argv", ())),
-        target=m.get("target", ""), target_kind=m.get("target_kind", PATH_TARGET),
-        cwd=m.get("cwd", ""), started_at=m.get("started_at", ""), mode=m.get("mode", "default"),
-        python=m.get("python", ""), torch=m.get("torch", ""), cuda=m.get("cuda", ""),
-        platform=m.get("platform", ""), hostname=m.get("hostname", ""),
-        cuda_available=cuda_state.cuda_available(b), devices=devices,
-        not_recorded=tuple(notes), env=tuple(tuple(kv) for kv in m.get("env", ())),
-        rank=int(m.get("rank", NONE)), world_size=int(m.get("world_size", NONE)),
-        backend=str(m.get("backend", "")), sources=tuple(b.sources.values()),
-        clock_unix_ns=int(m.get("clock_unix_ns", 0)),
-    )
-
-
-def _status(b: Builder, trace: Trace) -> RunStatus:
-    run_end = b.run_end or {}
-    reason = run_end.get("reason", UNKNOWN)
-    finished = b.end is not None
-    # a rank's own exit code when it finished; the launcher's (or the signal's) otherwise
-    exit_code = (b.end or {}).get("exit_code", run_end.get("exit_code")) \
-        if reason == EXITED else run_end.get("exit_code")
-    last_phase = phases.PhaseIndex(trace.phases).phase_at(b.last_t)
-    stopped = str(run_end.get("spool_error") or next(
-        (n.why for n in b.notes if n.what == RECORDING_STOPPED), ""))
-    return RunStatus(
-        complete=finished and reason == EXITED, reason=reason, exit_code=exit_code,
-        signal=run_end.get("signal"), last_phase=last_phase,
-        message=_status_message(reason, run_end, finished, stopped),
-        wall_ns=run_end.get("wall_ns", 0),
-        stacks_at_end=run_end.get("stacks", "") if not finished or reason != EXITED else "",
-        recording_stopped=stopped,
-    )
-
-
-def _status_message(reason: str, run_end: dict[str, Any], finished: bool, stopped: str) -> str:
-    if reason == TIMED_OUT:
-        return f"the script ran past the {run_end.get('timeout_s')} s time-out and was killed"
-    if reason == SIGNALLED:
-        return f"the script was killed by {signal_name(run_end.get('signal'))}"
-    if reason == INTERRUPTED:
-        return (f"graphdoctor was sent {signal_name(run_end.get('signal'))} and passed it on "
-                "to the script")
-    if reason == UNKNOWN:
-        return "the recording has no end record: graphdoctor itself was interrupted"
-    if not finished and stopped:
-        return (f"the recording stops early: its spool could not be written to the end "
-                f"({stopped}); the script ran on without it")
-    if not finished:
-        return "the script ended without letting graphdoctor finish (os._exit or a fatal error)"
-    return ""
 
 
 __all__ = ["assemble", "assemble_file"]

@@ -30,6 +30,7 @@ from graphdoctor.trace.model import (
 )
 from graphdoctor.trace.names import COMPILE, COMPILE_START, RECOMPILE, REPLAYING_CALL
 from graphdoctor.trace.spool import records as sr
+from graphdoctor.trace.spool.typed import number
 
 Handler = Callable[[Builder, Any], None]
 
@@ -47,15 +48,31 @@ def _note(b: Builder, r: sr.NoteRecord) -> None:
 
 
 def _frame(b: Builder, r: sr.FrameRecord) -> None:
-    b.frames[r.id] = Frame(r.file, int(r.line), r.name, r.kind)
+    b.frames[_number(r.id)] = Frame(r.file, int(r.line), r.name, r.kind)
 
 
 def _source(b: Builder, r: sr.SourceDigest) -> None:
+    if int(r.size) < 0:
+        raise ValueError("a file of negative size")
     b.sources[str(r.file)] = SourceFile(str(r.file), int(r.size), str(r.sha256))
 
 
 def _stack(b: Builder, r: sr.StackRecord) -> None:
-    b.stacks[r.id] = tuple(r.frames)
+    b.stacks[_number(r.id)] = tuple(map(_number, r.frames))
+
+
+def _number(value: object) -> int:
+    """A number as the recorder writes it: an int; ValueError (a bad record) for anything
+    else."""
+    if type(value) is not int:
+        raise ValueError(f"not a number: {value!r}")
+    return value
+
+
+def _text(value: object) -> str:
+    if type(value) is not str:
+        raise ValueError(f"not text: {value!r}")
+    return value
 
 
 def _fn(b: Builder, r: sr.FunctionRecord) -> None:
@@ -63,14 +80,14 @@ def _fn(b: Builder, r: sr.FunctionRecord) -> None:
 
 
 def _graph_begin(b: Builder, r: sr.GraphBegin) -> None:
-    b.graphs[r.info["id"]] = dict(r.info)
-    b.see(r.info["t"])
+    b.graphs[_number(r.info["id"])] = dict(r.info)
+    b.see(_number(r.info["t"]))
 
 
 def _graph_end(b: Builder, r: sr.GraphEnd) -> None:
-    graph_id = r.info["id"]
-    b.graphs.setdefault(graph_id, {"id": graph_id, "t": r.info["t"]})["end"] = r.info
-    b.see(r.info["t"])
+    graph_id, t = _number(r.info["id"]), _number(r.info["t"])
+    b.graphs.setdefault(graph_id, {"id": graph_id, "t": t})["end"] = r.info
+    b.see(t)
 
 
 def _graph_del(b: Builder, r: sr.GraphDeleted) -> None:
@@ -133,24 +150,27 @@ def _dist(b: Builder, r: sr.DistInfo) -> None:
 
 
 def _teardown(b: Builder, r: sr.TeardownRecord) -> None:
-    b.trace.teardown.append(TeardownEvent(b.see(r.t), r.kind, r.stack))
+    b.trace.teardown.append(TeardownEvent(b.see(r.t), r.kind, _ref(r.stack)))
 
 
 def _input(b: Builder, r: sr.InputRecord) -> None:
     b.trace.input_events.append(InputEvent(b.see(r.t), r.graph, r.kind, r.addr, r.size,
-                                           _stack_id(r.stack), r.replays, _stack_id(r.dropped)))
+                                           _ref(r.stack), r.replays, _ref(r.dropped)))
 
 
-def _stack_id(value: object) -> int:
-    """A stack id as a spool gives it; NONE for anything else (a stranger's spool)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else NONE
+def _ref(value: object) -> int:
+    """An id that names a stack, a graph or a function, as a spool gives it: NONE for none,
+    and for anything no recorder writes (below NONE, not an int: a stranger's spool)."""
+    return value if type(value) is int and value >= NONE else NONE
 
 
 def _exc(b: Builder, r: sr.ExceptionInfo) -> None:
     e = r.info
-    chain = tuple(ErrorLink(str(c[0]), str(c[1]), str(c[2]), int(c[3])) for c in e["chain"])
-    b.trace.exceptions.append(ExceptionRecord(e["id"], b.see(e["t"]), e["where"],
-                                              e.get("graph", NONE), e.get("thread", 0), chain))
+    chain = tuple(ErrorLink(str(c[0]), str(c[1]), str(c[2]), _ref(_number(c[3])))
+                  for c in e["chain"])
+    b.trace.exceptions.append(ExceptionRecord(
+        _number(e["id"]), b.see(_number(e["t"])), _text(e["where"]),
+        _ref(number(e, "graph", NONE)), number(e, "thread", 0), chain))
 
 
 def _log(b: Builder, r: sr.LogRecord) -> None:
@@ -161,7 +181,7 @@ def _log(b: Builder, r: sr.LogRecord) -> None:
     event = CompileEvent(r.t, parsed["kind"], parsed.get("compile_id") or r.compile_id,
                          parsed.get("function", ""), parsed.get("reason", ""),
                          parsed.get("detail", ""), parsed.get("key", ""),
-                         b.text_stack(frames) if frames else r.stack)
+                         b.text_stack(frames) if frames else _ref(r.stack))
     b.trace.compile_events.append(event)
     b.see(r.t)
 
@@ -184,13 +204,13 @@ def _guarded_tensor(b: Builder, r: sr.GuardedTensor) -> None:
     b.trace.guarded_tensors.append(GuardedTensor(
         b.see(r.t), r.compile_id, r.source, r.name or guards.user_name(r.source),
         int(r.position), shape, r.dtype, int(r.addr), int(r.size), int(r.device),
-        int(r.stack)))
+        _ref(int(r.stack))))
 
 
 def _compile_cb(b: Builder, r: sr.CompileCallback) -> None:
     key = f"{r.compile_id}:{r.trigger}"
     if r.kind == COMPILE_START:
-        b.compile_spans[key] = (r.t, r.trigger, r.stack)
+        b.compile_spans[key] = (r.t, r.trigger, _ref(r.stack))
         return
     start = b.compile_spans.pop(key, None)
     if start is not None:
@@ -201,7 +221,8 @@ def _compile_cb(b: Builder, r: sr.CompileCallback) -> None:
 
 
 def _warn(b: Builder, r: sr.WarnRecord) -> None:
-    b.trace.warnings.append(WarningRecord(b.see(r.t), r.category, r.message, r.graph, r.stack))
+    b.trace.warnings.append(WarningRecord(b.see(r.t), r.category, r.message, _ref(r.graph),
+                                          _ref(r.stack)))
 
 
 def _region(b: Builder, r: sr.Region) -> None:
@@ -215,7 +236,7 @@ def _counters(b: Builder, r: sr.Counters) -> None:
 
 def _progress(b: Builder, r: sr.Progress) -> None:
     replays = r.counts.get("replays", {})
-    b.trace.replay_counts = {int(k): int(v) for k, v in replays.items()}
+    b.trace.replay_counts = {int(k): _number(v) for k, v in replays.items()}
     b.see(r.t)
 
 

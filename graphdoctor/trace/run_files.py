@@ -18,8 +18,13 @@ A name that must not be another run's (a default report name, the report of a ru
 its ``-o`` written by another run meanwhile, an in-process recording's report) is claimed
 (:func:`claim`): created, empty and exclusively, with ``-2``, ``-3``... while it is taken.
 
+A name made from another (a spool's from its report's, ``-2`` or ``.rank1`` added) is
+shortened where it would pass the file system's limit of 255 bytes: a 245-character ``-o``
+still gets its spool and its numbered names.
+
 The lowest stage, so that the recorder, the supervisor, the reports and the commands all
-name files from here: torch-free, importing nothing of graphdoctor but its errors.
+name files from here: torch-free, importing nothing of graphdoctor but its errors and its
+writer (:mod:`graphdoctor.writing`).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from graphdoctor.errors import GraphDoctorError, UnwritableFolderError
+from graphdoctor.writing import created
 
 REPORT = ".json"
 SPOOL = ".spool"
@@ -40,6 +46,7 @@ TAIL = ".tail"
 FAULT = ".fault"
 BASELINE = ".baseline"
 GZIP = ".gz"
+NAME_MAX = 255  # bytes in one file name, on every file system graphdoctor runs on
 # The names a run's report may take; past them, a run asks to be named with -o rather than
 # try on and on.
 MOST_NAMES_TRIED = 1000
@@ -73,7 +80,7 @@ class RunFiles:
         beside a device). graphdoctor's pid is in the name: runs told to write the same
         report still record apart."""
         folder = temporary_folder() if streamed else Path(os.path.realpath(report)).parent
-        return cls(folder / f"{report.name}.{os.getpid()}{SPOOL}", nproc, keep)
+        return cls(folder / fitted(report.name, f".{os.getpid()}{SPOOL}"), nproc, keep)
 
     @classmethod
     def of_recording(cls, report: Path) -> RunFiles:
@@ -135,7 +142,17 @@ def _marked(path: Path, marker: str) -> Path:
     """``marker`` before the name's last ``.spool`` (a kept spool may go on: ``.jsonl.gz``),
     or at its end where it has none."""
     head, found, rest = path.name.rpartition(SPOOL)
-    return path.with_name(f"{head}{marker}{SPOOL}{rest}" if found else path.name + marker)
+    return path.with_name(fitted(head, f"{marker}{SPOOL}{rest}") if found
+                          else fitted(path.name, marker))
+
+
+def fitted(head: str, tail: str) -> str:
+    """``head + tail``, ``head`` cut short where the whole would pass NAME_MAX bytes."""
+    room = NAME_MAX - len(os.fsencode(tail))
+    encoded = os.fsencode(head)
+    if len(encoded) <= room:
+        return head + tail
+    return encoded[:max(room, 1)].decode("utf-8", "ignore") + tail  # no half a character
 
 
 def temporary_folder() -> Path:
@@ -155,7 +172,7 @@ def report_in_job(path: Path, nproc: int, environ: Mapping[str, str] = os.enviro
     if nproc > 1 or rank is None or world <= 1 or "rank" in path.name:
         return path
     suffixes = "".join(path.suffixes)
-    return path.with_name(f"{path.name[: -len(suffixes) or None]}.rank{rank}{suffixes}")
+    return path.with_name(fitted(path.name[: -len(suffixes) or None], f".rank{rank}{suffixes}"))
 
 
 def default_report(target: str, nproc: int) -> Path:
@@ -163,7 +180,7 @@ def default_report(target: str, nproc: int) -> Path:
     named after the script and the second the run started (runs started in one second each
     get a name of their own)."""
     stem = Path(target.rstrip("/")).stem.split(".")[-1] or "run"
-    first = Path(f"graphdoctor-{stem}-{time.strftime('%Y%m%d-%H%M%S')}{REPORT}")
+    first = Path(fitted(f"graphdoctor-{stem}", f"-{time.strftime('%Y%m%d-%H%M%S')}{REPORT}"))
     return claim(first, named=lambda path: report_in_job(path, nproc))
 
 
@@ -183,9 +200,12 @@ def report_beside(path: Path) -> Path:
 
 
 def recording_report(folder: Path, label: str) -> Path:
-    """A new report in ``folder`` for the in-process recording ``label``, claimed."""
+    """A new report in ``folder`` for the in-process recording ``label``, claimed with its
+    spool (:meth:`RunFiles.of_recording`): a spool left by an earlier recording, or a name
+    planted there, is never written into."""
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-.")[:120] or "recording"
-    return claim(folder / f"{stem}{REPORT}", last=MOST_RECORDING_NAMES, hint=RECORDING_HINT)
+    return claim(folder / f"{stem}{REPORT}", last=MOST_RECORDING_NAMES, hint=RECORDING_HINT,
+                 with_spool=True)
 
 
 def compare_report(folder: Path, variant: str, repeat: int) -> Path:
@@ -196,16 +216,21 @@ def compare_report(folder: Path, variant: str, repeat: int) -> Path:
 
 # -- claiming a name --------------------------------------------------------------------------
 def claim(first: Path, *, start: int = 1, last: int = MOST_NAMES_TRIED,
-          named: Callable[[Path], Path] = lambda path: path, hint: str = RUN_HINT) -> Path:
+          named: Callable[[Path], Path] = lambda path: path, hint: str = RUN_HINT,
+          with_spool: bool = False) -> Path:
     """The first of ``first``'s names that could be created, empty and exclusively, so that
     no other run, in this process or another, takes it: ``first`` itself, then ``-2``,
-    ``-3``... up to ``-last`` (from ``-start``), each as ``named`` makes it.
+    ``-3``... up to ``-last`` (from ``-start``), each as ``named`` makes it; ``with_spool``:
+    only a name whose in-process spool could be created too.
     UnwritableFolderError where the folder takes no file; GraphDoctorError, with ``hint``,
     once every name is taken."""
     for number in range(start, last + 1):
         path = named(numbered(first, number))
-        if _created(path):
+        if not _created(path):
+            continue
+        if not with_spool or _created(RunFiles.of_recording(path).spool):
             return path
+        path.unlink()
     stem, suffix = _stem_and_suffix(first.name)
     raise GraphDoctorError(f"{last} reports named {stem}*{suffix} exist already; {hint}")
 
@@ -215,7 +240,7 @@ def numbered(path: Path, number: int) -> Path:
     if number == 1:
         return path
     stem, suffix = _stem_and_suffix(path.name)
-    return path.with_name(f"{stem}-{number}{suffix}")
+    return path.with_name(fitted(stem, f"-{number}{suffix}"))
 
 
 def _stem_and_suffix(name: str) -> tuple[str, str]:
@@ -226,9 +251,6 @@ def _stem_and_suffix(name: str) -> tuple[str, str]:
 def _created(path: Path) -> bool:
     """Whether ``path`` was created now, empty; False where something has the name."""
     try:
-        path.open("x").close()
-    except FileExistsError:
-        return False
+        return created(path)
     except OSError as error:
         raise UnwritableFolderError(path.parent, error) from None
-    return True

@@ -92,6 +92,20 @@ def test_a_report_that_cannot_be_built_leaves_the_raw_recording(
     assert [p.name for p in tmp_path.iterdir()] == ["kept.json.spool"]
 
 
+def test_a_spool_name_planted_as_a_link_is_never_written_through(tmp_path: Path) -> None:
+    """An in-process recording appended its spool through a link planted at its name."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("theirs")
+    (tmp_path / "planted.json.spool").symlink_to(victim)
+    (tmp_path / "left.json.spool").write_text('["hello",{}]\n')  # an earlier one's, kept
+    for name in ("planted", "left"):
+        with graphdoctor.recording(tmp_path, name=name) as rec:
+            pass
+        assert rec.result.report_path.name == f"{name}-2.json"
+    assert victim.read_text() == "theirs"
+    assert (tmp_path / "left.json.spool").read_text() == '["hello",{}]\n'
+
+
 def test_reports_of_one_name_do_not_overwrite_each_other(tmp_path: Path) -> None:
     paths = {api.reserve_report_path(tmp_path, "tests/x.py::test[a/b]") for _ in range(3)}
     assert sorted(p.name for p in paths) == ["tests-x.py-test-a-b-2.json",

@@ -4,9 +4,10 @@ worse, or the patch counts for nothing.
 
     pytest tests/gpu/test_fix_gpu.py --require-gpu [-k item_in_capture] [-s]
 
-The scripts run from a copy of fixtures/scripts and tests/gpu/scripts/fixes (``--apply``
-writes there, never into the checkout); each prints its own verdict lines, the before and
-after, which the notes quote.
+The scripts run from a copy of fixtures/scripts and tests/gpu/scripts/fixes, and ``fix`` from
+the folder that holds the copy (``--apply`` writes only under the folder it runs in, never
+into the checkout); ``--verify`` runs the script named after ``--``, as a person would. Each
+script prints its own verdict lines, the before and after, which the notes quote.
 """
 
 from __future__ import annotations
@@ -77,7 +78,8 @@ def test_the_patch_makes_the_finding_go_and_no_verdict_worse(tmp_path: Path, nam
                       f"scripts/{name}.py")
     before = load(tmp_path / "before.json")
     assert rule in {f.id for f in before.diagnosis.findings}, "the script no longer shows it"
-    proved = graphdoctor(tmp_path, "fix", "before.json", "--rule", rule, "--verify")
+    proved = graphdoctor(tmp_path, "fix", "before.json", "--rule", rule, "--verify",
+                         "--timeout", "300", "--", f"scripts/{name}.py")
     assert proved.returncode == 0, proved.stderr
     assert "gone" in proved.stderr and "still there" not in proved.stderr
     after = load(Path(proved.stderr.rsplit("the run again's report: ", 1)[1].strip()))

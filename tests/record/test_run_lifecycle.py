@@ -260,7 +260,7 @@ for _ in range(1200):
 """
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=signal_id)
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=signal_id)
 def test_a_script_that_goes_on_after_the_signal_is_killed_and_the_report_says_so(
         tmp_path: Path, signum: int) -> None:
     parent = start(tmp_path, ignoring(signum))
@@ -282,6 +282,53 @@ def test_a_script_that_goes_on_after_the_signal_is_killed_and_the_report_says_so
     assert (status.reason, status.signal, status.exit_code) == (SIGNALLED, signal.SIGKILL, 137)
     [note] = [n for n in trace.meta.not_recorded if n.what == "the end of the run"]
     assert f"graphdoctor was sent {name} and passed it on" in note.why
+
+
+# A script that says whether it runs with Ctrl-C ignored, and its pid, then ends on its own
+# after ESCALATE_AFTER_S and a little more.
+ON_ITS_OWN = f"""
+import os, signal, sys, time
+{{ignore}}
+with open("ignored", "w") as out:
+    out.write(str(signal.getsignal(signal.SIGINT) == signal.SIG_IGN))
+with open("pids.tmp", "w") as out:
+    out.write(str(os.getpid()))
+os.replace("pids.tmp", "pids")
+time.sleep({ESCALATE_AFTER_S + 3})
+print("ended on its own")
+"""
+
+
+def started_ignoring_ctrl_c() -> None:
+    """graphdoctor started as a shell starts a background job: SIGINT ignored."""
+    as_a_job()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("how", ["by the script", "from its start"])
+def test_a_script_that_ignores_ctrl_c_runs_on_as_without_graphdoctor(tmp_path: Path,
+                                                                     how: str) -> None:
+    """Plain Python ignores the Ctrl-C it was told to ignore; under graphdoctor the script
+    was killed 10 s later."""
+    ignore = "signal.signal(signal.SIGINT, signal.SIG_IGN)" if how == "by the script" else ""
+    (tmp_path / "script.py").write_text(textwrap.dedent(ON_ITS_OWN.format(ignore=ignore)))
+    parent = subprocess.Popen(
+        [sys.executable, "-m", "graphdoctor", "run", "-o", "report.json", "script.py"],
+        cwd=tmp_path, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=as_a_job if how == "by the script" else started_ignoring_ctrl_c)
+    pids = pids_of(tmp_path / "pids", parent)
+    try:
+        os.kill(parent.pid, signal.SIGINT)
+        time.sleep(0.5)
+        os.kill(parent.pid, signal.SIGINT)  # a second Ctrl-C, as impatient people press
+        stdout, stderr = parent.communicate(timeout=120)
+    finally:
+        end_leftovers(pids)
+    assert parent.returncode == 0 and "ended on its own" in stdout, stderr
+    assert (tmp_path / "ignored").read_text() == "True"
+    status = load(tmp_path / "report.json").trace.status
+    assert status.complete and status.reason == EXITED and status.exit_code == 0
+    assert "killing it" not in stderr
 
 
 def test_a_scratch_file_that_cannot_be_removed_is_named(

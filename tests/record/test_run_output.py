@@ -7,6 +7,7 @@ import os
 import stat
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 from graphdoctor.report.io import load
 
 pytestmark = pytest.mark.slow
+IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 def start_runs(tmp_path: Path, *options: str, codes: tuple[int, ...] = (3, 4)
@@ -173,3 +175,66 @@ def test_a_report_sent_to_a_link_writes_its_target(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "latest.json").is_symlink()
     assert load(tmp_path / "results" / "run-7.json").trace.status.complete
+
+
+# -- --keep-spool is written as -o is --------------------------------------------------------
+def test_a_kept_spool_sent_to_a_fifo_streams_into_it(tmp_path: Path) -> None:
+    """`--keep-spool PATH` renamed the spool over whatever PATH was: a FIFO, a device, a
+    link (as root, `--keep-spool /dev/null` destroyed /dev/null)."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    done = run_script(tmp_path, "-q", "-o", "r.json", "--keep-spool", str(fifo))
+    reader.join(timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert stat.S_ISFIFO(fifo.stat().st_mode) and received[0].startswith(b'["hello",')
+
+
+def test_a_kept_spool_sent_to_a_link_writes_its_target(tmp_path: Path) -> None:
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "run.spool").write_text("old")
+    (tmp_path / "kept.spool").symlink_to(tmp_path / "shared" / "run.spool")
+    done = run_script(tmp_path, "-q", "-o", "r.json", "--keep-spool", "kept.spool")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "kept.spool").is_symlink()
+    assert load(tmp_path / "shared" / "run.spool").trace.status.complete
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="making a device node needs root")
+def test_a_kept_spool_sent_to_a_device_leaves_the_device(tmp_path: Path) -> None:
+    null = tmp_path / "null"
+    os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # what /dev/null is
+    disk = tmp_path / "loop"
+    os.mknod(disk, stat.S_IFBLK | 0o600, os.makedev(7, 200))
+    done = run_script(tmp_path, "-q", "-o", "r.json", "--keep-spool", str(null))
+    assert done.returncode == 0, done.stderr
+    assert stat.S_ISCHR(null.stat().st_mode) and null.stat().st_rdev == os.makedev(1, 3)
+    refused = run_script(tmp_path, "-q", "-o", "r.json", "--keep-spool", str(disk))
+    assert refused.returncode == 2 and "block device" in refused.stderr
+    assert refused.stderr.count("\n") == 1 and stat.S_ISBLK(disk.stat().st_mode)
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="giving a file to another user needs root")
+def test_a_report_written_over_another_user_s_keeps_its_owner(tmp_path: Path) -> None:
+    theirs = tmp_path / "report.json"
+    theirs.write_text("old")
+    os.chown(theirs, 4242, 4242)
+    theirs.chmod(0o640)
+    done = run_script(tmp_path, "-q", "-o", str(theirs))
+    assert done.returncode == 0, done.stderr
+    info = theirs.stat()
+    assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (4242, 4242, 0o640)
+    assert load(theirs).trace.status.complete
+
+
+def test_a_report_named_with_245_characters_gets_its_spool(tmp_path: Path) -> None:
+    """The spool beside it took its name and 13 characters more: too long for any file."""
+    name = "r" * 240 + ".json"
+    done = run_script(tmp_path, "-q", "-o", name, "--keep-spool", name + ".spool.gz")
+    assert done.returncode == 0, done.stderr
+    assert load(tmp_path / name).trace.status.complete
+    assert load(tmp_path / (name + ".spool.gz")).trace.status.complete
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("rr")) == [
+        name, name + ".spool.gz"]  # nothing else left beside them

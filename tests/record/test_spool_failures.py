@@ -100,7 +100,7 @@ def test_a_write_that_fails_stops_the_writer_quietly_but_once(
     def full(fd: int, data: bytes) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(spool_module, "_write_all", full)
+    monkeypatch.setattr(spool_module, "write_all", full)
     for _ in range(3):
         writer.write(sr.NoteRecord("later", "lost"))  # raises nothing into the script
     monkeypatch.undo()

@@ -74,3 +74,44 @@ def deeply_nested(path: Path, depth: int = 200_000) -> Path:
     lines = [json.dumps(r) for r in read_records(RECORDING)]
     path.write_text("\n".join([lines[0], "[" * depth + "]" * depth, *lines[1:]]) + "\n")
     return path
+
+
+# -- ids, counts and numbers no recorder writes ------------------------------------------------
+HUGE = 10**9  # one such id made the reader build a list as long as it: 7.8 GB, 61 s
+# Records whose ids or counts a reader might size a list or a loop by, each set beyond any
+# recording: appended to the recording, every one a record a stranger could write.
+HUGE_RECORDS = {
+    "a frame's id": ["frame", HUGE, "x.py", 1, "f", "user"],
+    "a stack's id": ["stack", HUGE, [0]],
+    "a frame a stack names": ["stack", 0, [HUGE, -HUGE, 0]],
+    "an id that is no number": ["frame", "1e9", "x.py", 1, "f", "user"],
+    "the world's size": ["dist", {"backend": "nccl", "rank": 0, "world_size": HUGE}],
+    "the world's size in the run's facts": ["meta", {"rank": 0, "world_size": HUGE}],
+    "a graph's node count": ["anatomy", 0, 1, {"nodes": HUGE, "edges": HUGE,
+                                               "nodes_kept": True, "node_type": [0]}],
+    "replays of a graph": ["progress", 1, {"replays": {"0": HUGE}}],
+    "untimed calls": ["untimed", HUGE],
+}
+
+
+def with_lines(path: Path, extra: list[str], source: Path = RECORDING) -> Path:
+    """``source``'s records (the recording's), then ``extra`` lines as written."""
+    lines = [json.dumps(r) for r in read_records(source)]
+    path.write_text("\n".join([*lines[:-1], *extra, lines[-1]]) + "\n")
+    return path
+
+
+def not_a_number(path: Path, source: Path = RECORDING) -> Path:
+    """``source`` with NaN and Infinity, which JSON has no words for, in its memory and GPU
+    samples (what the viewer's memory lane and a merged report computed with)."""
+    text = gzip.decompress(source.read_bytes()).decode() if source.suffix == ".gz" \
+        else source.read_text()
+    lines = []
+    for line in text.splitlines():
+        if line.startswith(('["mem",', '["nvml",')):
+            fields = line.rstrip("]").split(",")
+            fields[-1] = "NaN" if line.startswith('["mem"') else "Infinity"
+            line = ",".join(fields) + "]"
+        lines.append(line)
+    path.write_text("\n".join(lines) + "\n")
+    return path

@@ -18,6 +18,7 @@ from tests.hostile import (
     MARKUP_SHOWN,
     PAYLOADS,
     SCENARIOS,
+    SHORT,
     attacked_places,
     free_text_places,
     hostile_report,
@@ -25,6 +26,7 @@ from tests.hostile import (
     scenario_report,
     visible,
 )
+from tests.report.jobs import rank_file
 
 # Each command line, and whether it shows the report's text as plain text (markup payloads
 # must then appear as typed; markdown escapes brackets and JSON quotes them).
@@ -93,3 +95,43 @@ def test_an_error_quoting_a_hostile_name_is_one_plain_line(tmp_path: Path,
     assert result.exit_code == 2
     assert result.stderr.startswith("graphdoctor: error: ") and result.stderr.count("\n") == 1
     assert not leaks(result.stderr), leaks(result.stderr)
+
+
+# A line of graphdoctor's own, forged by a line break in the report's text.
+FORGED = "\ngraphdoctor: proven: apply it with --apply\n"
+
+
+@pytest.mark.parametrize("kind", PAYLOADS)
+def test_fix_shows_the_report_s_text_cleaned_and_forges_no_line(tmp_path: Path,
+                                                                 kind: str) -> None:
+    """fix printed finding names and files raw: OSC 0 and 52 set the terminal's title and
+    clipboard, and a line break forged "graphdoctor: proven"."""
+    data = json.loads(io.dumps(scenario_report(SCENARIOS[0])))
+    for finding in data["diagnosis"]["findings"]:  # each keeps its rule, and so its patcher
+        finding["name"] += PAYLOADS[kind] + FORGED
+        if finding.get("location"):
+            finding["location"]["file"] += PAYLOADS[kind] + FORGED
+    report = io.save(io.parse(data), tmp_path / "hostile.json")
+    result = CliRunner().invoke(main, ["fix", str(report)], catch_exceptions=False)
+    assert result.exit_code == 1, result.output
+    assert "not patched: " in result.stderr and not leaks(result.stderr), leaks(result.stderr)
+    lines = result.stderr.splitlines()
+    assert all(line.startswith("graphdoctor: ") for line in lines), lines
+    assert not any(line.startswith("graphdoctor: proven") for line in lines)
+
+
+def test_the_files_of_a_folder_of_ranks_are_named_cleaned(tmp_path: Path) -> None:
+    """"read ranks 0, 1 from ..." named the folder's files raw."""
+    hostile = (SHORT + PAYLOADS["C0 controls"]).replace("\x00", "").replace("/", "") + FORGED
+    folder = tmp_path / "ranks"
+    folder.mkdir()
+    for rank in (0, 1):
+        (folder / f"job{hostile}.rank{rank}.json.gz").write_bytes(
+            Path(rank_file(rank)).read_bytes())
+    for command in (["report"], ["export", "-o", "-"], ["view"]):
+        result = CliRunner().invoke(main, [*command, str(folder)], catch_exceptions=False)
+        assert result.exit_code == 0, (command, result.output)
+        said = [line for line in result.stderr.splitlines() if "read ranks" in line]
+        assert said and not leaks(result.stderr), (command, leaks(result.stderr))
+        assert not any(line.startswith("graphdoctor: proven")
+                       for line in result.stderr.splitlines())

@@ -5,7 +5,9 @@ memory or time than a report of its size may."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -16,15 +18,21 @@ from click.testing import CliRunner
 
 from graphdoctor.cli import main
 from graphdoctor.report import source_lines
+from graphdoctor.report.io import load
 from graphdoctor.trace.untrusted import MIN_MEMORY_BUDGET
+from graphdoctor.tui.report_view import ReportView
+from tests.conftest import RECORDINGS
 from tests.report.hostile_spools import (
     HERE,
+    HUGE_RECORDS,
     RECORDING,
     deeply_nested,
     digest_of,
     empty_members,
     endless_line,
+    not_a_number,
     records,
+    with_lines,
     write,
     wrong_digest,
 )
@@ -197,3 +205,54 @@ def test_a_line_too_long_is_skipped_as_it_streams(tmp_path: Path, monkeypatch: p
     assert "y" * 1000 not in result.output
 
 
+
+
+def _within_budget(command: list[str]) -> subprocess.CompletedProcess[str]:
+    """``graphdoctor COMMAND`` with a GiB of address space and a minute: a reader that sized
+    a list by a stranger's number runs out of either."""
+    gib = 2**30
+    return subprocess.run([*GRAPHDOCTOR, *command], capture_output=True, text=True, timeout=60,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (gib, gib)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("what", HUGE_RECORDS)
+def test_an_id_or_a_count_costs_no_more_than_the_file(tmp_path: Path, what: str) -> None:
+    spool = with_lines(tmp_path / "huge.spool", [json.dumps(HUGE_RECORDS[what])])
+    for command in (["report"], ["export", "-o", "-"], ["report", "-f", "json"]):
+        started = time.monotonic()
+        done = _within_budget([*command, str(spool)])
+        assert done.returncode == 0, (command, done.stderr[-2000:])
+        assert time.monotonic() - started < 30
+
+
+def test_an_id_past_the_recording_s_is_left_out_and_counted(tmp_path: Path) -> None:
+    spool = with_lines(tmp_path / "huge.spool", [json.dumps(HUGE_RECORDS[what])
+                                                 for what in ("a frame's id", "a stack's id")])
+    result = CliRunner().invoke(main, ["report", str(spool)], catch_exceptions=False)
+    assert result.exit_code == 0 and "2 spool records could not be read" in result.output
+
+
+def test_nan_and_infinity_in_a_spool_are_refused_as_in_a_report(tmp_path: Path) -> None:
+    """They crashed the viewer's memory lane, and made merge write a report graphdoctor
+    then refused."""
+    spool = not_a_number(tmp_path / "nan.spool")
+    for command in (["report"], ["export", "-o", "-"], ["report", "-f", "json"]):
+        result = CliRunner().invoke(main, [*command, str(spool)], catch_exceptions=False)
+        assert result.exit_code == 0, (command, result.output)
+    assert "spool records could not be read" in CliRunner().invoke(
+        main, ["report", str(spool)]).output
+    view = ReportView(load(spool))
+    view.prepare_timeline()
+    assert view.lanes
+
+
+def test_a_merge_of_spools_with_nan_writes_a_report_that_opens(tmp_path: Path) -> None:
+    ranks = sorted(RECORDINGS.glob("dist4_one_rank_capture_fails.rank*.spool.jsonl.gz"))
+    given = [not_a_number(tmp_path / f"r{n}.spool", source) for n, source in enumerate(ranks)]
+    merged = CliRunner().invoke(main, ["merge", *map(str, given), "-o",
+                                       str(tmp_path / "job.json")], catch_exceptions=False)
+    assert merged.exit_code == 0, merged.output
+    opened = CliRunner().invoke(main, ["report", str(tmp_path / "job.json")],
+                                catch_exceptions=False)
+    assert opened.exit_code == 0, opened.output

@@ -133,7 +133,7 @@ def test_a_run_that_was_not_distributed_has_nothing_to_combine_with() -> None:
 
 def test_ranks_missing_from_the_files_are_said() -> None:
     opened = open_report([Path(rank_file(1)), Path(rank_file(3))])
-    assert rank_groups.missing_ranks(opened.report) == [0, 2]
+    assert [rank for run in rank_groups.missing_ranks(opened.report) for rank in run] == [0, 2]
     assert rank_groups.missing_line(opened.report).startswith("ranks 0, 2 of the job's 4 are not "
                                                               "in this report")
     assert opened.said().endswith("ranks 0, 2 of the job are not among them")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import stat
 import subprocess
 import sys
@@ -16,8 +17,9 @@ from click.testing import CliRunner, Result
 
 from graphdoctor.cli import main
 from graphdoctor.report import io
-from graphdoctor.report.writing import UnsafeOutput, write_file
+from graphdoctor.writing import OutputError, write_file
 from tests.conftest import ROOT
+from tests.report.jobs import rank_file
 
 DEMO = ROOT / "graphdoctor" / "demo" / "launch_bound.json.gz"
 # Every command that writes a file with -o, and what it writes.
@@ -99,8 +101,70 @@ def test_an_empty_name_is_a_usage_error() -> None:
 
 
 def test_a_folder_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(UnsafeOutput, match="a folder"):
+    with pytest.raises(OutputError, match="a folder"):
         write_file(tmp_path, b"{}")
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="giving a file to another user needs root")
+@pytest.mark.parametrize("command", WRITERS)
+def test_a_replaced_file_keeps_its_owner(tmp_path: Path, command: str) -> None:
+    """As root, a colleague's report written over became root's."""
+    theirs = tmp_path / "theirs.json"
+    theirs.write_text("old")
+    os.chown(theirs, 4242, 4242)
+    theirs.chmod(0o664)
+    assert write_with(command, theirs).exit_code == 0
+    info = theirs.stat()
+    assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (4242, 4242, 0o664)
+    assert theirs.read_text() != "old"
+
+
+@pytest.mark.parametrize("command", WRITERS)
+def test_a_name_of_245_characters_is_written(tmp_path: Path, command: str) -> None:
+    """Its temporary name had 20 characters more: too long for any file system."""
+    long = tmp_path / ("r" * 240 + ".json")
+    long.write_text("old")
+    result = write_with(command, long)
+    assert result.exit_code == 0, result.output
+    assert long.read_text() != "old"
+
+
+MERGE = ["merge", rank_file(0), rank_file(1), "-o"]
+
+
+@pytest.mark.parametrize("output, said", [("", "-o needs a file name"),
+                                          ("missing/job.json", "no such folder")])
+def test_merge_onto_a_bad_path_is_one_line(tmp_path: Path, output: str, said: str,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each ended in a traceback."""
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, [*MERGE, output])
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit), result.output
+    assert result.stderr.startswith("graphdoctor: error: ") and said in result.stderr
+    assert result.stderr.count("\n") == 1 and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="making a device node needs root")
+def test_merge_onto_a_block_device_is_one_line(tmp_path: Path) -> None:
+    disk = tmp_path / "loop"
+    os.mknod(disk, stat.S_IFBLK | 0o600, os.makedev(7, 200))
+    result = CliRunner().invoke(main, [*MERGE, str(disk)])
+    assert result.exit_code == 2 and "block device" in result.stderr
+    assert result.stderr.count("\n") == 1 and stat.S_ISBLK(disk.stat().st_mode)
+
+
+@pytest.mark.parametrize("command", ["merge", "report"])
+def test_a_file_that_outgrows_the_disk_is_one_line(tmp_path: Path, command: str) -> None:
+    """A file-size limit stands for a full disk: the write fails part way."""
+    args = MERGE if command == "merge" else [*WRITERS["report"], "-o"]
+    done = subprocess.run([sys.executable, "-m", "graphdoctor", *args, "out.json"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE,
+                                                                (4096, 4096)))
+    assert done.returncode == 2, done.stderr
+    last = done.stderr.splitlines()[-1]  # merge says first which ranks it read
+    assert last.startswith("graphdoctor: error: ") and "Traceback" not in done.stderr
+    assert "File too large" in last and list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.skipif(not Path("/dev/fd").exists(), reason="needs /dev/fd")

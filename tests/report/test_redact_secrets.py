@@ -4,8 +4,10 @@ wherever they appear; the default report says it is not redacted."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -31,9 +33,9 @@ SHAPES = ["hf_abcdefghijklmnopqrstuvwxyz012345", "sk-proj-abcdefghijklmnopqrstuv
 def test_the_variables_named_as_secrets_are_the_ones_collected() -> None:
     environ = {**ENVIRONMENT, "DB_PASSWORD": "hunter2hunter2", "GITHUB_TOKEN": "abcdefgh12",
                "PATH": "/usr/bin:/bin", "HOME": "/home/alice", "KEYBOARD_LAYOUT": "dvorak-intl",
-               "CUDA_VISIBLE_DEVICES": "0,1,2,3", "SHORT_TOKEN": "1234"}
+               "CUDA_VISIBLE_DEVICES": "0,1,2,3", "SHORT_TOKEN": "1234", "TINY_TOKEN": "12"}
     assert secret_values(environ) == sorted([*ENVIRONMENT.values(), "hunter2hunter2",
-                                             "abcdefgh12"])
+                                             "abcdefgh12", "1234"])
 
 
 @pytest.mark.parametrize("token", SHAPES, ids=[s[:6] for s in SHAPES])
@@ -119,3 +121,58 @@ def test_the_header_says_whether_the_report_is_redacted(recorded: Path) -> None:
     assert REDACTED_NOTICE in redacted and KEPT_NOTICE not in redacted
     assert json.loads(graphdoctor(recorded, "report", "-f", "json", "redacted.json",
                                   environ={}))["redacted"] is True
+
+
+# Secrets under the names and in the places the audit found kept: short values, the common
+# short names of a password, and credentials in URLs.
+SHORT_SECRETS = {"MYSQL_PWD": "hunter2", "DB_PASS": "s3cr3t", "SMTP_PW": "pw4u",
+                 "REDIS_URL": "redis://:redispass@cache:6379/0"}
+URL_PASSWORDS = ["redispass", "pgpass99"]
+KEPT_SCRIPT = """\
+import os, warnings
+import torch
+
+warnings.warn("db " + os.environ["MYSQL_PWD"] + ", " + os.environ["DB_PASS"] + " smtp "
+              + os.environ["SMTP_PW"])
+warnings.warn("cache at " + os.environ["REDIS_URL"] + " and postgres://admin:pgpass99@db/prod")
+raise RuntimeError("token " + os.environ["HF_TOKEN"])
+"""
+
+
+def test_short_values_and_the_short_names_of_a_password_are_collected() -> None:
+    environ = {**SHORT_SECRETS, "PWD": "/home/alice/project", "OLDPWD": "/home/alice",
+               "USE_AUTH": "1", "XDG_SESSION_CLASS": "user", "BYPASS_CACHE": "yes-please"}
+    assert secret_values(environ) == sorted(["hunter2", "s3cr3t", "pw4u"])
+
+
+@pytest.mark.parametrize("url", ["redis://:redispass@cache:6379/0",
+                                 "postgres://admin:pgpass99@db/prod",
+                                 "https://ghp_short@github.com/org/repo.git"])
+def test_credentials_in_a_url_go_wherever_it_stands(url: str) -> None:
+    said = Secrets().sub(f"connecting to {url} (retry 3)")
+    host = url.rsplit("@", 1)[1]
+    assert said == f"connecting to {url.split('://')[0]}://{SECRET}@{host} (retry 3)"
+
+
+def test_a_short_value_goes_as_a_whole_word_only() -> None:
+    assert Secrets(["hunter2"]).sub("pw=hunter2, hunter22 kept") == \
+        f"pw={SECRET}, hunter22 kept"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kept", ["kept.spool", "kept.spool.jsonl.gz"])
+def test_run_redact_redacts_the_kept_spool_too(tmp_path: Path, kept: str) -> None:
+    """``run --redact --keep-spool`` kept the raw recording: tokens, arguments, the host."""
+    (tmp_path / "train.py").write_text(KEPT_SCRIPT)
+    environ = {**ENVIRONMENT, **SHORT_SECRETS}
+    graphdoctor(tmp_path, "run", "-q", "--redact", "-o", "r.json", "--keep-spool", kept,
+                "train.py", "--api-key", "argument-secret-123", environ=environ)
+    raw = gzip.decompress((tmp_path / kept).read_bytes()) if kept.endswith(".gz") else \
+        (tmp_path / kept).read_bytes()
+    secrets = [*ENVIRONMENT.values(), *list(SHORT_SECRETS.values())[:3], *URL_PASSWORDS,
+               "argument-secret-123", socket.gethostname()]
+    for shown in (raw.decode(), graphdoctor(tmp_path, "report", "-f", "json", kept,
+                                            environ={}),
+                  graphdoctor(tmp_path, "report", "-f", "json", "r.json", environ={})):
+        assert not [value for value in secrets if value in shown]
+        assert "<secret>" in shown or "\\u003csecret\\u003e" in shown

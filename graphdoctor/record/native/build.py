@@ -8,9 +8,16 @@ have. The library is kept in graphdoctor's cache folder under a name made from e
 that went into it (source, headers, library, compiler), so a changed wheel or compiler
 builds it again.
 
-The cache folder is graphdoctor's own: it is created for this user alone, and a folder that
-is a link, or someone else's, is refused rather than written into; the library is compiled
-into a fresh file beside it and renamed into place, so no path is written through.
+The library is code that runs inside the user's program, so it is private to the user. Its
+cache folder (and the ``graphdoctor`` folder above it) is made 0700; on every use, build or
+load, each is checked to be a folder (not a link) of this user's that no one else may write
+into, and the folders above them are checked too: none may be writable by anyone without
+the sticky bit (``/tmp`` has it), nor another user's and writable by more than that user.
+The library is compiled into a fresh file in the folder and renamed into place (through
+:mod:`graphdoctor.writing`), and loaded by descriptor (:func:`open_library`): opened
+without following a link, checked once open (a regular file of this user's, writable by no
+one else), and handed to the program as ``/proc/self/fd/N``, so what is loaded is what was
+checked, whatever happens to the path after.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphdoctor.errors import GraphDoctorError
+from graphdoctor.writing import move_file
 
 SOURCE = Path(__file__).resolve().parents[2] / "native" / "inject.c"
 LIBRARY = "libgraphdoctor_inject"
@@ -52,13 +60,35 @@ class Toolchain:
 
 
 def library() -> Path:
-    """The injection library, built now if this toolchain has not built it yet."""
+    """The injection library, built now if this toolchain has not built it yet, and checked
+    as it will be when loaded."""
     tools = toolchain()
     folder = cache_folder()
     target = folder / f"{LIBRARY}-{_fingerprint(tools)}.so"
-    if not target.exists():
+    if not os.path.lexists(target):
         _compile(tools, folder, target)
+    os.close(open_library(target))
     return target
+
+
+def open_library(path: str | os.PathLike[str]) -> int:
+    """A descriptor of the library at ``path``, once its folder and the file itself are
+    checked (see the module doc); GraphDoctorError, naming what is wrong, otherwise."""
+    path = Path(path)
+    check_private(path.parent)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError as error:
+        raise GraphDoctorError(f"the native library {path} cannot be opened "
+                               f"({error.strerror or error}); it is never loaded through a "
+                               "link") from None
+    info = os.fstat(fd)
+    why = _unsafe(info, regular=True)
+    if why:
+        os.close(fd)
+        raise GraphDoctorError(f"the native library {path} is {why}: it is not loaded; "
+                               "remove it and run again to build it afresh")
+    return fd
 
 
 def toolchain() -> Toolchain:
@@ -86,16 +116,62 @@ def wheel_folders() -> tuple[tuple[Path, ...], Path]:
 
 
 def cache_folder() -> Path:
-    """graphdoctor's own folder for built libraries, made private; refused if it is a link or
-    belongs to someone else."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    """graphdoctor's own folder for built libraries, made private (0700), and checked
+    (:func:`check_private`)."""
+    base = Path(os.path.abspath(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"))
     folder = base / "graphdoctor" / "native"
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    info = os.lstat(folder)
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-        raise GraphDoctorError(f"{folder} is not a folder of this user's: the native "
-                               "library is not built into it")
+    base.mkdir(parents=True, exist_ok=True)
+    for private in (folder.parent, folder):
+        try:
+            private.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+    check_private(folder)
     return folder
+
+
+def check_private(folder: Path) -> None:
+    """GraphDoctorError unless ``folder`` and its parent are folders of this user's that
+    no one else may write into, and no folder above them lets anyone replace them."""
+    for private in (folder, folder.parent):
+        why = _unsafe(_lstat(private), regular=False)
+        if why:
+            raise GraphDoctorError(f"{private} is {why}: the native library is not built or "
+                                   f"loaded there (chmod 700 {private}, or remove it)")
+    above = Path(os.path.realpath(folder.parent.parent))
+    for ancestor in (above, *above.parents):
+        info = _lstat(ancestor)
+        if _others_may_replace(info):
+            raise GraphDoctorError(f"{ancestor} lets other users replace {folder}: the native "
+                                   "library is not built or loaded under it")
+
+
+def _lstat(path: Path) -> os.stat_result:
+    try:
+        return os.lstat(path)
+    except OSError as error:
+        raise GraphDoctorError(f"{path} cannot be read ({error.strerror or error})") from None
+
+
+def _unsafe(info: os.stat_result, regular: bool) -> str:
+    """Why a private folder (or, ``regular``, the library) is not safe to use; "" if it is."""
+    kind = stat.S_ISREG(info.st_mode) if regular else stat.S_ISDIR(info.st_mode)
+    if not kind:
+        return "not a regular file" if regular else "not a folder (a link, or a file)"
+    if info.st_uid != os.geteuid():
+        return "another user's"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return "writable by other users"
+    return ""
+
+
+def _others_may_replace(info: os.stat_result) -> bool:
+    """Whether users other than this one (and root) may rename what a folder holds."""
+    sticky = bool(info.st_mode & stat.S_ISVTX)
+    if info.st_mode & stat.S_IWOTH and not sticky:
+        return True
+    return info.st_uid not in (0, os.geteuid()) and bool(
+        info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)) and not sticky
 
 
 def _fingerprint(tools: Toolchain) -> str:
@@ -140,7 +216,8 @@ def _compile(tools: Toolchain, folder: Path, target: Path) -> None:
         if done.returncode != 0:
             raise GraphDoctorError(f"building the native library failed: "
                                    f"{done.stderr.strip().splitlines()[-1:]}")
-        os.replace(temporary, target)
+        os.chmod(temporary, 0o700)  # the linker's own mode follows the umask
+        move_file(temporary, target, follow=False)
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)

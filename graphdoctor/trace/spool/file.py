@@ -13,14 +13,14 @@ spool alone holds everything the trace is built from.
 
 from __future__ import annotations
 
-import gzip
 import json
+import math
 import os
 import sys
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 from graphdoctor.trace.names import RECORDING_STOPPED
@@ -38,6 +38,7 @@ from graphdoctor.trace.untrusted import (
     sane,
     text_limit,
 )
+from graphdoctor.writing import append_to_own, open_own, write_all
 
 
 class SpoolWriter:
@@ -64,7 +65,7 @@ class SpoolWriter:
         self._pending, unmapped = _pending(tail)
         self._fd, self._size = None, 0
         try:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            self._fd = open_own(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
             self._size = os.fstat(self._fd).st_size  # the spool's, counted on from here
         except OSError as error:
             self._stop(error)
@@ -102,7 +103,7 @@ class SpoolWriter:
     def _append(self, data: bytes) -> None:
         assert self._fd is not None
         try:
-            _write_all(self._fd, data)
+            write_all(self._fd, data)
         except OSError as error:
             self._stop(error)
             return
@@ -140,15 +141,37 @@ class SpoolWriter:
 
 
 def _json_encoder() -> Callable[[Any], str]:
-    """The JSON text of a value, ASCII only, with ``str`` for what JSON has no type for:
-    json's C encoder, made once (``JSONEncoder.encode`` makes one per call, which doubles
-    the cost of a record)."""
+    """The JSON text of a value, ASCII only, with ``str`` for what JSON has no type for and
+    null for a number JSON cannot hold (NaN, an infinity: a reader refuses them): json's C
+    encoder, made once (``JSONEncoder.encode`` makes one per call, which doubles the cost of
+    a record)."""
     make = getattr(json.encoder, "c_make_encoder", None)
+    fast: Callable[[Any], str]
     if make is None:
-        return json.JSONEncoder(separators=(",", ":"), default=str).encode
-    chunks = make(None, str, json.encoder.encode_basestring_ascii, None, ":", ",", False,
-                  False, True)
-    return lambda value: "".join(chunks(value, 0))
+        fast = json.JSONEncoder(separators=(",", ":"), default=str, allow_nan=False).encode
+    else:
+        chunks = make(None, str, json.encoder.encode_basestring_ascii, None, ":", ",", False,
+                      False, False)
+        fast = lambda value: "".join(chunks(value, 0))  # noqa: E731 - made once, called often
+
+    def encoded(value: Any) -> str:
+        try:
+            return fast(value)
+        except ValueError:  # a number JSON cannot hold, somewhere in it (rare)
+            return fast(finite(value))
+
+    return encoded
+
+
+def finite(value: Any) -> Any:
+    """``value`` with null for every number JSON cannot hold."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(item) for item in value]
+    return value
 
 
 def _pending(tail: str | os.PathLike[str] | None) -> tuple[Pending, str]:
@@ -177,13 +200,6 @@ def _say(text: str) -> None:
         pass
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
 def append_record(path: str | os.PathLike[str], record: SpoolRecord) -> None:
     """Append one record from outside the child (the parent's ``run_end``)."""
     append_records(path, [record])
@@ -191,13 +207,13 @@ def append_record(path: str | os.PathLike[str], record: SpoolRecord) -> None:
 
 def append_records(path: str | os.PathLike[str], records: Sequence[SpoolRecord]) -> None:
     """Append records from outside the child, after a line break that ends a torn line."""
-    with open(path, "ab") as handle:
-        handle.write(encoded(records))
+    append_to_own(path, encoded(records))
 
 
 def encoded(records: Sequence[SpoolRecord]) -> bytes:
     """Records as the spool holds them, after a line break that ends a torn line."""
-    lines = [json.dumps(encode(r), separators=(",", ":"), default=str) for r in records]
+    lines = [json.dumps(finite(encode(r)), separators=(",", ":"), default=str,
+                        allow_nan=False) for r in records]
     return ("\n" + "".join(line + "\n" for line in lines)).encode()
 
 
@@ -208,7 +224,7 @@ def appended_or_kept(path: str | os.PathLike[str], data: bytes) -> tuple[bytes, 
     as a torn line is."""
     written = 0
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = open_own(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             while written < len(data):
                 written += os.write(fd, data[written:])
@@ -257,7 +273,7 @@ def records_in(data: bytes) -> Iterator[list[Any]]:
 def _parsed(line: bytes) -> Iterator[list[Any]]:
     text = line.decode("utf-8", "replace")
     try:
-        record = sane(json.loads(text), text)
+        record = sane(json.loads(text, parse_constant=_not_a_number), text)
     except (RecursionError, OutOfRange):
         yield UNREADABLE
         return
@@ -265,6 +281,12 @@ def _parsed(line: bytes) -> Iterator[list[Any]]:
         return  # the line the child was writing when it died
     if isinstance(record, list) and record and isinstance(record[0], str):
         yield record
+
+
+def _not_a_number(text: str) -> Any:
+    """NaN and the infinities, which no graphdoctor writes: the record is unreadable, as one
+    with a number out of range is."""
+    raise OutOfRange(f"{text} is not a JSON number")
 
 
 class _Meter:
@@ -329,8 +351,14 @@ def _is_gzip(path: str | os.PathLike[str]) -> bool:
         return handle.read(2) == GZIP_MAGIC
 
 
-def compress(path: str | os.PathLike[str], dest: str | os.PathLike[str]) -> Path:
-    """Write a gzip copy of a spool (how fixtures are stored)."""
-    with open(path, "rb") as src, gzip.open(dest, "wb", compresslevel=9) as out:
-        out.write(src.read())
-    return Path(dest)
+def gzip_chunks(chunks: Iterable[bytes], level: int = 9) -> Iterator[bytes]:
+    """``chunks`` compressed as one gzip member, as they come (a kept spool's ``.gz``)."""
+    packer = zlib.compressobj(level, zlib.DEFLATED, 31)
+    for chunk in chunks:
+        yield packer.compress(chunk)
+    yield packer.flush()
+
+
+def file_chunks(path: str | os.PathLike[str]) -> Iterator[bytes]:
+    """The bytes of a file, a MiB at a time."""
+    return _chunks(path)

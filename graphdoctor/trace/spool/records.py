@@ -8,7 +8,9 @@ their kind in :mod:`graphdoctor.trace.event_kinds` (their tags join the ones her
 added later goes at the end with a default, so an older spool (which lacks it) still
 decodes; fields past the declared ones (written by a newer graphdoctor) are dropped. A
 record with too few fields, or one whose tag is not declared, is drift: decoding raises
-:class:`SpoolDrift`, which assembly counts and names in the report.
+:class:`SpoolDrift`, which assembly counts and names in the report; one whose values are not
+of the declared types (:mod:`graphdoctor.trace.spool.typed`) raises ValueError, and assembly
+counts it among the records it could not read, when the spool may be a stranger's.
 
 Nothing here imports torch: the recorder builds these records, assembly reads them.
 """
@@ -152,10 +154,6 @@ class KernelTimes(NamedTuple):
     total: int
 
 
-
-
-
-
 class Progress(NamedTuple):
     """Replays per graph so far ({"replays": {graph: count}}), written twice a second."""
 
@@ -232,21 +230,11 @@ class InputRecord(NamedTuple):
 # -- memory, syncs, streams ------------------------------------------------------------------
 
 
-
-
-
-
-
-
-
-
 # -- errors, warnings, torch.compile ---------------------------------------------------------
 class ExceptionInfo(NamedTuple):
     """An exception: id, t, where, graph, thread, chain ([type, message, cuda_error, stack])."""
 
     info: JsonObject
-
-
 
 
 class WarnRecord(NamedTuple):

@@ -22,8 +22,11 @@ from __future__ import annotations
 
 import mmap
 import os
+import stat
 import struct
 from pathlib import Path
+
+from graphdoctor.writing import append_to_own, open_own
 
 _HEADER = struct.Struct("=QQ")
 TAIL_BYTES = 1 << 20  # pending bytes before a batch is appended whatever the time
@@ -71,8 +74,10 @@ def _mapped(path: str | os.PathLike[str], size: int) -> mmap.mmap:
     """The tail file, its blocks allocated first: a sparse file's page written on a full
     disk would end the script with SIGBUS. OSError where they cannot be (pending bytes then
     wait in memory)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = open_own(path, os.O_RDWR | os.O_CREAT)
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
         os.ftruncate(fd, size)
         if hasattr(os, "posix_fallocate"):
             os.posix_fallocate(fd, 0, size)
@@ -86,8 +91,7 @@ def recover(spool: str | os.PathLike[str], tail: str | os.PathLike[str]) -> int:
     return how many bytes were appended."""
     missing = unappended(spool, tail)
     if missing:
-        with open(spool, "ab") as handle:
-            handle.write(missing)
+        append_to_own(spool, missing)
     return len(missing)
 
 
