@@ -271,7 +271,9 @@ def _meta(b: Builder) -> Meta:
         not_recorded=tuple(notes), env=tuple(tuple(kv) for kv in m.get("env", ())),
         rank=int(m.get("rank", NONE)), world_size=int(m.get("world_size", NONE)),
         backend=str(m.get("backend", "")), sources=tuple(b.sources.values()),
-        clock_unix_ns=int(m.get("clock_unix_ns", 0)),
+        clock_unix_ns=int(m.get("clock_unix_ns", 0)), pid=int(m.get("pid", NONE)),
+        parent_pid=int(m.get("parent_pid", NONE)),
+        command=tuple(str(part) for part in m.get("command", ())),
     )
 
 
