@@ -3,6 +3,7 @@ written them, with source lines read from this checkout's copies of the scripts.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import linecache
 import re
@@ -14,6 +15,7 @@ from graphdoctor.diagnose import diagnose, diagnose_ranks
 from graphdoctor.report.document import Report, build, build_ranks
 from graphdoctor.trace.assemble import assemble_file
 from graphdoctor.trace.model import Trace
+from graphdoctor.trace.names import CHILD_TARGET
 from tests.conftest import RECORDINGS, ROOT
 
 SCRIPTS = ROOT / "fixtures" / "scripts"
@@ -80,3 +82,13 @@ def report_for(name: str) -> Report:
         trace = next(iter(traces.values()))
         return build(trace, diagnose(trace, read_line=local_line), read_line=local_line)
     return build_ranks(traces, diagnose_ranks(traces, read_line=local_line), read_line=local_line)
+
+
+def as_child(report: Report, pid: int, parent: int,
+             command: tuple[str, ...] = ("/usr/bin/python3", "-u", "item_in_capture.py")
+             ) -> Report:
+    """``report``, a recording of its own, named as a process a script started: for the
+    tests of what reports show of the processes a script started."""
+    meta = dataclasses.replace(report.trace.meta, target_kind=CHILD_TARGET, pid=pid,
+                               parent_pid=parent, command=command, argv=())
+    return dataclasses.replace(report, trace=dataclasses.replace(report.trace, meta=meta))
