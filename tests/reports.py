@@ -16,6 +16,7 @@ from graphdoctor.report.document import Report, build, build_ranks
 from graphdoctor.trace.assemble import assemble_file
 from graphdoctor.trace.model import Trace
 from graphdoctor.trace.names import CHILD_TARGET
+from graphdoctor.trace.run_files import RunFiles, is_process_spool
 from tests.conftest import RECORDINGS, ROOT
 
 SCRIPTS = ROOT / "fixtures" / "scripts"
@@ -23,11 +24,12 @@ _SPOOL = re.compile(r"^(?P<name>.+?)(?:\.rank(?P<rank>\d+))?\.spool\.jsonl\.gz$"
 
 
 def spools(directory: Path = RECORDINGS) -> dict[str, dict[int, Path]]:
-    """scenario -> {rank: spool}; a single-process recording is rank 0."""
+    """scenario -> {rank: spool}; a single-process recording is rank 0. The spools of the
+    processes a script started are the scenario's too (:func:`child_traces_for`)."""
     found: dict[str, dict[int, Path]] = {}
     for path in directory.glob("*.spool.jsonl.gz"):
         match = _SPOOL.match(path.name)
-        if match:
+        if match and not is_process_spool(path):
             found.setdefault(match["name"], {})[int(match["rank"] or 0)] = path
     return found
 
@@ -37,7 +39,14 @@ def spools(directory: Path = RECORDINGS) -> dict[str, dict[int, Path]]:
 # The cuTile scenarios need a GPU cuTile compiles for: its tileiras (13.4 and 13.5) fails on
 # Hopper (sm_90, the lent H100/H200), see fixtures/README.md.
 AWAITING_RECORDING: frozenset[str] = frozenset({
-    "cutile_layer_stack", "cutile_host_read_in_capture", "cutile_new_input_buffer"})
+    "cutile_layer_stack", "cutile_host_read_in_capture", "cutile_new_input_buffer",
+    "child_item_in_capture", "child_capture_on_legacy_stream"})
+
+
+def child_traces_for(name: str, directory: Path = RECORDINGS) -> list[Trace]:
+    """The traces of the processes scenario ``name``'s script started, by pid."""
+    kept = RunFiles(directory / f"{name}.spool.jsonl.gz")
+    return [assemble_file(files.spool) for _, files in kept.children()]
 
 
 def scenario_names() -> list[str]:
