@@ -20,7 +20,7 @@ from typing import Any
 
 from graphdoctor.report import io, schema
 from graphdoctor.report.document import BaselineRun, Report
-from tests.reports import report_for
+from tests.reports import as_child, report_for
 
 PAYLOADS = {
     # Controls a terminal acts on, BEL, backspace and carriage return among them.
@@ -60,9 +60,15 @@ BASELINE = BaselineRun("exited with code 0 after 2 s", True, 0, 2 * 10**9, 3,
 
 
 def scenario_report(scenario: str) -> Report:
-    """The scenario's report, clean (the distributed one with a baseline run)."""
+    """The scenario's report, clean: the distributed one with a baseline run, the other with
+    a process its script started (its own recording again), so that their free text is
+    attacked too."""
     report = report_for(scenario)
-    return dataclasses.replace(report, baseline=BASELINE) if scenario == SCENARIOS[1] else report
+    if scenario == SCENARIOS[1]:
+        return dataclasses.replace(report, baseline=BASELINE)
+    return dataclasses.replace(report, children=[
+        as_child(report_for(scenario), 4242, report.trace.meta.pid,
+                 ("/usr/bin/python3", "-c", "import torch", "--flag"))])
 
 # What a terminal acts on rather than shows, once the sequences the renderer itself writes
 # (colours and styles, and moving the cursor) are taken out.

@@ -3,6 +3,7 @@ written them, with source lines read from this checkout's copies of the scripts.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import linecache
 import re
@@ -14,6 +15,8 @@ from graphdoctor.diagnose import diagnose, diagnose_ranks
 from graphdoctor.report.document import Report, build, build_ranks
 from graphdoctor.trace.assemble import assemble_file
 from graphdoctor.trace.model import Trace
+from graphdoctor.trace.names import CHILD_TARGET
+from graphdoctor.trace.run_files import RunFiles, is_process_spool
 from tests.conftest import RECORDINGS, ROOT
 
 SCRIPTS = ROOT / "fixtures" / "scripts"
@@ -21,11 +24,12 @@ _SPOOL = re.compile(r"^(?P<name>.+?)(?:\.rank(?P<rank>\d+))?\.spool\.jsonl\.gz$"
 
 
 def spools(directory: Path = RECORDINGS) -> dict[str, dict[int, Path]]:
-    """scenario -> {rank: spool}; a single-process recording is rank 0."""
+    """scenario -> {rank: spool}; a single-process recording is rank 0. The spools of the
+    processes a script started are the scenario's too (:func:`child_traces_for`)."""
     found: dict[str, dict[int, Path]] = {}
     for path in directory.glob("*.spool.jsonl.gz"):
         match = _SPOOL.match(path.name)
-        if match:
+        if match and not is_process_spool(path):
             found.setdefault(match["name"], {})[int(match["rank"] or 0)] = path
     return found
 
@@ -41,7 +45,14 @@ AWAITING_RECORDING: frozenset[str] = frozenset({
     "graph_per_buffer", "branch_flag_after_capture", "decode_appends_output",
     "decode_clones_output", "kept_output_previous_step", "compile_cpu_index_input",
     "compile_device_index_input", "native_memcpy_in_capture",
-    "native_memcpy_async_in_capture"})
+    "native_memcpy_async_in_capture",
+    "child_item_in_capture", "child_capture_on_legacy_stream"})
+
+
+def child_traces_for(name: str, directory: Path = RECORDINGS) -> list[Trace]:
+    """The traces of the processes scenario ``name``'s script started, by pid."""
+    kept = RunFiles(directory / f"{name}.spool.jsonl.gz")
+    return [assemble_file(files.spool) for _, files in kept.children()]
 
 
 def scenario_names() -> list[str]:
@@ -86,3 +97,13 @@ def report_for(name: str) -> Report:
         trace = next(iter(traces.values()))
         return build(trace, diagnose(trace, read_line=local_line), read_line=local_line)
     return build_ranks(traces, diagnose_ranks(traces, read_line=local_line), read_line=local_line)
+
+
+def as_child(report: Report, pid: int, parent: int,
+             command: tuple[str, ...] = ("/usr/bin/python3", "-u", "item_in_capture.py")
+             ) -> Report:
+    """``report``, a recording of its own, named as a process a script started: for the
+    tests of what reports show of the processes a script started."""
+    meta = dataclasses.replace(report.trace.meta, target_kind=CHILD_TARGET, pid=pid,
+                               parent_pid=parent, command=command, argv=())
+    return dataclasses.replace(report, trace=dataclasses.replace(report.trace, meta=meta))

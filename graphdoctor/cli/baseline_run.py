@@ -28,9 +28,10 @@ class BaselineRecording:
 
 
 def graphs_off(request: RunRequest) -> RunRequest:
-    """The same run with CUDA graphs off, recording to a spool of its own."""
+    """The same run with CUDA graphs off, recording to a spool of its own (the processes
+    the script starts are not followed: the first run recorded them)."""
     return dataclasses.replace(request, files=request.files.baseline(),
-                               env=(*request.env, (GRAPHS_ENV, GRAPHS_OFF)))
+                               env=(*request.env, (GRAPHS_ENV, GRAPHS_OFF)), follow=False)
 
 
 def record_baseline(request: RunRequest, first: RunEnd, quiet: bool) -> BaselineRecording | None:

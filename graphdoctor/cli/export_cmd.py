@@ -12,6 +12,8 @@ from graphdoctor.clean_text import clean_json
 from graphdoctor.cli.common import handle_errors, say
 from graphdoctor.cli.reporting import (
     GIVEN_HELP,
+    child_option,
+    chosen,
     open_given,
     redacted,
     reports_argument,
@@ -64,10 +66,12 @@ Exit codes: 0 written; 2 the report cannot be read or the file not written.
 @click.option("--rank", type=click.IntRange(min=0), default=None, metavar="R",
               help="With --format dot, in a multi-rank report: the rank whose graph N to draw.")
 @click.option("--redact", is_flag=True, help=f"Leave out {redaction.WHAT_GOES}.")
+@child_option()
 @handle_errors
 def export(report_files: tuple[Path, ...], output_format: str, output: Path | None,
-           phases: tuple[str, ...], graph_id: int | None, rank: int | None, redact: bool) -> None:
-    document = open_given(report_files)
+           phases: tuple[str, ...], graph_id: int | None, rank: int | None, redact: bool,
+           child: int | None) -> None:
+    document = chosen(open_given(report_files), child)
     report_file = report_files[0]
     if redact:
         document = redacted(document)

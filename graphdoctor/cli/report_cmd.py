@@ -11,6 +11,8 @@ from graphdoctor.clean_text import clean_json
 from graphdoctor.cli.common import handle_errors
 from graphdoctor.cli.reporting import (
     GIVEN_HELP,
+    child_option,
+    chosen,
     fail_on_option,
     gate_exit,
     open_given,
@@ -66,11 +68,12 @@ Exit codes:
                                               "values and arguments (see above).")
 @click.option("--width", "columns", type=click.IntRange(40, 1000), metavar="COLUMNS",
               help="Width of the text summary (default: the terminal's, or 100).")
+@child_option()
 @fail_on_option(CONDITIONS, "listed above")
 @handle_errors
 def report(report_files: tuple[Path, ...], output_format: str, output: Path | None, redact: bool,
-           columns: int | None, fail_on: tuple[str, ...]) -> None:
-    document = open_given(report_files)
+           columns: int | None, child: int | None, fail_on: tuple[str, ...]) -> None:
+    document = chosen(open_given(report_files), child)
     shown = redacted(document) if redact else document
     write(_render(shown, output_format, output, columns), output)
     sys.exit(gate_exit(gates.check(document, fail_on)))

@@ -49,6 +49,20 @@ def open_given(paths: Iterable[Path]) -> Report:
     return opened.report
 
 
+def child_option() -> Callable[[F], F]:
+    """``--child PID``: one of the processes the script started, as a report of its own."""
+    return click.option("--child", "child", type=click.IntRange(min=0), metavar="PID",
+                        help="Show process PID, one the script started (the report names "
+                             "them), as a report of its own.")
+
+
+def chosen(report: Report, child: int | None) -> Report:
+    """The report, or the report of the process ``--child`` names."""
+    from graphdoctor.report.children import child_report
+
+    return report if child is None else child_report(report, child)
+
+
 def fail_on_option(known: Iterable[str], described: str, rule_ids: bool = True) -> Callable[[F], F]:
     """``--fail-on A,B``: conditions that make the command exit with GATE_EXIT."""
     names = tuple(known)

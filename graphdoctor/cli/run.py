@@ -93,6 +93,9 @@ Exit codes:
 @fail_on_option(CONDITIONS, "listed above")
 @click.option("--redact", is_flag=True,
               help=f"Write a report to share: it leaves out {WHAT_GOES}.")
+@click.option("--no-children", "no_children", is_flag=True,
+              help="Record the script's own process (and its ranks) only, not the Python "
+                   "processes it starts (default: each that imports torch is recorded too).")
 @click.option("--baseline", is_flag=True,
               help="Then run the script again with CUDA graphs off (torch.compile without "
                    "them, make_graphed_callables' callables as they are) and measure the "
@@ -102,7 +105,8 @@ Exit codes:
 @handle_errors
 def run(module: bool, output: Path | None, full: bool, cupti: bool, timeout: float | None,
         nproc: int, keep_spool: Path | None, quiet: bool, tui: bool, fail_on: tuple[str, ...],
-        redact: bool, baseline: bool, target: str, args: tuple[str, ...]) -> None:
+        redact: bool, no_children: bool, baseline: bool, target: str,
+        args: tuple[str, ...]) -> None:
     check_target(target, module, args)
     if is_native(target, module):
         prepare_native(target, nproc, baseline)
@@ -114,7 +118,8 @@ def run(module: bool, output: Path | None, full: bool, cupti: bool, timeout: flo
     options = RunOptions(target, args, module, path, FULL_MODE if full else "default",
                          timeout, nproc, keep_path(keep_spool), quiet, redact, baseline,
                          identity(path),
-                         tuple(secret_values(os.environ)) if redact else ())
+                         tuple(secret_values(os.environ)) if redact else (),
+                         follow=not no_children)
     exit_code, report, written = _record_and_report(options)
     if tui and report is not None and written is not None:
         _open_tui(report, written)
@@ -148,6 +153,7 @@ class RunOptions:
     baseline: bool = False
     seen: Identity | None = None  # what the report's path held when the run began
     secrets: tuple[str, ...] = ()  # the environment's secrets as the run began (--redact)
+    follow: bool = True  # record the Python processes the script starts (not --no-children)
 
 
 def _gated(exit_code: int, report: Report | None, fail_on: tuple[str, ...]) -> int:
@@ -229,17 +235,19 @@ def _record_and_report_as_asked(options: RunOptions, request: RunRequest
     from graphdoctor.report.redact import redactor_for
 
     end = record(request)
-    spools = list(end.spools)
+    spools, children = list(end.spools), [files.spool for files in end.children]
     second = record_baseline(request, end, options.quiet) if options.baseline else None
-    recordings = [*spools, second.spool] if second else spools  # kept if no report is made
-    report = _built(spools, second.trace if second else None, recordings, end.unwritten)
+    # kept if no report is made
+    recordings = [*spools, *children, *([second.spool] if second else [])]
+    report = _built(spools, second.trace if second else None, recordings, end.unwritten,
+                    children)
     written = _saved(report, options, recordings) if report is not None else None
     if report is None or written is None:
         for empty in (s for s in recordings if s.exists() and not s.stat().st_size):
             empty.unlink()  # a spool that could not be written: nothing to keep
         return end.exit_code, None, None
     redactor = redactor_for(report, options.secrets) if options.redact else None
-    for files in request.files.ranks():
+    for files in (*request.files.ranks(), *end.children):
         _finish_spool(files, redactor)
     if second is not None:
         _finish_spool(request.files.baseline(), redactor)
@@ -255,15 +263,15 @@ def _request(options: RunOptions) -> RunRequest:
     files = run_files(options.output, options.nproc, options.keep_spool)
     return RunRequest(options.target, options.args, options.module, files, options.mode,
                       options.timeout, argv=tuple(sys.argv[1:]),
-                      progress=wanted(options.quiet))
+                      progress=wanted(options.quiet), follow=options.follow)
 
 
 def _built(spools: list[Path], baseline: Trace | None, recordings: list[Path],
-           unwritten: dict[Path, bytes]) -> Report | None:
+           unwritten: dict[Path, bytes], children: list[Path]) -> Report | None:
     from graphdoctor.report.recorded import report_from_spools
 
     try:
-        return report_from_spools(spools, baseline, unwritten=unwritten)
+        return report_from_spools(spools, baseline, unwritten=unwritten, children=children)
     except Exception as error:  # noqa: BLE001 - keep the user's exit code and the raw data
         say(f"graphdoctor: internal error while building the report: {error!r}; "
             f"{_kept(recordings)}")

@@ -10,7 +10,7 @@ import click
 
 from graphdoctor.cli import colour
 from graphdoctor.cli.common import handle_errors, say
-from graphdoctor.cli.reporting import GIVEN_HELP
+from graphdoctor.cli.reporting import GIVEN_HELP, child_option, chosen
 from graphdoctor.columns import term_list
 from graphdoctor.demo import DEFAULT_DEMO, DEMOS
 from graphdoctor.errors import GraphDoctorError
@@ -45,9 +45,11 @@ summary is printed instead, as `graphdoctor report` would.
                 type=click.Path(dir_okay=True, path_type=Path))
 @click.option("--demo", is_flag=False, flag_value=DEFAULT_DEMO, default=None, metavar="[NAME]",
               help=f"Open a bundled report instead (default: {DEFAULT_DEMO}).")
+@child_option()
 @handle_errors
-def view(report_files: tuple[Path, ...], demo: str | None) -> None:
+def view(report_files: tuple[Path, ...], demo: str | None, child: int | None) -> None:
     report, name = _open(report_files, demo)
+    report = chosen(report, child)
     from graphdoctor.tui import can_run_interactively, run_app
 
     if not can_run_interactively():

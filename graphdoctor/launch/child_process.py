@@ -17,3 +17,7 @@ CHILD_MODULE = "graphdoctor.record.child"
 _HIGHEST_REAL_TIME: int | None = getattr(signal, "SIGRTMAX", None)
 DUMP_STACKS_SIGNAL = _HIGHEST_REAL_TIME - 1 if _HIGHEST_REAL_TIME is not None else \
     int(signal.SIGUSR2)
+
+# What a recording process leaves in its environment for the Python processes it starts, a
+# JSON object: its spool, which theirs are named from, and the mode (graphdoctor.record.follow).
+FOLLOW_ENV = "GRAPHDOCTOR_FOLLOW"

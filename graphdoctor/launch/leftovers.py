@@ -38,6 +38,7 @@ _POLL_S = 0.05
 class Leftovers:
     ended: tuple[Process, ...] = ()  # running when the run was over
     remaining: tuple[int, ...] = ()  # the pids still there after SIGKILL
+    killed: tuple[int, ...] = ()  # the pids SIGTERM did not end, sent SIGKILL
 
     def line(self) -> str:
         """graphdoctor's one line on them; "" when there were none."""
@@ -62,9 +63,10 @@ def end_leftovers(spared: Iterable[int] = ()) -> Leftovers:
     signal_each((p.pid for p in left), signal.SIGTERM)
     signal_each((p.pid for p in left), signal.SIGCONT)  # a stopped process cannot act on it
     remaining = _gone_within(TERM_GRACE_S, spared)
+    killed = tuple(p.pid for p in remaining)
     if remaining:
         remaining = _killed(spared)
-    return Leftovers(tuple(left), tuple(p.pid for p in remaining))
+    return Leftovers(tuple(left), tuple(p.pid for p in remaining), killed)
 
 
 def _killed(spared: set[int]) -> list[Process]:

@@ -30,8 +30,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from graphdoctor.launch.children import RunOver, close_children
 from graphdoctor.launch.notice import tell
 from graphdoctor.launch.process_tree import kill_below
+from graphdoctor.trace.endings import INTERRUPTED
 from graphdoctor.trace.run_files import RunFiles
 
 # graphdoctor's pid, for the process it starts: a parent that dies before the watch begins
@@ -83,10 +85,13 @@ def end_own_group() -> None:
 
 def _left_behind(files: RunFiles, written: bool) -> None:
     """Remove the tail once its records are in the spool (``written``), and the fault file
-    unless it holds stacks; say, in one line, what stays and where."""
+    unless it holds stacks; close the spools of the processes the script started; say, in
+    one line, what stays and where."""
     kept = [] if written and _removed(files.tail) else [f"its last records at {files.tail}"]
     if not _removed_if_empty(files.fault):
         kept.append(f"its stacks at {files.fault}")
+    kept += [f"a process it started at {child.spool}"
+             for child in close_children(files, RunOver(INTERRUPTED, None)).files]
     _say_briefly(f"graphdoctor: graphdoctor itself was killed, so the script is stopped; "
                  f"its recording is kept at {', '.join(map(str, [files.spool, *kept]))}")
 

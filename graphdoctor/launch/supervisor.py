@@ -21,7 +21,8 @@ Whatever way the run ends, the parent appends one ``run_end`` record to every sp
 code, the signal, whether it timed out or was interrupted, and the stacks faulthandler wrote
 for that process; before it, whatever the child's tail file still held
 (:mod:`graphdoctor.trace.spool.tail`) and a note for what graphdoctor had to end. The tail and
-fault files are removed then, or named where they cannot be.
+fault files are removed then, or named where they cannot be. The spools of the processes the
+script started and graphdoctor followed are closed alike (:mod:`graphdoctor.launch.children`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from pathlib import Path
 from graphdoctor.errors import UnwritableFolderError
 from graphdoctor.launch import launcher
 from graphdoctor.launch.child_process import CHILD_ENV, CHILD_MODULE, DUMP_STACKS_SIGNAL
+from graphdoctor.launch.children import RunOver, close_children, live_pids
 from graphdoctor.launch.leftovers import Leftovers, end_leftovers
 from graphdoctor.launch.lifeline import PARENT_ENV, RECORDING_ENV
 from graphdoctor.launch.notice import tell
@@ -76,6 +78,7 @@ class RunRequest:
     # the script's stdout goes to stderr: graphdoctor's own stdout carries JSON
     stdout_to_stderr: bool = False
     progress: bool = False  # a line now and then on a long run (graphdoctor.launch.progress)
+    follow: bool = True  # record the Python processes it starts (graphdoctor.record.follow)
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,7 @@ class RunEnd:
     # per spool, the records that could not be appended to it (a full disk, a file-size
     # limit): the report is built with them from memory
     unwritten: dict[Path, bytes] = field(default_factory=dict)
+    children: tuple[RunFiles, ...] = ()  # the files of each process the run followed
 
 
 def record(request: RunRequest) -> RunEnd:
@@ -111,7 +115,10 @@ def record(request: RunRequest) -> RunEnd:
                 send(signal.SIGKILL, _groups(child, spools))
             leftovers = end_leftovers(earlier_children)
             unwritten = close_spools(request, end, leftovers)
-    return dataclasses.replace(end, unwritten=unwritten)
+            followed = close_children(request.files,
+                                      RunOver(end.reason, request.timeout_s, leftovers))
+    return dataclasses.replace(end, unwritten={**unwritten, **followed.unwritten},
+                               children=followed.files)
 
 
 def close_spools(request: RunRequest, end: RunEnd, leftovers: Leftovers) -> dict[Path, bytes]:
@@ -195,6 +202,7 @@ def _spawn(request: RunRequest) -> subprocess.Popen[bytes]:
     env[CHILD_ENV] = json.dumps({
         "files": files, "mode": request.mode, "target": request.target,
         "args": list(request.args), "module": request.module, "argv": list(request.argv),
+        "follow": request.follow,
     })
     command = [sys.executable, *_warning_options(), "-m", CHILD_MODULE]
     if request.files.nproc > 1:
@@ -240,7 +248,7 @@ def _wait(child: subprocess.Popen[bytes], request: RunRequest, relay: SignalRela
         if lines is not None:
             lines.tick(time.monotonic() - started)
         if deadline is not None and time.monotonic() >= deadline:
-            _end_hung_run(child, request.files.spools())
+            _end_hung_run(child, request.files)
             return _Ending(TIMED_OUT, child.wait(), None)
         if (ignored := relay.unheeded(ESCALATE_AFTER_S)) is not None:
             return _escalate(child, request.files.spools(), ignored)
@@ -267,10 +275,12 @@ def _escalate(child: subprocess.Popen[bytes], spools: list[Path], ignored: int) 
     return _Ending(INTERRUPTED, returncode, ignored, escalated=returncode == -signal.SIGKILL)
 
 
-def _end_hung_run(child: subprocess.Popen[bytes], spools: list[Path]) -> None:
-    """Ask faulthandler in every recording process for all its threads' stacks, then end
-    every process group of the run: the launcher, the ranks and whatever they started."""
-    for pid in _recording_pids(spools) or [child.pid]:
+def _end_hung_run(child: subprocess.Popen[bytes], files: RunFiles) -> None:
+    """Ask faulthandler in every recording process (the processes followed too) for all its
+    threads' stacks, then end every process group of the run: the launcher, the ranks and
+    whatever they started."""
+    spools = files.spools()
+    for pid in [*(_recording_pids(spools) or [child.pid]), *live_pids(files)]:
         try:
             os.kill(pid, DUMP_STACKS_SIGNAL)
         except ProcessLookupError:

@@ -7,7 +7,9 @@ does: :class:`graphdoctor.trace.run_files.RunFiles`). The child opens the spool 
 thread's stack to the fault file; ``DUMP_STACKS_SIGNAL``, a real-time signal, does the same
 on a time-out), runs the script as ``python`` would, with the recorder installed as soon as
 the script imports torch, and exits with the script's own exit code. Should graphdoctor die
-first, the child writes out its records and ends itself and all it started.
+first, the child writes out its records and ends itself and all it started. Unless told not
+to (``--no-children``), it offers recording to the Python processes the script starts
+(:mod:`graphdoctor.record.follow`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 from graphdoctor.launch.child_process import CHILD_ENV, DUMP_STACKS_SIGNAL
 from graphdoctor.launch.lifeline import end_with_parent
 from graphdoctor.launch.runner import Target, run_target
+from graphdoctor.record import follow
 from graphdoctor.record.errors import record_exception
 from graphdoctor.record.native.run import LIBRARY_ENV, run_native
 from graphdoctor.record.on_torch_import import call_when_imported
@@ -49,6 +52,10 @@ def main() -> int:
     files = RunFiles.from_plain(config["files"]).own()
     spool = SpoolWriter(files.spool, tail=files.tail)
     target = Target(config["target"], tuple(config["args"]), bool(config["module"]))
+    if config.get("follow"):  # the Python processes the script starts record too
+        follow.offer(files, config["mode"])
+    else:
+        follow.withdraw()
     spool.write(sr.Hello({"version": 1, "tool_version": __version__, "pid": os.getpid(),
                            "argv": config["argv"], "target": target.name,
                            "target_kind": MODULE_TARGET if target.module else PATH_TARGET,
@@ -57,10 +64,10 @@ def main() -> int:
     _arm_faulthandler(files.fault, spool)
     recorder = new_recorder(spool, config["mode"])
     register_fork_guard(recorder)  # a forked worker must not write into this spool
-    sources = _Sources(recorder)
+    sources = Sources(recorder)
     call_when_imported(sources.install)
     stop_cupti = _start_cupti(recorder)  # below PyTorch: from the start, torch or not
-    flusher = _Flusher(spool, recorder)
+    flusher = Flusher(spool, recorder)
     flusher.start()
     end_with_parent(lambda: _orphaned(spool, recorder))
     native = bool(os.environ.get(LIBRARY_ENV)) and not target.module
@@ -69,7 +76,7 @@ def main() -> int:
     if stop_cupti is not None:
         _stop_cupti(recorder, stop_cupti)
     if sources.installed:
-        _stop_recorder(recorder)
+        stop_recorder(recorder)
     else:
         recorder.note(RECORDING_NOTE, NATIVE_PROGRAM if native else NEVER_IMPORTED_TORCH_CUPTI
                       if stop_cupti else NEVER_IMPORTED_TORCH)
@@ -123,7 +130,7 @@ def _stop_cupti(recorder: Recorder, stop: Callable[[], None]) -> None:
         recorder.note(CUPTI_PART, f"stopping it failed: {error!r}")
 
 
-class _Sources:
+class Sources:
     """Installs the recorder's sources once the script has imported torch."""
 
     def __init__(self, recorder: Recorder):
@@ -149,7 +156,7 @@ def _record_uncaught(recorder: Recorder, error: BaseException) -> None:
     record_exception(recorder, error, UNCAUGHT)
 
 
-def _stop_recorder(recorder: Recorder) -> None:
+def stop_recorder(recorder: Recorder) -> None:
     from graphdoctor.record.session import stop
 
     try:
@@ -171,7 +178,7 @@ def _orphaned(spool: SpoolWriter, recorder: Recorder) -> None:
                                   "script ended, so the script was stopped"))
 
 
-class _Flusher(threading.Thread):
+class Flusher(threading.Thread):
     """Writes buffered records out twice a second, so a hang loses at most that much."""
 
     def __init__(self, spool: SpoolWriter, recorder: Recorder):

@@ -26,7 +26,7 @@ from graphdoctor.diagnose.findings import (
     no_source,
     severity_counts,
 )
-from graphdoctor.report import verdict_groups
+from graphdoctor.report import children, verdict_groups
 from graphdoctor.trace import codec, endings, tallies
 from graphdoctor.trace.model import Trace
 from graphdoctor.trace.names import EAGER_CALL, KEPT_AS_WRITTEN, SWITCHED_OFF
@@ -36,7 +36,9 @@ FORMAT = "graphdoctor-report"
 # 1.15: host state frozen into a graph besides numbers (tables.frozen_values.use), a
 # graph's outputs kept across replays (tables.kept_outputs), calls a native program made
 # during a capture that ran outside it (tables.uncaptured_calls), the inputs of a compiled
-# call that failed inside torch (tables.call_inputs)
+# call that failed inside torch (tables.call_inputs); where graphs that share a pool were
+# replayed (tables.replay_sites); the processes the script started, each a report of its
+# own (children), and each trace's process (meta.pid, meta.parent_pid, meta.command)
 # 1.14: the wall clock at a trace's time 0 (meta.clock_unix_ns), which lines a job's ranks up
 # 1.13: a graph's loop pace over back-to-back replays (graphs[].paces, trace.loop_pace)
 # 1.12: where a freed captured input was let go (input_events[].dropped), a measurement's
@@ -90,6 +92,9 @@ class Report:
     # lowest rank); findings, verdicts and evidence say which rank they belong to
     other_ranks: dict[int, Trace] = field(default_factory=dict)
     baseline: BaselineRun | None = None  # the run with CUDA graphs off (run --baseline)
+    # the Python processes the script started that were recorded, each a report of its own
+    # (graphdoctor.report.children), in the order they started
+    children: list[Report] = field(default_factory=list)
 
     def source_line(self, file: str, line: int) -> str:
         return self.sources.get(file, {}).get(line, "")
@@ -173,14 +178,27 @@ def to_json(report: Report) -> dict[str, Any]:
         "redacted": report.redacted,
         "summary": _summary(report),
         "diagnosis": _plain(report.diagnosis),
-        "sources": {file: {str(n): text for n, text in sorted(lines.items())}
-                    for file, lines in report.sources.items()},
+        "sources": _sources(report),
         "trace": codec.encode(report.trace),
         **({"ranks": [{"rank": rank, "trace": codec.encode(trace)}
                       for rank, trace in sorted(report.other_ranks.items())]}
            if report.other_ranks else {}),
         **({"baseline": _plain(report.baseline)} if report.baseline else {}),
+        **({"children": [_child(child) for child in report.children]}
+           if report.children else {}),
     }
+
+
+def _child(child: Report) -> dict[str, Any]:
+    """A process the script started: its label, then its report's own parts."""
+    return {"label": children.label(child.trace.meta), "summary": _summary(child),
+            "diagnosis": _plain(child.diagnosis), "sources": _sources(child),
+            "trace": codec.encode(child.trace)}
+
+
+def _sources(report: Report) -> dict[str, dict[str, str]]:
+    return {file: {str(n): text for n, text in sorted(lines.items())}
+            for file, lines in report.sources.items()}
 
 
 def _summary(report: Report) -> dict[str, Any]:
@@ -211,15 +229,10 @@ def _plain(value: Any) -> Any:
 
 def from_json(data: dict[str, Any]) -> Report:
     """The report in ``data``; raises ValueError or KeyError if a part is malformed."""
-    diagnosis = data.get("diagnosis") or {}
     return Report(
         trace=codec.decode(data["trace"]),
-        diagnosis=Diagnosis(
-            verdicts=tuple(_verdict(v) for v in diagnosis.get("verdicts", [])),
-            findings=tuple(_finding(f) for f in diagnosis.get("findings", [])),
-        ),
-        sources={str(file): {int(n): str(text) for n, text in lines.items()}
-                 for file, lines in (data.get("sources") or {}).items()},
+        diagnosis=_diagnosis(data),
+        sources=_read_sources(data),
         tool_version=str((data.get("tool") or {}).get("version", "")),
         created_at=str(data.get("created_at", "")),
         schema_version=str(data.get("schema_version", SCHEMA_VERSION)),
@@ -227,7 +240,20 @@ def from_json(data: dict[str, Any]) -> Report:
         other_ranks={int(item["rank"]): codec.decode(item["trace"])
                      for item in data.get("ranks") or []},
         baseline=_baseline(data.get("baseline")),
+        children=[Report(trace=codec.decode(child["trace"]), diagnosis=_diagnosis(child),
+                         sources=_read_sources(child)) for child in data.get("children") or []],
     )
+
+
+def _diagnosis(data: dict[str, Any]) -> Diagnosis:
+    diagnosis = data.get("diagnosis") or {}
+    return Diagnosis(verdicts=tuple(_verdict(v) for v in diagnosis.get("verdicts", [])),
+                     findings=tuple(_finding(f) for f in diagnosis.get("findings", [])))
+
+
+def _read_sources(data: dict[str, Any]) -> dict[str, dict[int, str]]:
+    return {str(file): {int(n): str(text) for n, text in lines.items()}
+            for file, lines in (data.get("sources") or {}).items()}
 
 
 def _baseline(data: dict[str, Any] | None) -> BaselineRun | None:

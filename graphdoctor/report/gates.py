@@ -27,6 +27,7 @@ from graphdoctor.diagnose.findings import (
     WASTEFUL,
 )
 from graphdoctor.errors import GraphDoctorError
+from graphdoctor.report import children
 from graphdoctor.report.diff import ReportDiff
 from graphdoctor.report.document import Report
 from graphdoctor.trace import endings, locations, queries
@@ -146,15 +147,28 @@ def parse_conditions(text: str, known: Iterable[str] = CONDITIONS,
     return names
 
 
+# Conditions on the script's own run alone: a process it started may end as it was meant to
+# (a test's child that is to fail), and the script says how that went.
+SCRIPT_ONLY = frozenset({"incomplete"})
+
+
 def check(report: Report, conditions: Iterable[str]) -> list[Trip]:
-    """The conditions that trip on this report, each with its reasons (at most 5 shown)."""
+    """The conditions that trip on this report, each with its reasons (at most 5 shown): on
+    the script's run, and but for SCRIPT_ONLY on each process it started, named."""
     trips = []
     for name in conditions:
-        reasons = _rule_findings(report, name) if _RULE_ID.fullmatch(name) else \
-            CONDITIONS[name][1](report)
+        reasons = _reasons(report, name)
+        if name not in SCRIPT_ONLY:
+            reasons += [f"in {children.label(child.trace.meta)}: {reason}"
+                        for child in report.children for reason in _reasons(child, name)]
         if reasons:
             trips.append(Trip(name, _shown(reasons)))
     return trips
+
+
+def _reasons(report: Report, name: str) -> list[str]:
+    return _rule_findings(report, name) if _RULE_ID.fullmatch(name) else \
+        CONDITIONS[name][1](report)
 
 
 def _shown(reasons: list[str], most: int = 5) -> str:

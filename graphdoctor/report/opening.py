@@ -23,6 +23,7 @@ from graphdoctor.errors import ReportError
 from graphdoctor.report import job, rank_groups
 from graphdoctor.report.document import FORMAT, Report
 from graphdoctor.report.io import SPOOL_START, is_spool, load, read_json, sniff
+from graphdoctor.trace.run_files import is_process_spool
 
 NOTE_KEYS = ("scenario", "recorded_at")  # a fixture's note, never a report's keys
 SCENARIO_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -82,7 +83,7 @@ def _files(path: Path) -> list[Path]:
 def _in_folder(folder: Path) -> list[Path]:
     entries = sorted(p for p in folder.iterdir() if p.is_file() and not p.is_symlink())
     reports = [p for p in entries if _is_report(p)]
-    found = reports or [p for p in entries if is_spool(p)]
+    found = reports or [p for p in entries if is_spool(p) and not is_process_spool(p)]
     if not found:
         raise ReportError(f"{folder}: no graphdoctor report or recording in this folder")
     return found
@@ -110,7 +111,8 @@ def _note_scenario(path: Path) -> str | None:
 
 def _noted_recording(note: Path, name: str) -> list[Path]:
     folder = note.parent
-    ranks = sorted(folder.glob(FIXTURE_RANK_SPOOLS.format(name=name)))
+    ranks = sorted(p for p in folder.glob(FIXTURE_RANK_SPOOLS.format(name=name))
+                   if not is_process_spool(p))
     single = folder / FIXTURE_SPOOL.format(name=name)
     found = ranks or ([single] if single.is_file() else [])
     if not found:

@@ -202,7 +202,9 @@ def secret_words(metas: Iterable[Meta], texts: Iterable[str]) -> dict[str, str]:
 
 
 def _metas(report: Report) -> list[Meta]:
-    return [report.trace.meta, *(trace.meta for trace in report.other_ranks.values())]
+    """Every recorded process's: each rank's, each process the script started."""
+    return [report.trace.meta, *(trace.meta for trace in report.other_ranks.values()),
+            *(meta for child in report.children for meta in _metas(child))]
 
 
 def _host_names(hostname: str) -> list[str]:
@@ -214,8 +216,11 @@ def _host_names(hostname: str) -> list[str]:
 def _script_values(meta: Meta) -> Iterator[str]:
     """The values among the script's arguments: ``--token=VALUE`` gives VALUE, ``--name``
     nothing (an option's name explains, it does not identify)."""
-    cut = meta.argv.index(meta.target) + 1 if meta.target in meta.argv else 0
-    for argument in meta.argv[cut:]:
+    if meta.command:  # a process the script started: what follows what it ran (-c's code too)
+        cut, argv = _after_what_ran(meta.command) - (meta.command[1:2] == ("-c",)), meta.command
+    else:
+        cut, argv = meta.argv.index(meta.target) + 1 if meta.target in meta.argv else 0, meta.argv
+    for argument in argv[cut:]:
         if not argument.startswith("-"):
             yield argument
         elif "=" in argument:
@@ -235,7 +240,8 @@ def _rewrite(report: Report, rewriter: _Rewriter) -> Report:
         report, trace=_trace(report.trace, rewriter),
         diagnosis=_diagnosis(report.diagnosis, rewriter, paths), sources=sources,
         other_ranks={rank: _trace(trace, rewriter) for rank, trace in report.other_ranks.items()},
-        baseline=_baseline(report.baseline, rewriter))
+        baseline=_baseline(report.baseline, rewriter),
+        children=[_rewrite(child, rewriter) for child in report.children])
 
 
 def _baseline(run: BaselineRun | None, rewriter: _Rewriter) -> BaselineRun | None:
@@ -274,6 +280,7 @@ def _meta(meta: Meta, rewriter: _Rewriter) -> Meta:
     return dataclasses.replace(
         meta, cwd="." if meta.cwd else "", target=rewriter.path(meta.target),
         argv=redact_argv(meta.argv, meta.target, rewriter),
+        command=redact_command(meta.command, rewriter),
         hostname=REDACTED if meta.hostname else "",
         env=tuple((name, value if name in OWN_SWITCHES else REDACTED)
                   for name, value in meta.env),
@@ -290,6 +297,32 @@ def redact_argv(argv: tuple[str, ...], target: str, paths: _Rewriter) -> tuple[s
         return tuple(a if a.startswith("-") or a == "run" else REDACTED for a in argv)
     cut = argv.index(target) + 1
     return (*(paths.path(a) for a in argv[:cut]), *(REDACTED for _ in argv[cut:]))
+
+
+# Python's own options that take the next argument as their value.
+_VALUED_OPTIONS = frozenset({"-W", "-X", "--check-hash-based-pycs"})
+
+
+def redact_command(command: tuple[str, ...], paths: _Rewriter) -> tuple[str, ...]:
+    """A process the script started: its interpreter and Python's own options stay (paths
+    redacted), then what it ran (a script's path redacted, a module's name, ``-c``); the
+    code of ``-c`` and every argument after what it ran become <redacted>."""
+    ran = _after_what_ran(command)
+    kept = [paths.path(part) if index in (0, ran - 1) and not part.startswith("-") else part
+            for index, part in enumerate(command[:ran])]
+    return (*kept, *(REDACTED for _ in command[ran:]))
+
+
+def _after_what_ran(command: tuple[str, ...]) -> int:
+    """Where the arguments of what a Python command line ran begin: after its interpreter,
+    Python's own options, and the script, ``-m module`` or ``-c``."""
+    index = 1
+    while index < len(command) and command[index].startswith("-") \
+            and command[index] not in ("-c", "-m"):
+        index += 2 if command[index] in _VALUED_OPTIONS else 1
+    if index < len(command):
+        index += 2 if command[index] == "-m" else 1
+    return min(index, len(command))
 
 
 def _exception(exception: ExceptionRecord, rewriter: _Rewriter) -> ExceptionRecord:

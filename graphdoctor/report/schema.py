@@ -69,6 +69,8 @@ def check(data: Any) -> None:
     references hold."""
     _Checker(report_schema()).check(data, report_schema(), "report")
     check_references(data["trace"])
+    for child in data.get("children") or []:  # each process the script started
+        check_references(child["trace"])
 
 
 def json_type(value: Any) -> str:

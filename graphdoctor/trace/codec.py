@@ -142,7 +142,8 @@ def _ints(value: Any) -> tuple[int, ...]:
 
 
 def _meta(data: dict[str, Any]) -> Meta:
-    return _build(Meta, data, argv=tuple, env=lambda e: tuple(tuple(p) for p in e),
+    return _build(Meta, data, argv=tuple, command=tuple,
+                  env=lambda e: tuple(tuple(p) for p in e),
                   devices=lambda ds: tuple(_build(Device, d) for d in ds),
                   not_recorded=lambda ns: tuple(_build(Note, n) for n in ns),
                   sources=lambda ss: tuple(_build(SourceFile, s) for s in ss))

@@ -53,6 +53,8 @@ def outcome(trace: Trace, timed: bool = True) -> str:
     if status.reason == INTERRUPTED:
         return (f"was stopped by {signal_name(status.signal)} sent to graphdoctor "
                 f"(exit {status.exit_code}){after}")
+    if status.complete and status.exit_code is None:  # a process the script started
+        return f"exited{after} (its exit code went to its parent alone)"
     if status.reason == UNKNOWN or status.exit_code is None:
         return f"ended without an exit record ({clean(status.reason)}){after}"
     return f"exited with code {status.exit_code}{after}"

@@ -182,6 +182,11 @@ class Meta:
     # the wall clock (ns since the epoch) at the trace's time 0, which lines up the ranks of
     # a job (graphdoctor.trace.job_clock); 0 where it was not recorded (before schema 1.14)
     clock_unix_ns: int = 0
+    # the recording process's pid; for a process the script started (target_kind "child"),
+    # its parent's pid and its command line (before schema 1.15: -1, -1, ())
+    pid: int = NONE
+    parent_pid: int = NONE
+    command: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,15 @@ without torch.
 
 from __future__ import annotations
 
-# What a recording ran: a script's path or a module (graphdoctor run), or a block of code
-# in the caller's own process (graphdoctor.check, graphdoctor.recording).
+# What a recording ran: a script's path or a module (graphdoctor run), a block of code in
+# the caller's own process (graphdoctor.check, graphdoctor.recording), or a process the
+# script started.
 RECORDING_NOTE = "recording"  # what the notes about the recording itself name
 RECORDING_STOPPED = "recording stopped"  # the note of a spool that could not be written
 PATH_TARGET = "path"
 MODULE_TARGET = "module"
 IN_PROCESS_TARGET = "in-process"
+CHILD_TARGET = "child"  # a Python process the script started, followed (record/follow.py)
 
 # A graph's status at the end of its capture.
 CAPTURED = "captured"

@@ -36,6 +36,8 @@ def meta(b: Builder) -> Meta:
         not_recorded=tuple(_notes(b)), env=_env(m), rank=number(m, "rank", NONE),
         world_size=number(m, "world_size", NONE), backend=text(m, "backend"),
         sources=tuple(b.sources.values()), clock_unix_ns=number(m, "clock_unix_ns", 0),
+        pid=number(m, "pid", NONE), parent_pid=number(m, "parent_pid", NONE),
+        command=texts(m, "command"),
     )
 
 

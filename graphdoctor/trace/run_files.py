@@ -11,8 +11,11 @@ A run writes:
 - with ``--nproc-per-node``, a spool per rank (``.rankN`` before ``.spool``): the parent and
   each rank name it alike, from what the parent passes down (:meth:`RunFiles.plain`);
 - with ``--baseline``, a spool of its own for the run with CUDA graphs off (``.baseline``);
-- with ``--keep-spool``, the spools kept (each rank's, the baseline's), compressed where the
-  name ends in ``.gz``, as a report is (:func:`gzipped`).
+- for each Python process the script started that imported torch (and theirs), a spool with
+  its tail and fault file (``.procPID`` before ``.spool``), named from the spool of the
+  recording process it descends from: the script's, or its rank's;
+- with ``--keep-spool``, the spools kept (each rank's, the baseline's, each followed
+  process's), compressed where the name ends in ``.gz``, as a report is (:func:`gzipped`).
 
 A name that must not be another run's (a default report name, the report of a run that found
 its ``-o`` written by another run meanwhile, an in-process recording's report) is claimed
@@ -45,6 +48,7 @@ SPOOL = ".spool"
 TAIL = ".tail"
 FAULT = ".fault"
 BASELINE = ".baseline"
+PROCESS = ".proc"  # a followed child's files: ".procPID" before ".spool"
 GZIP = ".gz"
 NAME_MAX = 255  # bytes in one file name, on every file system graphdoctor runs on
 # The names a run's report may take; past them, a run asks to be named with -o rather than
@@ -113,6 +117,26 @@ class RunFiles:
     def spools(self) -> list[Path]:
         return [files.spool for files in self.ranks()]
 
+    def of_process(self, pid: int, again: int = 1) -> RunFiles:
+        """The files of process ``pid``, a child this recording followed (``.procPID``
+        before ``.spool``, and before that of the spool ``--keep-spool`` keeps; its
+        children's are named from this recording's too). ``again``: the how-manieth process
+        of that pid in the run, where the system gave a pid out twice (``.procPID-2``)."""
+        return self._marked(f"{PROCESS}{pid}" + (f"-{again}" if again > 1 else ""), nproc=1)
+
+    def children(self) -> list[tuple[int, RunFiles]]:
+        """The pid and files of every child this recording followed that made a spool (every
+        rank's, in a run of ranks), in the order of their pids: regular files only, found
+        beside the spools."""
+        found: list[tuple[int, int, RunFiles]] = []
+        for files in self.ranks():
+            folder, (head, _, rest) = files.spool.parent, files.spool.name.rpartition(SPOOL)
+            name = re.compile(re.escape(head + PROCESS) + _PROCESS_MARK + re.escape(SPOOL + rest))
+            for match in filter(None, map(name.fullmatch, _regular_files(folder))):
+                pid, again = int(match.group(1)), int(match.group(2) or 1)
+                found.append((pid, again, files.of_process(pid, again)))
+        return [(pid, files) for pid, _, files in sorted(found, key=lambda f: f[:2])]
+
     def baseline(self) -> RunFiles:
         """The run again with CUDA graphs off (``--baseline``): a spool of its own, kept
         beside the first's."""
@@ -153,6 +177,25 @@ def fitted(head: str, tail: str) -> str:
     if len(encoded) <= room:
         return head + tail
     return encoded[:max(room, 1)].decode("utf-8", "ignore") + tail  # no half a character
+
+
+def is_process_spool(path: Path) -> bool:
+    """Whether ``path`` is named as a followed process's spool is (``.procPID.spool``): a
+    part of the recording beside it, never one on its own."""
+    return _PROCESS_SPOOL.search(path.name) is not None
+
+
+_PROCESS_MARK = "([0-9]{1,10})(?:-([0-9]{1,4}))?"  # the pid, and again where it was given twice
+_PROCESS_SPOOL = re.compile(re.escape(PROCESS) + _PROCESS_MARK + re.escape(SPOOL))
+
+
+def _regular_files(folder: Path) -> list[str]:
+    """The names of the regular files in ``folder`` (never a link, a FIFO or a device)."""
+    try:
+        with os.scandir(folder) as entries:
+            return [e.name for e in entries if e.is_file(follow_symlinks=False)]
+    except OSError:
+        return []
 
 
 def temporary_folder() -> Path:

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from graphdoctor.trace.assemble import assemble_file
+from tests.child_expectations import CHILD_EXPECTATIONS
 from tests.conftest import ROOT, load_note
 from tests.expectations import EXPECTATIONS, RANK_EXPECTATIONS
-from tests.reports import spools
+from tests.reports import child_traces_for, spools
 
 pytestmark = pytest.mark.gpu
 
@@ -43,3 +44,9 @@ def test_multi_gpu_scenario_recorded(recordings: Path, name: str) -> None:
         pytest.skip("needs two GPUs")
     traces = {rank: assemble_file(path) for rank, path in spools(recordings)[name].items()}
     RANK_EXPECTATIONS[name](traces, load_note(recordings, name))
+
+
+@pytest.mark.parametrize("name", sorted(CHILD_EXPECTATIONS))
+def test_scenario_with_a_child_recorded_on_gpu(recordings: Path, name: str) -> None:
+    CHILD_EXPECTATIONS[name](assemble_file(recordings / f"{name}.spool.jsonl.gz"),
+                             child_traces_for(name, recordings), load_note(recordings, name))

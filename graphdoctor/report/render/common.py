@@ -13,11 +13,11 @@ from graphdoctor.clean_text import clean
 from graphdoctor.diagnose import compile_costs, stacks_at_end
 from graphdoctor.diagnose.findings import ERROR, Finding, severity_counts, verdict_rank
 from graphdoctor.diagnose.view import ranks_named
-from graphdoctor.report import rank_groups
+from graphdoctor.report import children, rank_groups
 from graphdoctor.trace import anatomy, locations, queries
 from graphdoctor.trace.endings import outcome
 from graphdoctor.trace.model import Graph, Trace
-from graphdoctor.trace.names import CAPTURE_FAILED, IN_PROCESS_TARGET
+from graphdoctor.trace.names import CAPTURE_FAILED, CHILD_TARGET, IN_PROCESS_TARGET
 from graphdoctor.trace.tallies import ReplayStats, replay_stats
 
 if TYPE_CHECKING:
@@ -68,6 +68,8 @@ def command_line(trace: Trace) -> str:
     """The command that made the recording, or what recorded it inside the user's process."""
     if trace.meta.target_kind == IN_PROCESS_TARGET:
         return clean(f"# recorded in-process: {trace.meta.target}")
+    if trace.meta.target_kind == CHILD_TARGET:  # a process the script started: its own
+        return clean(shlex.join(trace.meta.command))
     argv = trace.meta.argv or ("run", trace.meta.target)
     return clean("graphdoctor " + shlex.join(argv))
 
@@ -215,3 +217,36 @@ def graph_contents(report: Report) -> list[tuple[str, str, list[str]]]:
     return [(f"{rank_tag(rank)}graph {g.id}", anatomy.summary(found),
              anatomy.top_kernels(found) + [f"host node: {f}" for f in found.host_functions[:3]])
             for rank, g, found in read]
+
+
+MAX_CHILDREN = 10  # processes the script started whose verdicts and findings are shown
+MAX_CHILDREN_NAMED = 30  # and the others, named in a line each
+
+
+def shown_children(report: Report) -> tuple[list[Report], list[Report]]:
+    """The processes the script started whose details the reports show (those with more to
+    show than how they ended, up to MAX_CHILDREN), and the rest, each named in a line."""
+    noteworthy = [child for child in report.children if children.noteworthy(child)]
+    shown = noteworthy[:MAX_CHILDREN]
+    kept = {id(child) for child in shown}
+    return shown, [child for child in report.children if id(child) not in kept]
+
+
+def children_left_out(report: Report) -> str:
+    """How many of the processes the script started no line names, or ""."""
+    left = len(shown_children(report)[1]) - MAX_CHILDREN_NAMED
+    return f"... and {left} more: graphdoctor report --format json lists them all" \
+        if left > 0 else ""
+
+
+def child_heading(report: Report, child: Report) -> str:
+    """``child 12345 (python -c ...), started by the script: exited with code 1 after 2.1 s
+    · 1 error``."""
+    counts = severities_counted(child.diagnosis.findings)
+    return clean(f"{children.label(child.trace.meta)}, started by "
+                 f"{children.started_by(report, child)}: {outcome(child.trace)}"
+                 + (f" · {counts}" if counts else ""))
+
+
+def children_title(report: Report) -> str:
+    return f"Processes the script started ({len(report.children)})"

@@ -40,6 +40,7 @@ MAX_TITLE = 1_000  # a finding's title, which is one line
 MAX_VERDICT_CELL = 500  # a verdict says how it measured: both figures, samples, spread
 MAX_EVIDENCE = 20
 MAX_EXCEPTIONS = 10
+MAX_CHILD_FINDINGS = 5  # of each process the script started
 CONTEXT = 2  # lines of code shown around a finding's line
 TRUNCATED = "\n\n_(truncated)_\n"
 _FENCE_OPENING = re.compile(r"(`{3,})[^`]*")  # as CommonMark reads one: no ` after the run
@@ -50,7 +51,8 @@ def render_markdown(report: Report) -> str:
     """The report as markdown (see the module docstring)."""
     required = [s for s in (_header(report), _ranks(report), _verdicts(report),
                             _baseline(report), _findings(report)) if s]
-    optional = [s for s in (_graphs(report), _contents(report), _exceptions(report),
+    optional = [s for s in (_children(report), _graphs(report), _contents(report),
+                            _exceptions(report),
                             _crash(report), _compile(report), _phases(report),
                             _environment(report), _command(report), _notes(report)) if s]
     footer = _footer(report)
@@ -244,6 +246,25 @@ def _finding(report: Report, finding: Finding) -> str:
     if finding.evidence:
         lines += ["", _evidence(finding, bool(report.ranks))]
     return "\n".join(lines)
+
+
+def _children(report: Report) -> str:
+    """Each process the script started that has more to show than its end, with its
+    verdicts, its first findings in full and its exceptions; the others a line each."""
+    if not report.children:
+        return ""
+    shown, rest = common.shown_children(report)
+    parts = [f"#### {escape(common.children_title(report))}"]
+    for child in shown:
+        parts.append(f"**{escape(common.child_heading(report, child))}**")
+        parts += [f"- **{escape(v.kind)}** {escape(v.subject)}: {cell(v.summary)}"
+                  for v in child.diagnosis.verdicts[:MAX_ROWS]]
+        parts += [_finding(child, f) for f in child.diagnosis.findings[:MAX_CHILD_FINDINGS]]
+        parts += [_exception(-1, child.trace, e) for e in child.trace.exceptions[:2]]
+    parts += [f"- {escape(common.child_heading(report, child))}"
+              for child in rest[:common.MAX_CHILDREN_NAMED]]
+    left_out = common.children_left_out(report)
+    return "\n\n".join([*parts, *([escape(left_out)] if left_out else [])])
 
 
 def _bounded(text: str, limit: int = 3000) -> str:

@@ -87,7 +87,7 @@ class Printable:
 
 def _parts(report: Report, width: int) -> list[RenderableType]:
     parts = [_header(report), _ranks(report), _verdicts(report), _baseline(report),
-             _findings(report), _graphs(report, width), _contents(report),
+             _findings(report), _children(report), _graphs(report, width), _contents(report),
              _exceptions(report), _stacks(report), _compile(report), _phases(report),
              _notes(report)]
     return [p for p in parts if p is not None]
@@ -202,6 +202,29 @@ def _findings(report: Report) -> RenderableType:
         parts.append(_t(f"  ... and {len(findings) - MAX_FINDINGS} more: "
                         "graphdoctor report --format markdown lists them all", "dim"))
     return Group(*parts)
+
+
+def _children(report: Report) -> RenderableType | None:
+    """Each process the script started: how it ended, then its verdicts, findings and
+    exceptions, where it has any; the others in a line each."""
+    if not report.children:
+        return None
+    shown, rest = common.shown_children(report)
+    grid = _grid()
+    for child in shown:
+        grid.add_row(_t("process", "bold"), _t(common.child_heading(report, child), "bold"))
+        for v in child.diagnosis.verdicts:
+            grid.add_row(_t(v.kind, VERDICT_STYLE.get(v.kind, "")), _t(f"{v.subject}: {v.summary}"))
+        for finding in child.diagnosis.findings[:MAX_FINDINGS]:
+            grid.add_row(_t(finding.severity.upper(), SEVERITY_STYLE.get(finding.severity, "")),
+                         _finding(child, finding))
+        for exception in child.trace.exceptions[:MAX_EXCEPTIONS]:
+            grid.add_row(_t(exception.where), _exception(child.trace, exception))
+    for child in rest[:common.MAX_CHILDREN_NAMED]:
+        grid.add_row(_t("process", "dim"), _t(common.child_heading(report, child), "dim"))
+    left_out = common.children_left_out(report)
+    return Group(_title(common.children_title(report)), grid,
+                 *([_t(f"  {left_out}", "dim")] if left_out else []))
 
 
 def _grid() -> Table:

@@ -17,8 +17,11 @@ from graphdoctor.diagnose.findings import FAILED, UNSAFE, Verdict
 from graphdoctor.diagnose.view import rank_ranges
 from graphdoctor.report import rank_groups
 from graphdoctor.report.render.common import (
+    MAX_CHILDREN,
     MAX_RANKS_IN_FULL,
+    child_heading,
     ranks_left_out,
+    shown_children,
     shown_rank_traces,
 )
 from graphdoctor.report.render.text import summary_without_speedup
@@ -189,7 +192,23 @@ def outcome_text(view: ReportView) -> RenderableType:
     if status.wall_ns:
         headline.append(f" after {format_duration(status.wall_ns)}")
     rows = _rank_rows(view) if view.multi_rank else _run_rows(view)
+    rows += _children_rows(view)
     return Group(headline, labelled(rows)) if rows else headline
+
+
+def _children_rows(view: ReportView) -> Rows:
+    """A row for each process the script started (those with findings first), and how to
+    explore one."""
+    report = view.report
+    shown, rest = shown_children(report)
+    rows: Rows = [("child", report_text(child_heading(report, child),
+                                        "yellow" if child.diagnosis.findings else ""))
+                  for child in [*shown, *rest][:MAX_CHILDREN]]
+    if report.children:
+        more = len(report.children) - len(rows)
+        rows.append(("", report_text((f"and {more} more; " if more > 0 else "") + "each in "
+                                     "full: graphdoctor view REPORT --child PID", "dim")))
+    return rows
 
 
 Rows = list[tuple[str, RenderableType]]
