@@ -26,10 +26,12 @@ from typing import TextIO
 
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.launch.runner import Outcome, Target
+from graphdoctor.record import devices
 from graphdoctor.record.native.build import open_library
 from graphdoctor.record.native.translate import NativeEvents
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace.names import CUPTI_PART
+from graphdoctor.trace.spool import records as sr
 from graphdoctor.writing import create_new
 
 INJECTION_ENV = "CUDA_INJECTION64_PATH"  # the driver loads this library at CUDA's start
@@ -42,7 +44,18 @@ NOT_STARTED = 127  # as a shell says of a program it could not run
 
 
 def run_native(target: Target, recorder: Recorder) -> Outcome:
-    """Run ``target`` (an executable and its arguments) and record it; its outcome."""
+    """Run ``target`` (an executable and its arguments) and record it, with the machine and
+    its GPUs (NVML, read from this process: the program's GPUs are the ones its
+    ``CUDA_VISIBLE_DEVICES``, which it inherits, shows); its outcome."""
+    recorder.emit(sr.MetaInfo(devices.machine() | {"clock_unix_ns": recorder.unix0}))
+    recorder.install([devices.install])
+    try:
+        return _run(target, recorder)
+    finally:
+        recorder.uninstall()
+
+
+def _run(target: Target, recorder: Recorder) -> Outcome:
     try:
         library = open_library(os.environ.get(LIBRARY_ENV, ""))
     except GraphDoctorError as error:
