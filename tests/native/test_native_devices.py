@@ -5,6 +5,7 @@ Here with a stand-in for pynvml, and a program that never starts CUDA."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import types
@@ -15,6 +16,7 @@ import pytest
 
 from graphdoctor.diagnose import diagnose
 from graphdoctor.launch.runner import Target
+from graphdoctor.record.native import run as native_run
 from graphdoctor.record.native.run import LIBRARY_ENV, run_native
 from graphdoctor.record.recorder import new_recorder
 from graphdoctor.report.document import build
@@ -71,6 +73,8 @@ def test_a_native_programs_report_names_its_gpu(tmp_path: Path,
     monkeypatch.setitem(sys.modules, "pynvml", nvml)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")  # the program sees NVML's device 1
     monkeypatch.setenv(LIBRARY_ENV, "")
+    # no injection library here (a program that never starts CUDA never loads it)
+    monkeypatch.setattr(native_run, "open_library", lambda path: os.open(os.devnull, os.O_RDONLY))
     spool = SpoolWriter(tmp_path / "native.spool.jsonl")
     spool.write(sr.Hello({"version": 1, "tool_version": "test", "pid": 1, "argv": [],
                           "target": TRUE, "target_kind": "path", "cwd": str(tmp_path),
