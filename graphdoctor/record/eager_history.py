@@ -182,8 +182,11 @@ class EagerHistory:
         own thread, on the main thread's) that ran without it becomes its step."""
         if graph in self._stepped:
             return
-        found = innermost(self._functions, sys._getframe(1)) or innermost(
-            self._functions, sys._current_frames().get(threading.main_thread().ident or 0))
+        found = innermost(self._functions, sys._getframe(1))
+        if found is None and threading.current_thread() is not threading.main_thread():
+            # autograd's own thread replays a backward graph: the step is the main thread's
+            found = innermost(self._functions,
+                              sys._current_frames().get(threading.main_thread().ident or 0))
         if found is None:
             return
         code, function = found

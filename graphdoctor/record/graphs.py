@@ -349,6 +349,9 @@ class _GraphHooks:
                               "own": [*state.own, (settling_from, ended)]}))
         if status == CAPTURED:
             weakref.finalize(graph, _graph_deleted, self.deleted, rec, state.graph)
+            warm = getattr(rec.timer, "warm", None)
+            if warm is not None:
+                warm()
 
     def wrap_region_exit(self, original: Any) -> Any:
         """``torch.cuda.graph.__exit__`` sees the error raised inside the captured block

@@ -79,9 +79,10 @@ def _dropped_here(item: _Input) -> Any:
     return died
 
 
-def _stack_here(frame: FrameType | None) -> list[tuple[str, int, str]]:
+def _stack_here(frame: FrameType | None,
+                limit: int = DROP_FRAMES) -> list[tuple[str, int, str]]:
     frames: list[tuple[str, int, str]] = []
-    while frame is not None and len(frames) < DROP_FRAMES:
+    while frame is not None and len(frames) < limit:
         code = frame.f_code
         frames.append((code.co_filename, frame.f_lineno or 0, qualname(code)))
         frame = frame.f_back
@@ -241,10 +242,10 @@ def _note(found: dict[int, _Input], name: str, tensor: torch.Tensor) -> None:
             pass
 
 
-def frames_of(frame: FrameType) -> list[tuple[str, int, str]]:
-    """The stack from ``frame`` up, as (file, line, function): what a finding at a line of the
-    captured block is placed in, read when the capture begins."""
-    return _stack_here(frame)
+def frames_of(frame: FrameType, limit: int = DROP_FRAMES) -> list[tuple[str, int, str]]:
+    """The stack from ``frame`` up, as (file, line, function), at most ``limit`` frames: what
+    a finding at a line of the captured block is placed in, read when the capture begins."""
+    return _stack_here(frame, limit)
 
 
 EVERY_REPLAY_UNTIL = 16

@@ -50,6 +50,7 @@ from graphdoctor.trace.names import AT_REPLAY, SAMPLE_EVERY_NS
 from graphdoctor.trace.spool.records import REPLAY_RUN_MAX, ReplayRun
 
 STEP_LOOKUPS = 3  # replays of each graph after which its step function is no longer looked for
+SITE_FRAMES = 12  # frames kept of where a replay of a shared-pool graph was made
 Pending = tuple[int, int, int, int]  # perf_counter ns at its start, host ns, graph, thread
 LOG_ATTR = "_graphdoctor_log"  # a graph's GraphLog, once its replays may take the fast lane
 
@@ -111,6 +112,10 @@ class ReplayPath:
         self.streams: dict[int, int] = {}  # graph -> stream of its last timed replay
         self.logs: dict[int, GraphLog] = {}  # graph -> its fast lane's log
         self.sampled_out = 0
+        # replays of shared-pool graphs and their callers' frames, as text, written from the
+        # flushing thread: a program that races two replays relies on the second being
+        # launched while the first still runs, so the replay itself takes nothing
+        self.sites: deque[tuple[Replay, list[tuple[str, int, str]]]] = deque()
         self.finished = False  # the recording ended: replays from then on are the script's
         self._writing = threading.Lock()  # one writer at a time takes from the logs
 
@@ -218,7 +223,7 @@ class ReplayPath:
             timer.stop(token, row)
             self.streams[gid] = stream
             if gid in self.hooks.shared_pool:  # where, and on which stream (GD309 asks)
-                rec.emit(ReplaySite(row.t, gid, stream, row.thread, rec.stacks.capture(3)))
+                self.sites.append((row, inputs.frames_of(sys._getframe(3), SITE_FRAMES)))
         previous, previous_count = self.last_timed.get(gid, (0, 0))
         self.last_timed[gid] = (t0, count)
         self.due[gid] = gpu_sample.next_due(t0, previous, count - previous_count)
@@ -268,8 +273,10 @@ class ReplayPath:
         watched = self.hooks.watched.get(gid)
         if watched is not None:
             inputs.check_at_replay(self.rec, watched, count, sys._getframe(depth))
-        if count.bit_length() > seen.bit_length() \
-                or t1 - self.hooks.last_sample_ns > SAMPLE_EVERY_NS:
+        # sampled from a graph's 2nd replay on (the 2nd, 4th, 8th...): its 1st is the one a
+        # program that races two graphs launches the other one right after
+        if count > 1 and (count.bit_length() > seen.bit_length()
+                          or t1 - self.hooks.last_sample_ns > SAMPLE_EVERY_NS):
             self.hooks.sampled(gid, count, sys._getframe(depth))
 
     def flush(self) -> None:
@@ -345,6 +352,15 @@ class ReplayPath:
     def heartbeat(self) -> None:
         """Twice a second, from the spool's flushing thread: what a crash must not lose."""
         self.flush()
+        self.write_sites()
+
+    def write_sites(self) -> None:
+        """The replay sites noted since the last beat, each with its stack."""
+        rec = self.rec
+        while self.sites:
+            row, frames = self.sites.popleft()
+            rec.emit(ReplaySite(row.t, row.graph, row.stream, row.thread,
+                                rec.stacks.from_named(frames)))
 
     def finish(self) -> None:
         """The recording ends: every fast lane closed (a replay method the script still holds
@@ -354,6 +370,7 @@ class ReplayPath:
         for log in list(self.logs.values()):
             log.due = 0
         self.flush()
+        self.write_sites()
         if self.sampled_out:
             self.rec.note("replay GPU times", sampled_note("replays"))
 

@@ -31,6 +31,7 @@ from graphdoctor.trace.event_kinds import Replay, Timed
 from graphdoctor.trace.spool.records import ReplaySpan
 
 MAX_PENDING = 4096
+WARM_PAIRS = 4  # event pairs made ready at each capture's end, for its first replays
 RESOLVE_EVERY = 64
 PROFILER_NOTE = ("a profiler of the script's was recording, so the replays and calls it saw were "
                  "not timed: its trace holds no CUDA event of graphdoctor's")
@@ -119,6 +120,22 @@ class EventTimer:
         if last[2].stream != row.stream:
             return []
         return [ReplaySpan(row.graph, last[2].t, row.t, int(self._elapsed(last[1], end) * 1e6))]
+
+    def warm(self) -> None:
+        """Have :data:`WARM_PAIRS` pairs of events made and ready, outside any replay: CUDA
+        makes an event at its first record, and a graph's first replay, which a program
+        racing two graphs launches the other one right after, should not pay for that."""
+        if self._recorder.captures or len(self._free) >= WARM_PAIRS:
+            return
+        try:
+            stream, _ = self._stream()
+            for _ in range(WARM_PAIRS - len(self._free)):
+                start, end = self._new_pair()
+                self._record(start, stream)
+                self._record(end, stream)
+                self._free.append((start, end))
+        except RuntimeError:  # a thread CUDA refuses: left to the first replay
+            return
 
     def forget(self, graph: int) -> None:
         """``graph`` was deleted: the pair kept for its next span is reused."""
