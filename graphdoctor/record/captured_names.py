@@ -89,9 +89,12 @@ def value_of(frame: FrameType, name: str) -> Any:
 _WITH = (ast.With, ast.AsyncWith)
 
 
+@functools.lru_cache(maxsize=256)
 def names_read(path: str, begin_line: int, end_line: int) -> dict[str, int]:
     """{name: first line reading it} for the captured block, for the names it reads from
-    before the capture; empty if the source is gone."""
+    before the capture; empty if the source is gone. Worked out once per block (a walk of
+    its module's syntax tree: a millisecond for a small script), and read, never changed,
+    by its callers."""
     tree = parse_source(path)
     if tree is None:
         return {}

@@ -184,6 +184,15 @@ class GraphInputs:
     cursor: int = 0
     freed: set[int] = field(default_factory=set)
     rebound: set[int] = field(default_factory=set)
+    unread: set[int] = field(default_factory=set)  # inputs whose name the block never reads
+
+    def __post_init__(self) -> None:
+        """The names the block reads, worked out now, at its capture's end, not at one of
+        its first replays: a program that races two graphs launches the other one right
+        after the first's first replay (the walk of a script's syntax tree took ~0.5 ms
+        there, and the race was lost)."""
+        if self.inputs:
+            captured_names.names_read(self.site.path, self.site.begin_line, self.site.end_line)
 
 
 def available() -> bool:
@@ -299,13 +308,17 @@ def _check_names(recorder: Recorder, watched: GraphInputs, frame: FrameType) -> 
     """Each candidate whose name, read in the capturing frame now, holds another tensor
     while the one captured is still alive: the graph reads the old one."""
     for item in watched.inputs:
-        if item.addr in watched.rebound or item.addr in watched.freed or item.ref.expired():
+        if item.addr in watched.rebound or item.addr in watched.freed \
+                or item.addr in watched.unread or item.ref.expired():
             continue
         now = captured_names.value_of(frame, item.name)
         if not isinstance(now, torch.Tensor) or _address(now) in (item.addr, 0):
             continue
         line = _read_at(watched.site, item.name)
-        if line is None or _still_named(frame, item.addr):
+        if line is None:
+            watched.unread.add(item.addr)  # the block never reads it: not looked at again
+            continue
+        if _still_named(frame, item.addr):
             continue  # another name holds the captured tensor: the script may fill it there
         watched.rebound.add(item.addr)
         site = watched.site

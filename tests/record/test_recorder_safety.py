@@ -7,6 +7,7 @@ live graph's output (PyTorch's docs allow passing outputs between graphs of one 
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import deque
 from pathlib import Path
@@ -129,3 +130,43 @@ def test_a_monitoring_callback_that_fails_never_reaches_the_script(
     watcher = calls.CallSiteWatcher(recorder, calls.Monitor())
     code = test_a_monitoring_callback_that_fails_never_reaches_the_script.__code__
     assert watcher._on_call(code, 0, Hostile(), None) is disable
+
+
+def test_a_graph_s_first_replays_do_not_read_its_block_s_source_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The names a captured block reads are worked out at the capture's end, and an input
+    whose name the block never reads (rebound inside the block, as PyTorch's own race test
+    does) is looked at once: its first replays parse nothing."""
+    import torch
+
+    from graphdoctor.record import captured_names, inputs
+
+    script = tmp_path / "loop.py"
+    script.write_text("g.capture_begin()\nb = a.clone()\ng.capture_end()\n")
+    parsed: list[tuple[str, int, int]] = []
+    real = captured_names.names_read
+
+    def counting(path: str, begin: int, end: int) -> dict[str, int]:
+        parsed.append((path, begin, end))
+        return real(path, begin, end)
+
+    monkeypatch.setattr(captured_names, "names_read", counting)
+    namespace: dict[str, Any] = {"torch": torch, "b": torch.zeros(4)}
+    item = _Input("b", _Alive(), namespace["b"].untyped_storage().data_ptr(), 16)
+    site = CaptureSite(str(script), 1, 3, [(str(script), 1, "<module>")])
+    watched = GraphInputs(0, site, [item], GraphOutputs())
+    assert len(parsed) == 1  # at the capture's end
+    looks: list[str] = []
+    monkeypatch.setattr(inputs, "_read_at", lambda site, name: looks.append(name))
+    recorder = recorder_at(tmp_path)
+    namespace["look"] = lambda: inputs._check_names(recorder, watched, sys._getframe(1))
+    # a script's top level: the name now holds another tensor, which the block never read
+    exec("b = torch.ones(4)\nfor _ in range(5):\n    look()\n", namespace)  # noqa: S102
+    assert looks == ["b"] and len(parsed) == 1
+
+
+class _Alive:
+    """A storage's weak reference whose tensor lives."""
+
+    def expired(self) -> bool:
+        return False
