@@ -41,12 +41,7 @@ def spools(directory: Path = RECORDINGS) -> dict[str, dict[int, Path]]:
 # The silent-harm scenarios of round two and their twins wait for their first recording.
 AWAITING_RECORDING: frozenset[str] = frozenset({
     "cutile_layer_stack", "cutile_host_read_in_capture", "cutile_new_input_buffer",
-    "train_mode_captured_then_eval", "eval_mode_capture", "python_counter_picks_buffer",
-    "graph_per_buffer", "branch_flag_after_capture", "decode_appends_output",
-    "decode_clones_output", "kept_output_previous_step", "compile_cpu_index_input",
-    "compile_device_index_input", "native_memcpy_in_capture",
-    "native_memcpy_async_in_capture",
-    "child_item_in_capture", "child_capture_on_legacy_stream"})
+    "compile_cpu_index_input", "native_memcpy_in_capture", "native_memcpy_async_in_capture"})
 
 
 def child_traces_for(name: str, directory: Path = RECORDINGS) -> list[Trace]:

@@ -201,12 +201,16 @@ EXPECTED: dict[str, tuple[set[str], tuple[str, int] | None, list[str]]] = {
                                   ("branch_flag_after_capture.py", 23), ["unsafe"]),
     "decode_appends_output": ({"output-kept-across-replays"},
                               ("decode_appends_output.py", 52), ["unsafe"]),
-    "decode_clones_output": (set(), None, ["faster"]),
+    # the capture also runs Tensor.argmax, which no eager timing covers: unmeasured
+    "decode_clones_output": (set(), None, ["unmeasured"]),
     "kept_output_previous_step": ({"output-kept-across-replays"},
                                   ("kept_output_previous_step.py", 42), ["unsafe"]),
     "compile_cpu_index_input": ({"torch-internal-error"}, ("compile_cpu_index_input.py", 21),
                                 ["failed"]),
-    "compile_device_index_input": (set(), None, ["unmeasured"]),
+    # torch 2.11 breaks the graph at table[position] (a 0-d index) and each step makes its
+    # index from a Python int on the GPU (a sync): no torch error, which is the point
+    "compile_device_index_input": ({"sync-between-replays", "graph-break"}, None,
+                                   ["unmeasured"]),
     "native_memcpy_in_capture": ({"copy-outside-capture", "sync-between-replays"},
                                  ("native_memcpy_in_capture.cu", 21), ["unsafe"]),
     "native_memcpy_async_in_capture": ({"sync-between-replays"}, None, ["faster"]),

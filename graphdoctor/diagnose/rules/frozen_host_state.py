@@ -69,7 +69,9 @@ def _finding(view: TraceView, graph: Graph, first: FrozenValue, later: list[Row]
     changed = _changed_at(view, first)
     return Finding(
         ID, NAME, WARNING if first.use == USE_BACKEND else ERROR, UNSAFE,
-        title=f"graph {graph.id} {_what(first, latest.value)} ({changed})",
+        # the change replays first ran under: a value that goes back and forth (a counter
+        # picking one of two buffers) ends where it was captured, which says nothing
+        title=f"graph {graph.id} {_what(first, first.value)} ({changed})",
         explanation=(f"During the capture of graph {graph.id}, {_read(view, first)}. "
                      f"{_since(view, first, latest)} {counted(after, 'replay')} ran after "
                      f"that change: {_consequence(first)} {RECORDED}"),
