@@ -28,10 +28,14 @@ _ENV_KEYS = ("CUDA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF", "TORCH_LOGS",
 def environment() -> dict[str, Any]:
     import torch
 
+    return {"python": sys.version.split()[0], "torch": torch.__version__,
+            "cuda": torch.version.cuda or "", **machine()}
+
+
+def machine() -> dict[str, Any]:
+    """Where the run ran, without torch (all a native program's run has of it)."""
     return {
-        "python": sys.version.split()[0], "torch": torch.__version__,
-        "cuda": torch.version.cuda or "", "platform": platform.platform(),
-        "hostname": socket.gethostname(),
+        "platform": platform.platform(), "hostname": socket.gethostname(),
         "env": [[k, os.environ[k]] for k in _ENV_KEYS if k in os.environ],
         "rank": int(os.environ.get("RANK", -1)),
         "world_size": int(os.environ.get("WORLD_SIZE", -1)),

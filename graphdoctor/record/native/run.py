@@ -21,9 +21,11 @@ from contextlib import contextmanager
 from typing import TextIO
 
 from graphdoctor.launch.runner import Outcome, Target
+from graphdoctor.record import devices
 from graphdoctor.record.native.translate import NativeEvents
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace.names import CUPTI_PART
+from graphdoctor.trace.spool import records as sr
 
 INJECTION_ENV = "CUDA_INJECTION64_PATH"  # the driver loads this library at CUDA's start
 PIPE_ENV = "GRAPHDOCTOR_NATIVE_FD"  # where the library writes its events
@@ -34,7 +36,18 @@ SHARED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
 def run_native(target: Target, recorder: Recorder) -> Outcome:
-    """Run ``target`` (an executable and its arguments) and record it; its outcome."""
+    """Run ``target`` (an executable and its arguments) and record it, with the machine and
+    its GPUs (NVML, read from this process: the program's GPUs are the ones its
+    ``CUDA_VISIBLE_DEVICES``, which it inherits, shows); its outcome."""
+    recorder.emit(sr.MetaInfo(devices.machine() | {"clock_unix_ns": recorder.unix0}))
+    recorder.install([devices.install])
+    try:
+        return _run(target, recorder)
+    finally:
+        recorder.uninstall()
+
+
+def _run(target: Target, recorder: Recorder) -> Outcome:
     library = os.environ.get(LIBRARY_ENV, "")
     read_end, write_end = os.pipe()
     events = NativeEvents(recorder, clock0=_recorder_start(recorder))
