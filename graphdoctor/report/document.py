@@ -26,13 +26,15 @@ from graphdoctor.diagnose.findings import (
     no_source,
     severity_counts,
 )
-from graphdoctor.report import verdict_groups
+from graphdoctor.report import finding_groups, verdict_groups
 from graphdoctor.trace import codec, endings, tallies
 from graphdoctor.trace.model import Trace
 from graphdoctor.trace.names import EAGER_CALL, KEPT_AS_WRITTEN, SWITCHED_OFF
 from graphdoctor.version import __version__
 
 FORMAT = "graphdoctor-report"
+# 1.15: findings alike on several ranks, grouped as the rendered outputs show them
+# (summary.finding_groups)
 # 1.14: the wall clock at a trace's time 0 (meta.clock_unix_ns), which lines a job's ranks up
 # 1.13: a graph's loop pace over back-to-back replays (graphs[].paces, trace.loop_pace)
 # 1.12: where a freed captured input was let go (input_events[].dropped), a measurement's
@@ -46,7 +48,7 @@ FORMAT = "graphdoctor-report"
 # summary's verdict groups (many graphs of one line read as one); 1.4: a finding's count,
 # first_t and last_t (identical findings folded into one); 1.3: a graph's eager basis and
 # step; 1.2: the baseline run
-SCHEMA_VERSION = "1.14"
+SCHEMA_VERSION = "1.15"
 CONTEXT_LINES = 4
 
 
@@ -192,6 +194,7 @@ def _summary(report: Report) -> dict[str, Any]:
         "verdicts": dict(Counter(v.kind for v in report.diagnosis.verdicts)),
         "verdict_groups": verdict_groups.as_json(report),
         "findings": severity_counts(report.diagnosis.findings),
+        "finding_groups": finding_groups.as_json(report.diagnosis.findings),
     }
 
 

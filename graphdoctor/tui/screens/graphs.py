@@ -262,7 +262,7 @@ class GraphsScreen(FilteredScreen):
                 text.append_text(error_text(view, record.root, rank))
                 text.append("\n")
         for finding in view.findings:
-            if finding.graph == graph and view.rank_key(finding.rank) == rank:
+            if finding.graph == graph and view.on_rank(finding, rank):
                 text.append(clean(f"{severity_badge(finding.severity)} "),
                             style=severity_style(finding.severity))
                 text.append(clean(f"{finding.id} {finding.title}\n"))

@@ -125,14 +125,14 @@ def _cause_of(view: ReportView, verdict: Verdict) -> int | None:
     cites; None for other verdicts."""
     if verdict.kind not in CAUSED:
         return None
-    return next((index for index, f in enumerate(view.findings) if f.rank == verdict.rank
+    return next((index for index, f in enumerate(view.findings) if view.on_rank(f, verdict.rank)
                  and f"{f.id} {f.name}" in verdict.findings), None)
 
 
 def _group_options(view: ReportView, index: int, row: VerdictRow, shown: bool) -> list[Option]:
     """A group's row (▸ closed, ▾ open), and its members under it when open."""
     v = row.verdict
-    hint = "hide" if shown else f"its {len(row.members)} graphs"
+    hint = "hide" if shown else f"its {len(row.members)} {'ranks' if row.ranks else 'graphs'}"
     group = Option(_verdict(v.kind, f"{'▾' if shown else '▸'} {v.subject}", v.speedup,
                             f"{summary_without_speedup(v)}\n(enter: {hint})"), id=f"group:{index}")
     return [group, *(_verdict_option(view, m, "  ") for m in row.members if shown)]
@@ -166,7 +166,7 @@ def _verdict(kind: str, subject: str, speedup: float | None, summary: str) -> Ta
 
 
 def finding_options(view: ReportView) -> list[Option]:
-    options = [Option(finding_line(f, view.shown_rank(f)), id=f"finding:{index}")
+    options = [Option(finding_line(f, view.whose(f, figures=False)), id=f"finding:{index}")
                for index, f in enumerate(view.findings[:TOP_FINDINGS])]
     if not view.findings:
         options.append(Option(Text("No findings: nothing in this run needs changing.",
