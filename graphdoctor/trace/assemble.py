@@ -70,14 +70,25 @@ def assemble(records: Iterable[list[Any]]) -> Trace:
     """The trace of a spool's raw records (JSON arrays, tag first)."""
     builder = Builder()
     for raw in records:
-        try:
-            record = decode(raw)
-            HANDLERS[type(record)](builder, record)
-        except SpoolDrift:
-            builder.unknown_tags.add(str(raw[0]))
-        except (IndexError, KeyError, TypeError, ValueError):
-            builder.bad_records += 1
+        take(builder, raw)
     return _finish(builder)
+
+
+def take(builder: Builder, raw: list[Any]) -> None:
+    """One raw record into the trace being assembled."""
+    try:
+        record = decode(raw)
+        HANDLERS[type(record)](builder, record)
+    except SpoolDrift:
+        builder.unknown_tags.add(str(raw[0]))
+    except (IndexError, KeyError, TypeError, ValueError):
+        builder.bad_records += 1
+
+
+def so_far(builder: Builder) -> Trace:
+    """The trace of the records taken so far, the builder left as it was, to take more:
+    what a live view shows of a spool still being written."""
+    return _finish(builder.copy())
 
 
 def _finish(b: Builder) -> Trace:
@@ -313,4 +324,4 @@ def _status_message(reason: str, run_end: dict[str, Any], finished: bool, stoppe
     return ""
 
 
-__all__ = ["assemble", "assemble_file"]
+__all__ = ["assemble", "assemble_file", "so_far", "take"]
