@@ -21,7 +21,6 @@ from typing import Any
 
 from graphdoctor.diagnose.findings import Finding
 from graphdoctor.diagnose.view import ranks_named
-from graphdoctor.report.render.common import folded
 from graphdoctor.trace.model import NONE
 
 FIGURE = re.compile(r"\d+(?:[.,:]\d+)*")  # 12, 1,024, 3.5, 0:42: what differs by rank
@@ -49,9 +48,9 @@ class FindingGroup:
 
     @property
     def same_figures(self) -> bool:
-        """Whether every member says just what the first does (title and folded counts)."""
-        said = {m.title + folded(m) for m in self.members}
-        return len(said) == 1
+        """Whether every member says just what the first does: its title, and how many
+        findings it folds (when they happened differs by rank, as the ranks' clocks do)."""
+        return len({(m.title, m.count) for m in self.members}) == 1
 
     @property
     def whose(self) -> str:
