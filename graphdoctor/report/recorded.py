@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from graphdoctor.diagnose import diagnose, diagnose_ranks
+from graphdoctor.diagnose.findings import Rule
+from graphdoctor.diagnose.rules import ALL_RULES
 from graphdoctor.report.document import Report, build, build_ranks
 from graphdoctor.report.source_lines import OwnRecording, RecordedElsewhere
 from graphdoctor.trace.assemble import assemble_file
@@ -33,17 +35,26 @@ def report_from_spools(spools: Sequence[str | os.PathLike[str]],
               for rank, spool in enumerate(spools)}
     lines = OwnRecording(traces[0].meta) if own else \
         RecordedElsewhere(t.meta for t in traces.values())
-    if len(spools) == 1:
-        trace = traces[0]
-        report = build(trace, diagnose(trace, read_line=lines, baseline=baseline), lines,
-                       baseline=baseline)
+    report = report_of(traces, lines, baseline)
+    if own:
+        _append_digests(spools, report.trace)
+    return report
+
+
+def report_of(traces: Mapping[int, Trace], lines: OwnRecording | RecordedElsewhere,
+              baseline: Trace | None = None, rules: Sequence[Rule] = ALL_RULES) -> Report:
+    """The report of one trace, or of one a rank (keyed 0, 1...), diagnosed by ``rules``,
+    with the lines ``lines`` reads."""
+    if len(traces) == 1:
+        trace = next(iter(traces.values()))
+        report = build(trace, diagnose(trace, rules, read_line=lines, baseline=baseline),
+                       lines, baseline=baseline)
     else:
-        report = build_ranks(traces, diagnose_ranks(traces, read_line=lines), lines)
+        report = build_ranks(dict(traces), diagnose_ranks(dict(traces), rules, read_line=lines),
+                             lines)
     report.trace = lines.finished(report.trace)
     report.other_ranks = {rank: lines.finished(trace, main=False)
                           for rank, trace in report.other_ranks.items()}
-    if own:
-        _append_digests(spools, report.trace)
     return report
 
 

@@ -24,6 +24,7 @@ from textual.binding import Binding, BindingType
 from textual.filter import LineFilter, Monochrome, NoColor
 
 from graphdoctor.report.document import Report
+from graphdoctor.tui.live_facts import LiveFacts
 from graphdoctor.tui.navigation import GoToScreen, ShowEvent, ShowFinding, ShowGraph
 from graphdoctor.tui.palette import ANSI_THEME
 from graphdoctor.tui.report_view import ReportView
@@ -71,16 +72,21 @@ class GraphDoctorApp(App[None]):
     DEFAULT_MODE = SCREENS[0].name
     BINDINGS: ClassVar[list[BindingType]] = [*_screen_keys(), *HIT_KEYS, *APP_KEYS]
 
-    def __init__(self, report: Report, name: str = "") -> None:
+    def __init__(self, report: Report, name: str = "", live: LiveFacts | None = None) -> None:
         super().__init__()
         self.ansi_theme_dark = ANSI_THEME  # red, magenta and their bright twins told apart
-        self.view = ReportView(report, name)
+        self.view = ReportView(report, name, live)
         self.sub_title = self.view.name
         self._leaving = False  # quit was asked: what is still queued opens nothing
         self._jumps: list[str] = []  # the screens jumps came from, the last one last
         self.search_hits = SearchHits(self)  # the last search's, for n and N
         for entry in SCREENS:  # modes of this instance, not the class: built on its view
-            self.add_mode(entry.name, partial(entry.build, self.view, SCREENS))
+            self.add_mode(entry.name, partial(self._build, entry))
+
+    def _build(self, entry: ScreenEntry) -> ReportScreen:
+        """A screen of the app's view as it is when the screen is first shown (a live
+        view's changes)."""
+        return entry.build(self.view, SCREENS)
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._prepare_timeline)

@@ -25,6 +25,7 @@ from graphdoctor.report.finding_groups import FindingGroup, finding_groups
 from graphdoctor.trace.model import NONE, Trace
 from graphdoctor.tui.aggregate import AllocGroup, GraphRow
 from graphdoctor.tui.events import EventDetails, EventRef, ref_from_evidence
+from graphdoctor.tui.live_facts import LiveFacts
 from graphdoctor.tui.rank_view import RankView
 from graphdoctor.tui.same_line import SameLine, same_line
 from graphdoctor.tui.timeline.findings import (
@@ -45,8 +46,9 @@ GraphKey = tuple[int, int]
 class ReportView:
     """A report, and the derived data its screens show."""
 
-    def __init__(self, report: Report, name: str = ""):
+    def __init__(self, report: Report, name: str = "", live: LiveFacts | None = None):
         self.report = report
+        self.live = live  # a live view's: the recording is read as it grows
         self.trace = report.trace  # the main (lowest) rank's, or the only one
         self.name = name or report.trace.meta.target or "report"
         self.ranks: list[int] = report.ranks  # [] for a single-process run

@@ -51,10 +51,16 @@ class SpoolFollower:
 
     def read(self, most: int = READ_MOST) -> int:
         """Take the whole lines appended since the last read (at most ``most`` bytes of
-        them); how many records that was. OSError if the file cannot be read."""
+        them); how many records that was. A file not there (yet, or any more: the run that
+        writes it makes it as it starts, and may remove it once it has read it) has none;
+        OSError if it cannot be read."""
         if self._whole:
             return 0
-        with open(self.path, "rb") as handle:
+        try:
+            handle = open(self.path, "rb")  # noqa: SIM115 - closed below, opened or not
+        except FileNotFoundError:
+            return 0
+        with handle:
             if self.offset == 0 and handle.read(2) == GZIP_MAGIC:
                 return self._read_whole()
             handle.seek(self.offset)

@@ -129,6 +129,18 @@ class FindingsScreen(FilteredScreen):
             self.query_one("#findings-list", OptionList).highlighted = 0
             self.query_one("#findings-list").focus()
 
+    def kept_place(self) -> object:
+        if self.current is None:
+            return None
+        finding = self.view.findings[self.current]
+        return finding.id, finding.graph, finding.rank
+
+    def return_to(self, place: object) -> None:
+        if isinstance(place, tuple):
+            index = self.view.finding_index(*place)
+            if index is not None:
+                self.reveal(index)
+
     @property
     def current(self) -> int | None:
         """The index (in the report view's list) of the finding on show."""
