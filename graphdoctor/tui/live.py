@@ -25,7 +25,7 @@ import threading
 import time
 from pathlib import Path
 
-from textual import work
+from textual import events, work
 from textual.app import ScreenStackError, UnknownModeError
 from textual.binding import Binding
 from textual.widgets import Input
@@ -63,6 +63,7 @@ class LiveApp(GraphDoctorApp):
         self._looking = False
         self._looked_at = 0.0
         self._cost_s = 0.0  # what the last look took, the new view laid out included
+        self._said = ""  # the start of a line graphdoctor is writing
         first = self._first_look()
         super().__init__(first or Report(Trace()), self._named(), live=self.facts)
         self.sub_title = self._named()
@@ -79,6 +80,16 @@ class LiveApp(GraphDoctorApp):
     def on_mount(self) -> None:
         super().on_mount()
         self.set_interval(TICK_S, self._tick)
+        if self.stops_script:  # graphdoctor's own lines on the run (the terminal is the view's)
+            self.begin_capture_print(self, stdout=False, stderr=True)
+
+    def on_print(self, event: events.Print) -> None:
+        """A line graphdoctor writes while the view is open (the script kept running after
+        Ctrl-C, what it left running): said in the view, whole lines only."""
+        self._said += event.text
+        *lines, self._said = self._said.split("\n")
+        for line in filter(None, (line.strip() for line in lines)):
+            self.notify(line.removeprefix("graphdoctor: "), timeout=10)
 
     # -- looking ------------------------------------------------------------------------------
     def _tick(self) -> None:

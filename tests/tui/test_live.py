@@ -216,3 +216,23 @@ async def test_the_runs_own_report_takes_the_live_ones_place(
         await asyncio.sleep(1.5)
         assert app.view.report is not None and app.view.name == "graphdoctor-launch_bound.json"
     assert app.return_code is None, app.crash_summary()
+
+
+async def test_graphdoctors_own_lines_during_the_run_are_said_in_the_view(
+        growing: tuple[Path, Callable[[int], None]]) -> None:
+    """The terminal is the view's: a line the supervisor writes on stderr meanwhile (the
+    script went on after Ctrl-C and is killed) is a notification, not lost."""
+    import sys
+
+    path, grow = growing
+    grow(moment("during-replays"))
+    app = LiveApp(LiveFeed([path], own=True), "launch_bound.py", following=SHOWN_AS,
+                  output="out.txt", stops_script=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        sys.stderr.write("graphdoctor: the script went on 10 s after SIGINT;")
+        sys.stderr.write(" killing it (SIGKILL)\n")
+        await pilot.pause(0.3)
+        said = [str(n.message) for n in app._notifications]
+        assert said == ["the script went on 10 s after SIGINT; killing it (SIGKILL)"]
+    assert app.return_code is None, app.crash_summary()
