@@ -71,8 +71,8 @@ class LiveApp(GraphDoctorApp):
     def _first_look(self) -> Report | None:
         try:
             report = self.feed.look()
-        except (OSError, TooLarge):
-            return None  # said by the first look from the app, which meets it again
+        except Exception:  # noqa: BLE001 - said by the app's first look, which meets it again
+            return None
         self._looked_at = time.monotonic()
         self.facts = self._facts_now()
         return report
@@ -116,6 +116,9 @@ class LiveApp(GraphDoctorApp):
                 view = None if report is None or self._stopped else self._view_of(report)
         except (OSError, TooLarge) as error:
             self.call_from_thread(self._cannot_read, str(error))
+            return
+        except Exception as error:  # noqa: BLE001 - a bug here stops the looks, not the view
+            self.call_from_thread(self._cannot_read, f"{type(error).__name__}: {error}")
             return
         finally:
             self._cost_s = time.perf_counter() - start
