@@ -64,8 +64,8 @@ def test_the_evidence_of_a_group_is_every_members_each_naming_its_rank() -> None
 
 
 def test_text_and_markdown_show_the_teardown_hang_of_three_ranks_once() -> None:
-    """The issue's GD405 "destroy_process_group() at dist4_subgroup_diverge.py:40 never
-    returned ..." three times, once per rank."""
+    """dist4_subgroup_diverge listed GD405 "destroy_process_group() at
+    dist4_subgroup_diverge.py:40 never returned ..." three times, once per rank."""
     report = report_for("dist4_subgroup_diverge")
     assert sum(f.id == "GD405" for f in report.diagnosis.findings) == 3  # each rank's kept
     text = render_text(report, width=100, color=False)
