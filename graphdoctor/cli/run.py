@@ -34,6 +34,7 @@ from graphdoctor.trace.run_files import RunFiles, gzipped
 from graphdoctor.writing import Identity, OutputError, identity, move_file, write_file
 
 if TYPE_CHECKING:
+    from graphdoctor.launch.relay import SignalRelay
     from graphdoctor.launch.supervisor import RunRequest
     from graphdoctor.report.document import Report
     from graphdoctor.report.redact import Redactor
@@ -90,6 +91,10 @@ Exit codes:
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--tui", is_flag=True,
               help="Open the report in the terminal UI when the run ends (on a terminal only).")
+@click.option("--live", is_flag=True,
+              help="Open the terminal UI at once and show the run as it is recorded, the "
+                   "report in its place when it ends; the script's output goes to a file "
+                   "beside the report (on a terminal only).")
 @fail_on_option(CONDITIONS, "listed above")
 @click.option("--redact", is_flag=True,
               help=f"Write a report to share: it leaves out {WHAT_GOES}.")
@@ -104,8 +109,8 @@ Exit codes:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @handle_errors
 def run(module: bool, output: Path | None, full: bool, cupti: bool, timeout: float | None,
-        nproc: int, keep_spool: Path | None, quiet: bool, tui: bool, fail_on: tuple[str, ...],
-        redact: bool, no_children: bool, baseline: bool, target: str,
+        nproc: int, keep_spool: Path | None, quiet: bool, tui: bool, live: bool,
+        fail_on: tuple[str, ...], redact: bool, no_children: bool, baseline: bool, target: str,
         args: tuple[str, ...]) -> None:
     check_target(target, module, args)
     if is_native(target, module):
@@ -120,10 +125,19 @@ def run(module: bool, output: Path | None, full: bool, cupti: bool, timeout: flo
                          identity(path),
                          tuple(secret_values(os.environ)) if redact else (),
                          follow=not no_children)
-    exit_code, report, written = _record_and_report(options)
-    if tui and report is not None and written is not None:
+    exit_code, report, written = _record_and_report(options, live=_live_wanted(live))
+    if tui and not live and report is not None and written is not None:
         _open_tui(report, written)
     sys.exit(_gated(exit_code, report, fail_on))
+
+
+def _live_wanted(live: bool) -> bool:
+    from graphdoctor.tui import can_run_interactively
+
+    if live and not can_run_interactively():
+        say("graphdoctor: --live needs a terminal; the run is recorded without the view")
+        return False
+    return live
 
 
 def _open_tui(report: Report, output: Path) -> None:
@@ -211,15 +225,19 @@ def _check_module(name: str) -> None:
         raise GraphDoctorError(f"no module named {top or name}")
 
 
-def _record_and_report(options: RunOptions) -> tuple[int, Report | None, Path | None]:
+def _record_and_report(options: RunOptions, live: bool = False
+                       ) -> tuple[int, Report | None, Path | None]:
     """The exit code, the report and where it was written (None where it was not). Once the
     script is gone, a first Ctrl-C is answered and a second stops the report, keeping the
-    raw recording (:mod:`graphdoctor.launch.finishing`)."""
+    raw recording (:mod:`graphdoctor.launch.finishing`). ``live``: with the live view open
+    meanwhile (:mod:`graphdoctor.cli.live_run`)."""
     from graphdoctor.launch.finishing import FinishingReport, ReportStopped
 
     request = _request(options)
     with FinishingReport():
         try:
+            if live:
+                return _recorded_live(options, request)
             return _record_and_report_as_asked(options, request)
         except ReportStopped as stopped:
             left = [s for s in (*request.files.spools(), request.files.baseline().spool)
@@ -229,12 +247,23 @@ def _record_and_report(options: RunOptions) -> tuple[int, Report | None, Path | 
             return stopped.exit_code, None, None
 
 
-def _record_and_report_as_asked(options: RunOptions, request: RunRequest
+def _recorded_live(options: RunOptions, request: RunRequest
+                   ) -> tuple[int, Report | None, Path | None]:
+    from graphdoctor.cli.live_run import record_live
+
+    exit_code, report, written = record_live(options, request, _record_and_report_as_asked)
+    if report is not None and written is not None and not options.quiet:
+        _print_outcome(report, written)
+    return exit_code, report, written
+
+
+def _record_and_report_as_asked(options: RunOptions, request: RunRequest,
+                                relay: SignalRelay | None = None
                                 ) -> tuple[int, Report | None, Path | None]:
     from graphdoctor.launch.supervisor import record
     from graphdoctor.report.redact import redactor_for
 
-    end = record(request)
+    end = record(request, relay)
     spools, children = list(end.spools), [files.spool for files in end.children]
     second = record_baseline(request, end, options.quiet) if options.baseline else None
     # kept if no report is made

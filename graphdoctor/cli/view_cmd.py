@@ -29,6 +29,8 @@ what happened when, allocations and graphs. Press ? inside for every key.
   graphdoctor view --demo              a report recorded on a GPU, bundled
   graphdoctor view --demo launch_bound
   graphdoctor view job.rank*.json      every rank of a job, on one timeline
+  graphdoctor view --follow run.spool  a recording another process is making,
+                                       read as it grows (--keep-spool's file)
 
 \b
 Demos (recorded on an NVIDIA H100):
@@ -45,9 +47,16 @@ summary is printed instead, as `graphdoctor report` would.
                 type=click.Path(dir_okay=True, path_type=Path))
 @click.option("--demo", is_flag=False, flag_value=DEFAULT_DEMO, default=None, metavar="[NAME]",
               help=f"Open a bundled report instead (default: {DEFAULT_DEMO}).")
+@click.option("--follow", is_flag=True,
+              help="REPORT is a recording still being written (a spool, one per rank): show "
+                   "it as it grows, read about once a second, and its report once it ends.")
 @child_option()
 @handle_errors
-def view(report_files: tuple[Path, ...], demo: str | None, child: int | None) -> None:
+def view(report_files: tuple[Path, ...], demo: str | None, follow: bool,
+         child: int | None) -> None:
+    if follow:
+        _follow(report_files, demo)
+        return
     report, name = _open(report_files, demo)
     report = chosen(report, child)
     from graphdoctor.tui import can_run_interactively, run_app
@@ -55,9 +64,35 @@ def view(report_files: tuple[Path, ...], demo: str | None, child: int | None) ->
     if not can_run_interactively():
         _print_summary(report)
         return
+    _colours_as_asked()
+    _raise_if_crashed(run_app(report, name))
+
+
+def _colours_as_asked() -> None:
     if colour.chosen() == colour.NEVER:
         os.environ["NO_COLOR"] = "1"  # what Textual reads
-    crash = run_app(report, name)
+
+
+def _follow(spools: tuple[Path, ...], demo: str | None) -> None:
+    """``--follow``: the live view of spools another process writes."""
+    if demo is not None or not spools:
+        raise GraphDoctorError("--follow needs the recording to follow: graphdoctor view "
+                               "--follow run.spool.jsonl (one file per rank)")
+    from graphdoctor.report.live import follow_spools
+    from graphdoctor.tui import can_run_interactively, run_live
+
+    feed = follow_spools(spools)
+    if not can_run_interactively():
+        report = feed.look()
+        if report is None:
+            raise GraphDoctorError(f"{spools[0]}: nothing recorded in it yet")
+        _print_summary(report)
+        return
+    _colours_as_asked()
+    _raise_if_crashed(run_live(feed, spools[0].name, following=", ".join(map(str, spools))))
+
+
+def _raise_if_crashed(crash: str | None) -> None:
     if crash is not None:
         raise ViewerCrashed(f"the viewer crashed ({crash}); this is a bug in graphdoctor: "
                             "please report it with the traceback above")

@@ -100,8 +100,9 @@ def stat(values_ns: list[int]) -> Stat | None:
         return None
     if len(values) == 1:
         return Stat(values[0], values[0], values[0], 1, values[0], values[0], values[0])
-    quartiles = statistics.quantiles(values, n=4)
-    return Stat(statistics.median(values), quartiles[0], quartiles[2], len(values),
+    # two samples put the exclusive method's quartiles outside them: kept to the samples
+    low, _, high = (min(max(q, values[0]), values[-1]) for q in statistics.quantiles(values, n=4))
+    return Stat(statistics.median(values), low, high, len(values),
                 statistics.quantiles(values, n=20, method="inclusive")[-1], values[0],
                 values[-1])
 

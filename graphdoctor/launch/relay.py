@@ -43,11 +43,13 @@ Handler = Callable[[int, FrameType | None], object] | int | None
 class SignalRelay:
     """While in effect, passes graphdoctor's signals on to the run's process groups."""
 
-    def __init__(self, script_group: int, every_group: Callable[[], set[int]]):
+    def __init__(self, script_group: int | None, every_group: Callable[[], set[int]] = set,
+                 *, suspends: bool = True):
         self.received: int | None = None  # the first ending signal graphdoctor was sent
         self._stop_asked: tuple[int, float] | None = None  # the first stopping one, and when
         self._script_group = script_group
         self._every_group = every_group
+        self._suspends = suspends
         self._previous: dict[int, Handler] = {}
         self._over = False
         self._late: list[int] = []  # sent once the run was over
@@ -56,9 +58,19 @@ class SignalRelay:
     def __enter__(self) -> SignalRelay:
         heeded = [s for s in ENDING_SIGNALS if signal.getsignal(s) != signal.SIG_IGN]
         handlers: dict[int, Handler] = dict.fromkeys(heeded, self._pass_on)
-        handlers[signal.SIGTSTP] = self._suspend
+        if self._suspends:
+            handlers[signal.SIGTSTP] = self._suspend
         self._previous = {s: signal.signal(s, h) for s, h in handlers.items()}
         return self
+
+    def watch(self, script_group: int, every_group: Callable[[], set[int]]) -> None:
+        """The run to pass signals on to, for a relay put in effect before it started (by
+        the main thread, for a run started from another: ``run --live``, whose terminal
+        the viewer holds, so that Ctrl-Z is the viewer's). A signal sent before is passed
+        on now."""
+        self._script_group, self._every_group = script_group, every_group
+        if self.received is not None:
+            send(self.received, [script_group])
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
@@ -79,11 +91,12 @@ class SignalRelay:
         return signum if time.monotonic() - when > grace_s else None
 
     def _pass_on(self, signum: int, frame: FrameType | None) -> None:
-        if self._over or _ended(self._script_group):
+        group = self._script_group
+        if self._over or group is not None and _ended(group):
             self._late.append(signum)
             return
-        if signum == signal.SIGINT and ignores(self._script_group, signum):
-            send(signum, [self._script_group])  # as a terminal's Ctrl-C would: ignored there
+        if group is not None and signum == signal.SIGINT and ignores(group, signum):
+            send(signum, [group])  # as a terminal's Ctrl-C would: ignored there
             if not self._told_ignored:
                 self._told_ignored = True
                 tell("graphdoctor: the script ignores SIGINT, so it runs on, as it would "
@@ -93,7 +106,8 @@ class SignalRelay:
             self.received = signum
         if signum in STOPPING_SIGNALS and self._stop_asked is None:
             self._stop_asked = (signum, time.monotonic())
-        send(signum, [self._script_group])
+        if group is not None:  # one sent before the run started is passed on by watch
+            send(signum, [group])
 
     def _suspend(self, signum: int, frame: FrameType | None) -> None:
         groups = self._every_group()

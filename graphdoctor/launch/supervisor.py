@@ -34,6 +34,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -79,6 +81,9 @@ class RunRequest:
     stdout_to_stderr: bool = False
     progress: bool = False  # a line now and then on a long run (graphdoctor.launch.progress)
     follow: bool = True  # record the Python processes it starts (graphdoctor.record.follow)
+    # the script's stdout and stderr go to this file (created empty before), its stdin is
+    # /dev/null: the terminal is a live view's (run --live)
+    output: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -96,10 +101,11 @@ class RunEnd:
     children: tuple[RunFiles, ...] = ()  # the files of each process the run followed
 
 
-def record(request: RunRequest) -> RunEnd:
+def record(request: RunRequest, relay: SignalRelay | None = None) -> RunEnd:
     """Run the child (or the ranks) to the end, end whatever the run left running, and append
     ``run_end`` to each spool. A signal sent once the script is gone is raised again on
-    return, for whoever handles it then."""
+    return, for whoever handles it then. ``relay``: one the caller put in effect (in the main
+    thread: this may then run in another), told here which run to pass signals on to."""
     spools = request.files.spools()
     for files in request.files.ranks():
         for path in (files.spool, files.fault, files.tail):
@@ -107,7 +113,7 @@ def record(request: RunRequest) -> RunEnd:
     with adopting_orphans() as earlier_children:
         started = time.perf_counter_ns()
         child = _spawn(request)
-        with SignalRelay(child.pid, lambda: _groups(child, spools)) as relay:
+        with _relaying(child, spools, relay) as relay:
             ending = _wait(child, request, relay)
             relay.run_over()
             end = _run_end(ending, time.perf_counter_ns() - started, spools)
@@ -119,6 +125,18 @@ def record(request: RunRequest) -> RunEnd:
                                       RunOver(end.reason, request.timeout_s, leftovers))
     return dataclasses.replace(end, unwritten={**unwritten, **followed.unwritten},
                                children=followed.files)
+
+
+@contextmanager
+def _relaying(child: subprocess.Popen[bytes], spools: list[Path],
+              given: SignalRelay | None) -> Iterator[SignalRelay]:
+    """The relay of the caller's, told of the run; else one of the run's own."""
+    if given is not None:
+        given.watch(child.pid, lambda: _groups(child, spools))
+        yield given
+        return
+    with SignalRelay(child.pid, lambda: _groups(child, spools)) as relay:
+        yield relay
 
 
 def close_spools(request: RunRequest, end: RunEnd, leftovers: Leftovers) -> dict[Path, bytes]:
@@ -210,8 +228,25 @@ def _spawn(request: RunRequest) -> subprocess.Popen[bytes]:
             env.setdefault(key, value)
         command = [sys.executable, *_warning_options(), "-m", launcher.__name__, "--standalone",
                    f"--nproc-per-node={request.files.nproc}", "-m", CHILD_MODULE]
+    if request.output is not None:
+        return _spawn_to_file(command, env, request.output)
     stdout = _stderr_fd() if request.stdout_to_stderr else None
     return subprocess.Popen(command, env=env, start_new_session=True, stdout=stdout)
+
+
+def _spawn_to_file(command: list[str], env: dict[str, str],
+                   output: Path) -> subprocess.Popen[bytes]:
+    """The child with its stdout and stderr appended to ``output`` (the empty file claimed
+    for them; a link there is not followed) and its stdin /dev/null."""
+    try:
+        fd = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as error:
+        raise UnwritableFolderError(output.parent, error) from None
+    try:
+        return subprocess.Popen(command, env=env, start_new_session=True, stdin=subprocess.DEVNULL,
+                                stdout=fd, stderr=fd)
+    finally:
+        os.close(fd)
 
 
 def _stderr_fd() -> int:

@@ -26,7 +26,7 @@ from graphdoctor.diagnose.findings import (
     no_source,
     severity_counts,
 )
-from graphdoctor.report import children, verdict_groups
+from graphdoctor.report import children, finding_groups, verdict_groups
 from graphdoctor.trace import codec, endings, tallies
 from graphdoctor.trace.model import Trace
 from graphdoctor.trace.names import EAGER_CALL, KEPT_AS_WRITTEN, SWITCHED_OFF
@@ -38,7 +38,9 @@ FORMAT = "graphdoctor-report"
 # during a capture that ran outside it (tables.uncaptured_calls), the inputs of a compiled
 # call that failed inside torch (tables.call_inputs); where graphs that share a pool were
 # replayed (tables.replay_sites); the processes the script started, each a report of its
-# own (children), and each trace's process (meta.pid, meta.parent_pid, meta.command)
+# own (children), and each trace's process (meta.pid, meta.parent_pid, meta.command);
+# findings alike on several ranks, grouped as the rendered outputs show them
+# (summary.finding_groups)
 # 1.14: the wall clock at a trace's time 0 (meta.clock_unix_ns), which lines a job's ranks up
 # 1.13: a graph's loop pace over back-to-back replays (graphs[].paces, trace.loop_pace)
 # 1.12: where a freed captured input was let go (input_events[].dropped), a measurement's
@@ -214,6 +216,7 @@ def _summary(report: Report) -> dict[str, Any]:
         "verdicts": dict(Counter(v.kind for v in report.diagnosis.verdicts)),
         "verdict_groups": verdict_groups.as_json(report),
         "findings": severity_counts(report.diagnosis.findings),
+        "finding_groups": finding_groups.as_json(report.diagnosis.findings),
     }
 
 

@@ -110,8 +110,8 @@ CONDITIONS: dict[str, tuple[str, Check]] = {
                    _any(_verdicts(RERECORDED), _compile_events(RERECORD, "re-recording"))),
     "unsafe": ("a graph's results or inputs are unsafe (overwritten outputs, freed inputs)",
                _any(_verdicts(UNSAFE), _findings(UNSAFE))),
-    "wasteful": ("memory or work is wasted (a pool per graph, copies per replay, a host node "
-                 "or a chain of tiny kernels in a graph, an empty graph)",
+    "wasteful": ("memory or work is wasted (a pool per graph, copies per replay, an empty "
+                 "graph, a host node or a chain of tiny kernels in one)",
                  _findings(WASTEFUL)),
     "graph-break": ("torch.compile broke a graph", _compile_events(GRAPH_BREAK, "graph break")),
     "recompile": ("torch.compile recompiled", _compile_events(RECOMPILE, "recompilation")),

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from graphdoctor.diagnose import diagnose, diagnose_ranks
+from graphdoctor.diagnose.findings import Rule
+from graphdoctor.diagnose.rules import ALL_RULES
 from graphdoctor.report.children import ordered
 from graphdoctor.report.document import Report, build, build_ranks
 from graphdoctor.report.source_lines import OwnRecording, RecordedElsewhere
@@ -41,20 +43,29 @@ def report_from_spools(spools: Sequence[str | os.PathLike[str]],
               for rank, spool in enumerate(spools)}
     lines = OwnRecording(traces[0].meta) if own else \
         RecordedElsewhere(t.meta for t in traces.values())
-    if len(spools) == 1:
-        trace = traces[0]
-        report = build(trace, diagnose(trace, read_line=lines, baseline=baseline), lines,
-                       baseline=baseline)
-    else:
-        report = build_ranks(traces, diagnose_ranks(traces, read_line=lines), lines)
-    report.trace = lines.finished(report.trace)
-    report.other_ranks = {rank: lines.finished(trace, main=False)
-                          for rank, trace in report.other_ranks.items()}
+    report = report_of(traces, lines, baseline)
     if own:
         _append_digests(spools, report.trace)
     if not own and len(spools) == 1 and not children:  # a kept spool: its children beside it
         children = [files.spool for _, files in RunFiles(Path(spools[0])).children()]
     report.children = ordered(_children(children, own, kept, report))
+    return report
+
+
+def report_of(traces: Mapping[int, Trace], lines: OwnRecording | RecordedElsewhere,
+              baseline: Trace | None = None, rules: Sequence[Rule] = ALL_RULES) -> Report:
+    """The report of one trace, or of one a rank (keyed 0, 1...), diagnosed by ``rules``,
+    with the lines ``lines`` reads."""
+    if len(traces) == 1:
+        trace = next(iter(traces.values()))
+        report = build(trace, diagnose(trace, rules, read_line=lines, baseline=baseline),
+                       lines, baseline=baseline)
+    else:
+        report = build_ranks(dict(traces), diagnose_ranks(dict(traces), rules, read_line=lines),
+                             lines)
+    report.trace = lines.finished(report.trace)
+    report.other_ranks = {rank: lines.finished(trace, main=False)
+                          for rank, trace in report.other_ranks.items()}
     return report
 
 

@@ -1,15 +1,22 @@
-"""Verdicts of many graphs captured at one line, read as one.
+"""Verdicts of many graphs captured at one line, read as one; and alike verdicts of a job's
+ranks, read as one.
 
 A loop that captures a graph per sequence length gives dozens of near-identical verdicts.
 Where GROUP_FROM or more manual graphs of one rank, captured by one API at one line, got
 the same kind of verdict, the rendered outputs show them as one row: how many, the range
 of their speedups (with the median), replays, replay times and pool sizes, and the
-members listed below it. A pure step over the report: the JSON keeps a verdict per graph,
-and lists the groups in its ``summary`` block (``verdict_groups``), for scripts.
+members listed below it. Every rank of a job runs the same script, so its 64 ranks give
+64 rows of one verdict: rows of different ranks alike in kind, subject and summary but for
+their figures are one row naming the ranks ("ranks 0-63: graph 0 ..."), with the range of
+their figures, each rank's row its member. A pure step over the report: the JSON keeps a
+verdict per graph, and lists the groups in its ``summary`` block (``verdict_groups``), for
+scripts.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from graphdoctor import units
 from graphdoctor.diagnose import findings
 from graphdoctor.diagnose.findings import Verdict
+from graphdoctor.diagnose.view import ranks_named
 from graphdoctor.trace import locations, queries
 from graphdoctor.trace.model import NONE, Trace
 
@@ -33,14 +41,30 @@ Key = tuple[int, str, str, str]  # rank, API, the line, the verdict's kind
 @dataclass(frozen=True)
 class VerdictRow:
     """A row of a verdict table: one verdict, or a group read as one verdict (its subject
-    counts the graphs, its speedup is their median) with its members, by graph id."""
+    counts the graphs, or names the ranks, its speedup is their median) with its members,
+    by graph id, or (``ranks``, a group across ranks) each rank's row in rank order."""
 
     verdict: Verdict
     members: tuple[Verdict, ...] = ()
+    ranks: tuple[int, ...] = ()
+
+    def member_label(self, verdict: Verdict) -> str:
+        """A member, in a compact list: ``graph 7 2.80×`` or ``rank 3 2.80×``."""
+        speedup = f" {units.format_speedup(verdict.speedup)}" \
+            if verdict.speedup is not None else ""
+        return f"{'rank' if self.ranks else 'graph'} " \
+               f"{verdict.rank if self.ranks else verdict.graph}{speedup}"
 
 
 def rows(report: Report) -> list[VerdictRow]:
-    """The report's verdicts in their order, a group taking the place of its first member."""
+    """The report's verdicts in their order, a group taking the place of its first member;
+    in a job's report, rows alike on several ranks as one (:func:`across_ranks`)."""
+    within = rows_of_ranks(report)
+    return across_ranks(report, within) if report.ranks else within
+
+
+def rows_of_ranks(report: Report) -> list[VerdictRow]:
+    """The rows of each rank, graphs of one line grouped within their rank only."""
     verdicts = report.diagnosis.verdicts
     keys = _keys(report, verdicts)
     groups: dict[Key, list[Verdict]] = {}
@@ -63,16 +87,48 @@ def ranked(report: Report) -> list[VerdictRow]:
 
 
 def as_json(report: Report) -> list[dict[str, Any]]:
-    """The groups, for the JSON's summary block: each names its members' graph ids."""
+    """The groups, for the JSON's summary block: each names its members' graph ids; a group
+    across ranks names each member's rank too (``ranks``, paired with ``graphs``)."""
+    within = rows_of_ranks(report)
+    across = [r for r in across_ranks(report, within) if r.ranks] if report.ranks else []
     return [{"subject": r.verdict.subject, "kind": r.verdict.kind, "rank": r.verdict.rank,
              "graphs": [v.graph for v in r.members], "speedup": r.verdict.speedup,
-             "summary": r.verdict.summary} for r in rows(report) if r.members]
+             "summary": r.verdict.summary, **({"ranks": list(r.ranks)} if r.ranks else {})}
+            for r in [*within, *across] if r.members]
 
 
-def member_label(verdict: Verdict) -> str:
-    """A member, in a compact list: ``graph 7 2.80×``."""
-    speedup = f" {units.format_speedup(verdict.speedup)}" if verdict.speedup is not None else ""
-    return f"graph {verdict.graph}{speedup}"
+FIGURE = re.compile(r"\d+(?:[.,:]\d+)*")  # 12, 1,024, 3.5, 0:42: what differs by rank
+RANK_PREFIX = re.compile(r"^rank -?\d+: ")  # how a job's verdict subject starts
+
+
+def across_ranks(report: Report, rows: list[VerdictRow]) -> list[VerdictRow]:
+    """``rows``, those of different ranks alike (one kind, one subject and one summary but
+    for their figures) as one, in the place of the first; at most one row a rank each."""
+    slots: dict[tuple[str, ...], int] = {}
+    alike: dict[tuple[object, ...], list[VerdictRow]] = {}
+    for index, row in enumerate(rows):
+        v = row.verdict
+        key = (v.kind, FIGURE.sub("#", RANK_PREFIX.sub("", v.subject)), FIGURE.sub("#", v.summary))
+        slot = slots.get((*key, str(v.rank)), 0)
+        slots[(*key, str(v.rank))] = slot + 1
+        alike.setdefault((*key, slot) if v.rank != NONE else (index,), []).append(row)
+    return [group[0] if len(group) == 1 else _of_ranks(report, group)
+            for group in alike.values()]
+
+
+def _of_ranks(report: Report, group: list[VerdictRow]) -> VerdictRow:
+    group = sorted(group, key=lambda row: row.verdict.rank)
+    members = tuple(row.verdict for row in group)
+    first, ranks = members[0], tuple(v.rank for v in members)
+    speedups = [v.speedup for v in members if v.speedup is not None]
+    said = first.summary if any(row.members for row in group) or \
+        len({v.summary for v in members}) == 1 else summary(report, first.kind, members)
+    findings = tuple(dict.fromkeys(f for v in members for f in v.findings))
+    subject = f"{ranks_named(ranks)}: {RANK_PREFIX.sub('', first.subject)}"
+    verdict = dataclasses.replace(first, subject=subject, summary=said, findings=findings,
+                                  speedup=statistics.median(speedups) if speedups else None,
+                                  measurements={})
+    return VerdictRow(verdict, members, ranks)
 
 
 def _keys(report: Report, verdicts: Sequence[Verdict]) -> list[Key | None]:

@@ -62,16 +62,27 @@ def assemble(records: Iterable[list[Any]], *, checked: bool = False) -> Trace:
     :mod:`graphdoctor.trace.spool.typed`)."""
     builder = Builder()
     for raw in records:
-        try:
-            record = decode(raw)
-            if checked:
-                typed.checked(type(record), record)
-            HANDLERS[type(record)](builder, record)
-        except SpoolDrift:
-            builder.unknown_tags.add(str(raw[0]))
-        except (IndexError, KeyError, TypeError, ValueError, AttributeError):
-            builder.bad_records += 1
+        take(builder, raw, checked)
     return _finish(builder)
+
+
+def take(builder: Builder, raw: list[Any], checked: bool = False) -> None:
+    """One raw record into the trace being assembled (``checked``: as :func:`assemble`)."""
+    try:
+        record = decode(raw)
+        if checked:
+            typed.checked(type(record), record)
+        HANDLERS[type(record)](builder, record)
+    except SpoolDrift:
+        builder.unknown_tags.add(str(raw[0]))
+    except (IndexError, KeyError, TypeError, ValueError, AttributeError):
+        builder.bad_records += 1
+
+
+def so_far(builder: Builder) -> Trace:
+    """The trace of the records taken so far, the builder left as it was, to take more:
+    what a live view shows of a spool still being written."""
+    return _finish(builder.copy())
 
 
 def _finish(b: Builder) -> Trace:
@@ -262,4 +273,4 @@ def _assign_phases(trace: Trace) -> None:
                              for graph, phase in zip(data["graph"], data["phase"])]
 
 
-__all__ = ["assemble", "assemble_file"]
+__all__ = ["assemble", "assemble_file", "so_far", "take"]

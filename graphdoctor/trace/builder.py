@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from typing import Any
 
 from graphdoctor.trace.frames import classify_path, trim_runner_frames
-from graphdoctor.trace.model import Frame, Note, SourceFile, Trace
+from graphdoctor.trace.model import Frame, Note, SourceFile, Table, Trace
 
 
 class Builder:
@@ -28,6 +30,21 @@ class Builder:
         self.untimed = 0
         self.text_stacks: list[tuple[tuple[str, int, str], ...]] = []
         self.open_collectives: dict[int, int] = {}  # token -> row
+
+    def copy(self) -> Builder:
+        """A copy that finishing may change, and records read later do not: what a live
+        view is given while the spool is still being read (its own lists and tables; the
+        records in them, immutable, are shared)."""
+        other = copy.copy(self)
+        other.trace = _copied(self.trace)
+        other.meta, other.sources = dict(self.meta), dict(self.sources)
+        other.frames, other.stacks = dict(self.frames), dict(self.stacks)
+        other.notes, other.text_stacks = list(self.notes), list(self.text_stacks)
+        other.graphs = {gid: dict(g) for gid, g in self.graphs.items()}
+        other.compile_spans, other.regions = dict(self.compile_spans), list(self.regions)
+        other.cuda, other.unknown_tags = dict(self.cuda), set(self.unknown_tags)
+        other.open_collectives = dict(self.open_collectives)
+        return other
 
     def see(self, t: int) -> int:
         self.last_t = max(self.last_t, t)
@@ -59,3 +76,15 @@ class Builder:
             real[-2 - index] = next_stack
             next_stack += 1
         return real
+
+
+def _copied(trace: Trace) -> Trace:
+    other = copy.copy(trace)
+    for name in (f.name for f in dataclasses.fields(trace)):
+        if isinstance(value := getattr(trace, name), list):
+            setattr(other, name, list(value))
+    other.tables = {name: Table(table.row_type, {c: list(v) for c, v in table.data.items()})
+                    for name, table in trace.tables.items()}
+    other.counters = {kind: dict(counts) for kind, counts in trace.counters.items()}
+    other.replay_counts = dict(trace.replay_counts)
+    return other

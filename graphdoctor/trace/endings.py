@@ -1,8 +1,9 @@
 """How a run ended: the ``reason`` the parent writes in ``run_end``, kept in the report's status.
 
 The parent of ``graphdoctor run`` writes one of these; a spool without ``run_end`` reads as
-:data:`UNKNOWN`. A run is complete only when the script ended by itself (:data:`EXITED`) and
-the child wrote its own end record.
+:data:`UNKNOWN`, but in a live view, which reads it while the script runs (:data:`RUNNING`).
+A run is complete only when the script ended by itself (:data:`EXITED`) and the child wrote
+its own end record.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ INTERRUPTED = "interrupted"
 UNKNOWN = "unknown"  # no run_end: graphdoctor itself ended before the script
 
 
+RUNNING = "running"  # a live view's: the script runs on, its end is not recorded yet
+
+
 def signal_name(number: int | None) -> str:
     """``SIGSEGV`` for 11; ``signal 99`` for a number no signal has."""
     try:
@@ -53,6 +57,8 @@ def outcome(trace: Trace, timed: bool = True) -> str:
     if status.reason == INTERRUPTED:
         return (f"was stopped by {signal_name(status.signal)} sent to graphdoctor "
                 f"(exit {status.exit_code}){after}")
+    if status.reason == RUNNING:
+        return f"is still running{' (' + took + ' so far)' if status.wall_ns > 0 else ''}"
     if status.complete and status.exit_code is None:  # a process the script started
         return f"exited{after} (its exit code went to its parent alone)"
     if status.reason == UNKNOWN or status.exit_code is None:

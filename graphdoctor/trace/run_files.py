@@ -49,6 +49,7 @@ TAIL = ".tail"
 FAULT = ".fault"
 BASELINE = ".baseline"
 PROCESS = ".proc"  # a followed child's files: ".procPID" before ".spool"
+OUTPUT = ".output.txt"  # the script's stdout and stderr, under a live view (run --live)
 GZIP = ".gz"
 NAME_MAX = 255  # bytes in one file name, on every file system graphdoctor runs on
 # The names a run's report may take; past them, a run asks to be named with -o rather than
@@ -234,6 +235,15 @@ def job_report(given: Path) -> Path:
     name = given.resolve().name if given.is_dir() else given.name
     stem = re.sub(r"\.rank[0-9]+$", "", name.split(".json")[0].split(SPOOL)[0]) or "job"
     return claim(Path(f"{stem}{REPORT}"), hint="name it with -o")
+
+
+def output_of(report: Path, *, streamed: bool) -> Path:
+    """Where ``run --live`` sends the script's stdout and stderr, claimed: beside the report,
+    named after it (``graphdoctor-train-20261202-013000.output.txt``); in the temporary
+    folder for a report written in place (a device, a FIFO)."""
+    folder = temporary_folder() if streamed else report.parent
+    stem = _stem_and_suffix(report.name)[0] if not streamed else f"graphdoctor-{os.getpid()}"
+    return claim(folder / f"{stem}{OUTPUT}")
 
 
 def report_beside(path: Path) -> Path:

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from graphdoctor.report.document import Report
+    from graphdoctor.report.live import LiveFeed
+    from graphdoctor.tui.live import LiveApp
 
-__all__ = ["can_run_interactively", "run_app"]
+__all__ = ["can_run_interactively", "run_app", "run_live"]
 
 
 def can_run_interactively() -> bool:
@@ -36,3 +39,18 @@ def run_app(report: Report, name: str = "", *, headless: bool = False) -> str | 
     app = GraphDoctorApp(report, name)
     app.run(headless=headless)
     return app.crash_summary() if app.return_code else None  # 1 after an unhandled error
+
+
+def run_live(feed: LiveFeed, name: str, *, following: str, output: str = "",
+             started: Callable[[LiveApp], None] | None = None,
+             stops_script: bool = False) -> str | None:
+    """Open the live view of ``feed`` and return when the user quits, as :func:`run_app`
+    does; ``started`` is handed the app before it runs (the caller that will hand it the
+    finished report); ``stops_script``: Ctrl-C in the view is passed on to the script."""
+    from graphdoctor.tui.live import LiveApp
+
+    app = LiveApp(feed, name, following=following, output=output, stops_script=stops_script)
+    if started is not None:
+        started(app)
+    app.run()
+    return app.crash_summary() if app.return_code else None

@@ -21,17 +21,19 @@ from rich.console import RenderableType
 from textual import events, work
 from textual.app import App, UnknownModeError
 from textual.binding import Binding, BindingType
-from textual.filter import LineFilter
+from textual.filter import LineFilter, Monochrome, NoColor
 
 from graphdoctor.report.document import Report
+from graphdoctor.tui.live_facts import LiveFacts
 from graphdoctor.tui.navigation import GoToScreen, ShowEvent, ShowFinding, ShowGraph
 from graphdoctor.tui.palette import ANSI_THEME
 from graphdoctor.tui.report_view import ReportView
-from graphdoctor.tui.safe_text import ShowControls
+from graphdoctor.tui.safe_text import GiveStyle, ShowControls
 from graphdoctor.tui.screens.base import ReportScreen, ScreenEntry
 from graphdoctor.tui.search_hits import HIT_KEYS, SEARCH_ACTIONS, SearchChosen, SearchHits
 
 SHOW_CONTROLS = ShowControls()  # one instance: Textual caches filtered lines per filter
+GIVE_STYLE = GiveStyle()
 SCREENS_AT = "graphdoctor.tui.screens"
 
 SCREENS = (
@@ -70,16 +72,21 @@ class GraphDoctorApp(App[None]):
     DEFAULT_MODE = SCREENS[0].name
     BINDINGS: ClassVar[list[BindingType]] = [*_screen_keys(), *HIT_KEYS, *APP_KEYS]
 
-    def __init__(self, report: Report, name: str = "") -> None:
+    def __init__(self, report: Report, name: str = "", live: LiveFacts | None = None) -> None:
         super().__init__()
         self.ansi_theme_dark = ANSI_THEME  # red, magenta and their bright twins told apart
-        self.view = ReportView(report, name)
+        self.view = ReportView(report, name, live)
         self.sub_title = self.view.name
         self._leaving = False  # quit was asked: what is still queued opens nothing
         self._jumps: list[str] = []  # the screens jumps came from, the last one last
         self.search_hits = SearchHits(self)  # the last search's, for n and N
         for entry in SCREENS:  # modes of this instance, not the class: built on its view
-            self.add_mode(entry.name, partial(entry.build, self.view, SCREENS))
+            self.add_mode(entry.name, partial(self._build, entry))
+
+    def _build(self, entry: ScreenEntry) -> ReportScreen:
+        """A screen of the app's view as it is when the screen is first shown (a live
+        view's changes)."""
+        return entry.build(self.view, SCREENS)
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._prepare_timeline)
@@ -101,8 +108,11 @@ class GraphDoctorApp(App[None]):
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         """Textual's filters, and one that shows, rather than sends, any control character
-        from the report (see :mod:`graphdoctor.tui.safe_text`)."""
-        return [*super().get_line_filters(), SHOW_CONTROLS]
+        from the report (see :mod:`graphdoctor.tui.safe_text`); before NO_COLOR's, one
+        that gives each segment a style, which that filter needs."""
+        filters = [*super().get_line_filters(), SHOW_CONTROLS]
+        return [given for each in filters for given in
+                ((GIVE_STYLE, each) if isinstance(each, Monochrome | NoColor) else (each,))]
 
     @work(thread=True, exclusive=True, group="prepare")
     def _prepare_timeline(self) -> None:
@@ -191,9 +201,17 @@ class GraphDoctorApp(App[None]):
             return
         self.push_screen(HelpScreen(help_sections()))
 
+    def action_command_palette(self) -> None:
+        """ctrl+p (the footer's "palette"): graphdoctor's palette, the search, in place of
+        Textual's own, whose commands (themes, screenshots) are not this app's and whose
+        PageUp in a list not laid out yet raised KeyError."""
+        self.action_search()
+
     def action_search(self) -> None:
         from graphdoctor.tui.search import SearchPalette
 
+        if isinstance(self.screen, SearchPalette):
+            return  # open already (ctrl+f or ctrl+p again)
         self.search_hits.clear()  # a new search: n and N are the screens' own till a hit
         self.push_screen(SearchPalette())
 

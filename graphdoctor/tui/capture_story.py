@@ -128,7 +128,7 @@ def _cited(view: ReportView, rank: int, graph: int) -> dict[EventRef, str]:
     """The events the findings of this graph cite, with the worst severity citing each."""
     cited: dict[EventRef, str] = {}
     for finding in view.findings:
-        if finding.graph != graph or view.rank_key(finding.rank) != view.rank_key(rank):
+        if finding.graph != graph or not view.on_rank(finding, rank):
             continue
         for _, ref in view.evidence(finding):
             if ref is not None and _worse(finding.severity, cited.get(ref, "")):

@@ -165,13 +165,31 @@ def finding_view(view: ReportView, finding: Finding) -> RenderableType:
     header.append(f"{clean(severity_badge(finding.severity))} ",
                   style=severity_style(finding.severity))
     header.append(clean(f"{finding.id} {finding.name}"), style="bold")
-    on_rank = f" · rank {view.rank_key(finding.rank)}" if view.multi_rank else ""
+    on_rank = f" · {view.whose(finding)}" if view.multi_rank else ""
     header.append(f"  ({clean(finding.category)}{on_rank})\n", style="dim")
     header.append(clean(finding.title + folded(finding)), style="bold")
     fix = Text("Fix: ", style="bold green")
     fix.append(clean(finding.fix))
-    return Group(header, Text(), location_view(view, finding), Text(),
-                 report_text(finding.explanation), Text(), fix)
+    return Group(header, *figures_view(view, finding), Text(), location_view(view, finding),
+                 Text(), report_text(finding.explanation), Text(), fix)
+
+
+MOST_FIGURES = 8  # ranks whose own figures a finding alike on many lists
+
+
+def figures_view(view: ReportView, finding: Finding) -> list[RenderableType]:
+    """Each rank's own title, where a finding alike on several ranks has figures that
+    differ by rank; [] where they do not."""
+    members = view.members(finding)
+    if len({m.title + folded(m) for m in members}) < 2:
+        return []
+    text = Text("each rank's own:", style="dim")
+    for member in members[:MOST_FIGURES]:
+        text.append(f"\nrank {member.rank}: ", style="dim")
+        text.append(clean(member.title + folded(member)))
+    if len(members) > MOST_FIGURES:
+        text.append(f"\n… and {len(members) - MOST_FIGURES} more ranks", style="dim")
+    return [Text(), text]
 
 
 def location_view(view: ReportView, finding: Finding) -> RenderableType:

@@ -21,9 +21,11 @@ from graphdoctor.fix.plan import Plan, diff_of, plan
 from graphdoctor.report import rank_groups
 from graphdoctor.report.disk_lines import ReportSources
 from graphdoctor.report.document import Report
+from graphdoctor.report.finding_groups import FindingGroup, finding_groups
 from graphdoctor.trace.model import NONE, Trace
 from graphdoctor.tui.aggregate import AllocGroup, GraphRow
 from graphdoctor.tui.events import EventDetails, EventRef, ref_from_evidence
+from graphdoctor.tui.live_facts import LiveFacts
 from graphdoctor.tui.rank_view import RankView
 from graphdoctor.tui.same_line import SameLine, same_line
 from graphdoctor.tui.timeline.findings import (
@@ -44,8 +46,9 @@ GraphKey = tuple[int, int]
 class ReportView:
     """A report, and the derived data its screens show."""
 
-    def __init__(self, report: Report, name: str = ""):
+    def __init__(self, report: Report, name: str = "", live: LiveFacts | None = None):
         self.report = report
+        self.live = live  # a live view's: the recording is read as it grows
         self.trace = report.trace  # the main (lowest) rank's, or the only one
         self.name = name or report.trace.meta.target or "report"
         self.ranks: list[int] = report.ranks  # [] for a single-process run
@@ -96,14 +99,46 @@ class ReportView:
 
     # -- diagnosis ------------------------------------------------------------------------
     @cached_property
-    def findings(self) -> list[Finding]:
-        """Findings, most severe first (the order the report keeps them in, if it has one)."""
-        return sorted(self.report.diagnosis.findings,
-                      key=lambda f: (SEVERITY_RANK.get(f.severity, 3), f.sort_key))
+    def finding_groups(self) -> list[FindingGroup]:
+        """Findings, most severe first (the order the report keeps them in, if it has one),
+        those alike on several ranks as one (:mod:`graphdoctor.report.finding_groups`)."""
+        return finding_groups(sorted(self.report.diagnosis.findings,
+                                     key=lambda f: (SEVERITY_RANK.get(f.severity, 3),
+                                                    f.sort_key)))
 
-    @property
-    def verdicts(self) -> tuple[Verdict, ...]:
-        return self.report.diagnosis.verdicts
+    @cached_property
+    def findings(self) -> list[Finding]:
+        """What the screens list: one finding a group, its evidence every member's."""
+        return [group.finding for group in self.finding_groups]
+
+    @cached_property
+    def _group_of(self) -> dict[int, FindingGroup]:
+        return {id(group.finding): group for group in self.finding_groups}
+
+    def ranks_of(self, finding: Finding) -> tuple[int, ...]:
+        """The ranks a finding of :attr:`findings` stands for (its own for any other)."""
+        group = self._group_of.get(id(finding))
+        return group.ranks if group is not None and group.ranks else (finding.rank,)
+
+    def on_rank(self, finding: Finding, rank: int) -> bool:
+        """Whether the finding (a group's: any of its members) is of ``rank``."""
+        return self.rank_key(rank) in {self.rank_key(r) for r in self.ranks_of(finding)}
+
+    def whose(self, finding: Finding, figures: bool = True) -> str:
+        """The ranks a finding is listed with ("rank 3", "ranks 0-2", and with ``figures``
+        "ranks 0-63, the figures rank 0's" where theirs differ); "" in a single-process
+        report."""
+        if not self.multi_rank:
+            return ""
+        group = self._group_of.get(id(finding))
+        if group is None or not group.ranks:
+            return f"rank {self.rank_key(finding.rank)}"
+        return group.whose if figures else group.named
+
+    def members(self, finding: Finding) -> tuple[Finding, ...]:
+        """Each rank's own finding that a finding of :attr:`findings` stands for."""
+        group = self._group_of.get(id(finding))
+        return group.members if group is not None else (finding,)
 
     def evidence(self, finding: Finding) -> list[tuple[Evidence, EventRef | None]]:
         """Each piece of a finding's evidence with the event it names (None if missing).
@@ -117,7 +152,7 @@ class ReportView:
     def finding_index(self, finding_id: str, graph: int = NONE, rank: int = NONE) -> int | None:
         for index, finding in enumerate(self.findings):
             if finding.id == finding_id and (graph == NONE or finding.graph == graph) \
-                    and (rank == NONE or self.rank_key(finding.rank) == self.rank_key(rank)):
+                    and (rank == NONE or self.on_rank(finding, rank)):
                 return index
         return None
 
@@ -131,9 +166,9 @@ class ReportView:
         """The evidence a marker on a Findings lane stands for."""
         return of_rank(self.problems, self.rank_key(marker.rank))[marker.index]
 
-    def shown_rank(self, finding: Finding) -> int | None:
-        """The rank a finding is listed with: None in a single-process report."""
-        return self.rank_key(finding.rank) if self.multi_rank else None
+    @property
+    def verdicts(self) -> tuple[Verdict, ...]:
+        return self.report.diagnosis.verdicts
 
     def verdict_for(self, graph: int, rank: int = NONE) -> Verdict | None:
         return next((v for v in self.verdicts if v.graph == graph

@@ -31,3 +31,17 @@ class ShowControls(LineFilter):
         return [segment if segment.control else
                 Segment(clean(segment.text), segment.style, segment.control)
                 for segment in segments]
+
+
+class GiveStyle(LineFilter):
+    """Every segment with a style: Textual's monochrome filter (which ``NO_COLOR`` turns on)
+    reads each segment's style, and one drawn with none ended the app on its first frame
+    (AttributeError in ``textual.filter``). Put before that filter only: elsewhere a
+    segment's missing style is drawn as it is."""
+
+    def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
+        return [segment if segment.style is not None or segment.control else
+                Segment(segment.text, NO_STYLE) for segment in segments]
+
+
+NO_STYLE = Style.null()

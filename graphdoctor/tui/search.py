@@ -77,7 +77,7 @@ class _Rank:
 
 def _findings(view: ReportView) -> Iterator[SearchItem]:
     for index, finding in enumerate(view.findings):
-        whose = f"rank {view.rank_key(finding.rank)} " if view.multi_rank else ""
+        whose = f"{view.whose(finding, figures=False)} " if view.multi_rank else ""
         known = f"{finding.severity} " if finding.severity in SEVERITY_RANK else ""
         yield SearchItem(f"{finding.id} {whose}{finding.name}: {finding.title}",
                          f"{known}finding", partial(ShowFinding, index))

@@ -90,3 +90,21 @@ def _agreeing_last_rank() -> Trace:
     return dataclasses.replace(departed, exceptions=[],
                                status=two_node_rank(DEPARTING_RANK - 1).trace.status,
                                tables={**departed.tables, "collectives": collectives})
+
+
+@functools.cache
+def job_of_64() -> Report:
+    """The two-rank barrier-in-capture recording (H200s) grown to 64 ranks on hosts of 8:
+    each rank what its place in the recorded pair did, so every rank fails its capture at
+    the same barrier(); do not mutate."""
+    from tests.reports import report_for
+
+    recorded = report_for("dist_barrier_in_capture")
+    traces = {}
+    for rank in range(64):
+        trace = recorded.trace_of(rank % 2)
+        meta = dataclasses.replace(trace.meta, rank=rank, world_size=64,
+                                   hostname=f"node{rank // 8}")
+        traces[rank] = dataclasses.replace(trace, meta=meta)
+    read = LineFromReports(recorded.sources)
+    return build_ranks(traces, diagnose_ranks(traces, read_line=read), read)

@@ -94,8 +94,14 @@ def test_json_summary_lists_the_groups_and_the_schema_allows_them() -> None:
 def test_each_rank_has_its_own_groups() -> None:
     traces = {0: many_graphs_trace(4), 1: many_graphs_trace(4)}
     report = build_ranks(traces, diagnose_ranks(traces), read_line=lambda file, line: "")
-    groups = [r for r in verdict_groups.rows(report) if r.members]
+    groups = [r for r in verdict_groups.rows_of_ranks(report) if r.members]
     assert [(r.verdict.subject, r.verdict.rank) for r in groups] == [
         ("rank 0: 4 graphs (torch.cuda.graph, decode.py:88)", 0),
         ("rank 1: 4 graphs (torch.cuda.graph, decode.py:88)", 1)]
     assert all({v.rank for v in r.members} == {r.verdict.rank} for r in groups)
+    # alike on both ranks: one row, whose members are each rank's group
+    across = [r for r in verdict_groups.rows(report) if r.ranks]
+    assert [(r.verdict.subject, r.ranks) for r in across] == [
+        ("ranks 0, 1: 4 graphs (torch.cuda.graph, decode.py:88)", (0, 1)),
+        ("ranks 0, 1: graph 4 (torch.cuda.graph, decode.py:120)", (0, 1))]
+    assert [v.subject for v in across[0].members] == [g.verdict.subject for g in groups]

@@ -12,7 +12,7 @@ from graphdoctor.report.document import Report
 from graphdoctor.report.render.text import render_text
 from graphdoctor.tui.screens.findings import FindingsScreen
 from graphdoctor.tui.screens.timeline import TimelineScreen
-from tests.report.jobs import many_ranks
+from tests.report.jobs import job_of_64, many_ranks
 from tests.tui.helpers import app_for, screen_text, settle
 
 DEPARTING = 39
@@ -57,3 +57,21 @@ def test_the_text_report_lists_each_group_of_ranks_once() -> None:
     assert "ranks 1-38, 40-63 not shown" in text
     assert text.count("rank 5: ") == 0 and len(text.splitlines()) < 90
 
+
+
+async def test_a_finding_alike_on_64_ranks_is_one_row_naming_them() -> None:
+    app = app_for(job_of_64(), "64 ranks")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        summary = screen_text(app)
+        assert "GD101 ranks 0-63: barrier() is not permitted" in summary
+        assert "ranks 0-63: graph 0 (torch.cuda.graph" in summary
+        await pilot.press("2")
+        await settle(pilot)
+        listed = screen_text(app)
+        assert listed.count("GD101 rank") == 1 and "Findings (2)" in listed
+        assert "sync-in-capture  (failed · ranks 0-63)" in listed
+        await pilot.press("enter")  # its evidence on the timeline: rank 0's first
+        await settle(pilot)
+        assert isinstance(app.screen, TimelineScreen)
+        assert len(app.view.evidence(app.view.findings[0])) == 64

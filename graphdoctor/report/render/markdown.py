@@ -15,6 +15,7 @@ which rank.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from graphdoctor import units
 from graphdoctor.clean_text import clean, first_line
@@ -22,6 +23,7 @@ from graphdoctor.diagnose.findings import Evidence, Finding
 from graphdoctor.diagnose.view import rank_ranges
 from graphdoctor.report import rank_groups, verdict_groups
 from graphdoctor.report.document import Report
+from graphdoctor.report.finding_groups import FindingGroup, finding_groups
 from graphdoctor.report.redact import KEPT_NOTICE, REDACTED_NOTICE
 from graphdoctor.report.render import common
 from graphdoctor.report.render.markdown_escape import Where
@@ -179,11 +181,13 @@ def _verdicts(report: Report) -> str:
 
 
 def _members(row: verdict_groups.VerdictRow) -> str:
-    """A group's verdicts, one line each."""
-    items = [f"- graph {v.graph}: {cell(v.summary)}" for v in row.members[:MAX_ROWS]]
+    """A group's verdicts, one line each (each rank's, for a group across ranks)."""
+    label = "rank" if row.ranks else "graph"
+    items = [f"- {label} {v.rank if row.ranks else v.graph}: {cell(v.summary)}"
+             for v in row.members[:MAX_ROWS]]
     if len(row.members) > MAX_ROWS:
         items.append(f"- ... and {len(row.members) - MAX_ROWS} more")
-    return details(f"{row.verdict.subject}: each graph", "\n".join(items))
+    return details(f"{row.verdict.subject}: each {label}", "\n".join(items))
 
 
 def _baseline(report: Report) -> str:
@@ -195,27 +199,30 @@ def _baseline(report: Report) -> str:
 
 
 def _findings(report: Report) -> str:
-    """Findings in full, worst first, until FINDINGS_BUDGET; the rest in a folded table."""
-    findings = report.diagnosis.findings
-    if not findings:
+    """Findings in full, worst first, until FINDINGS_BUDGET; the rest in a folded table.
+    Findings alike on several ranks are one, naming its ranks (report.finding_groups)."""
+    groups = finding_groups(report.diagnosis.findings)
+    if not groups:
         return "#### Findings\n\nNone."
-    counts = escape(common.severities_counted(findings))
+    counts = escape(common.severities_counted([g.finding for g in groups]))
     parts, used = [f"#### Findings ({counts})"], 0
-    for index, f in enumerate(findings):
-        shown = _finding(report, f)
+    for index, group in enumerate(groups):
+        shown = _finding(report, group)
         if used + len(shown) > FINDINGS_BUDGET and index > 0:
-            parts.append(_more_findings(findings[index:]))
+            parts.append(_more_findings(groups[index:]))
             break
         parts.append(shown)
         used += len(shown)
     return "\n\n".join(parts)
 
 
-def _more_findings(rest: tuple[Finding, ...]) -> str:
+def _more_findings(rest: Sequence[FindingGroup]) -> str:
     rows: list[list[str]] = []
     used = 0
-    for f in rest:
-        row = [cell(f.severity), code(f.id, True), cell(f.title + common.folded(f))]
+    for group in rest:
+        f = group.finding
+        whose = f"{group.named}: " if group.ranks else ""
+        row = [cell(f.severity), code(f.id, True), cell(whose + f.title + common.folded(f))]
         used += sum(map(len, row)) + 10
         if used > REST_BUDGET:
             break
@@ -226,11 +233,14 @@ def _more_findings(rest: tuple[Finding, ...]) -> str:
     return details(f"{len(rest)} more findings", body)
 
 
-def _finding(report: Report, finding: Finding) -> str:
+def _finding(report: Report, group: FindingGroup) -> str:
+    finding = group.finding
     mark = SEVERITY_MARK.get(finding.severity, escape(finding.severity))
-    rank = f" · rank {finding.rank}" if report.ranks and finding.rank >= 0 else ""
+    rank = f" · {escape(group.whose)}" if report.ranks and group.ranks else ""
     lines = [f"**{mark} · {code(finding.id)} {escape(finding.name)}{rank}:** "
              f"{escape(finding.title, most=MAX_TITLE)}{escape(common.folded(finding))}"]
+    if not group.same_figures:
+        lines += ["", _figures(group)]
     location = finding.location
     if location is not None:
         path = locations.display_path(location.file, report.trace.meta.cwd)
@@ -259,12 +269,22 @@ def _children(report: Report) -> str:
         parts.append(f"**{escape(common.child_heading(report, child))}**")
         parts += [f"- **{escape(v.kind)}** {escape(v.subject)}: {cell(v.summary)}"
                   for v in child.diagnosis.verdicts[:MAX_ROWS]]
-        parts += [_finding(child, f) for f in child.diagnosis.findings[:MAX_CHILD_FINDINGS]]
+        groups = finding_groups(child.diagnosis.findings)[:MAX_CHILD_FINDINGS]
+        parts += [_finding(child, group) for group in groups]
         parts += [_exception(-1, child.trace, e) for e in child.trace.exceptions[:2]]
     parts += [f"- {escape(common.child_heading(report, child))}"
               for child in rest[:common.MAX_CHILDREN_NAMED]]
     left_out = common.children_left_out(report)
     return "\n\n".join([*parts, *([escape(left_out)] if left_out else [])])
+
+
+def _figures(group: FindingGroup) -> str:
+    """Each rank's own title, where the ranks' figures differ."""
+    items = [f"- rank {m.rank}: {escape(m.title, most=MAX_TITLE)}{escape(common.folded(m))}"
+             for m in group.members[:MAX_EVIDENCE]]
+    if len(group.members) > MAX_EVIDENCE:
+        items.append(f"- ... and {len(group.members) - MAX_EVIDENCE} more ranks")
+    return details(f"Each rank's figures ({len(group.members)})", "\n".join(items))
 
 
 def _bounded(text: str, limit: int = 3000) -> str:

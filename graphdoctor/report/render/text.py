@@ -36,6 +36,7 @@ from graphdoctor.diagnose.findings import (
 )
 from graphdoctor.report import rank_groups, verdict_groups
 from graphdoctor.report.document import Report
+from graphdoctor.report.finding_groups import finding_groups
 from graphdoctor.report.redact import KEPT_NOTICE, REDACTED_NOTICE
 from graphdoctor.report.render import common
 from graphdoctor.trace import locations, queries, tallies
@@ -159,10 +160,15 @@ def _verdicts(report: Report) -> RenderableType:
 def _summary(row: verdict_groups.VerdictRow) -> Text:
     """A verdict's summary; a group's, with its members in a dim line below."""
     text = _t(summary_without_speedup(row.verdict))
-    if row.members:
-        labels = ", ".join(verdict_groups.member_label(v) for v in row.members)
-        text.append_text(_t(f"\nmembers: {labels}", "dim"))
+    shown = [v for v in row.members if not row.ranks or v.speedup is not None]
+    if shown:  # a group across ranks names them in its subject: listed for their speedups
+        labels = ", ".join(row.member_label(v) for v in shown[:MAX_MEMBERS])
+        more = f", … and {len(shown) - MAX_MEMBERS} more" if len(shown) > MAX_MEMBERS else ""
+        text.append_text(_t(f"\nmembers: {labels}{more}", "dim"))
     return text
+
+
+MAX_MEMBERS = 16  # a group's members listed under its summary
 
 
 def summary_without_speedup(verdict: Verdict) -> str:
@@ -191,15 +197,16 @@ def _baseline(report: Report) -> RenderableType | None:
 
 
 def _findings(report: Report) -> RenderableType:
-    findings = report.diagnosis.findings
-    counts = common.severities_counted(findings)
+    groups = finding_groups(report.diagnosis.findings)
+    counts = common.severities_counted([g.finding for g in groups])
     grid = _grid()
-    for finding in findings[:MAX_FINDINGS]:
+    for group in groups[:MAX_FINDINGS]:
+        finding = group.finding
         grid.add_row(_t(finding.severity.upper(), SEVERITY_STYLE.get(finding.severity, "")),
-                     _finding(report, finding))
+                     _finding(report, finding, group.whose))
     parts: list[RenderableType] = [_title(f"Findings ({counts or 'none'})"), grid]
-    if len(findings) > MAX_FINDINGS:
-        parts.append(_t(f"  ... and {len(findings) - MAX_FINDINGS} more: "
+    if len(groups) > MAX_FINDINGS:
+        parts.append(_t(f"  ... and {len(groups) - MAX_FINDINGS} more: "
                         "graphdoctor report --format markdown lists them all", "dim"))
     return Group(*parts)
 
@@ -217,7 +224,7 @@ def _children(report: Report) -> RenderableType | None:
             grid.add_row(_t(v.kind, VERDICT_STYLE.get(v.kind, "")), _t(f"{v.subject}: {v.summary}"))
         for finding in child.diagnosis.findings[:MAX_FINDINGS]:
             grid.add_row(_t(finding.severity.upper(), SEVERITY_STYLE.get(finding.severity, "")),
-                         _finding(child, finding))
+                         _finding(child, finding, ""))
         for exception in child.trace.exceptions[:MAX_EXCEPTIONS]:
             grid.add_row(_t(exception.where), _exception(child.trace, exception))
     for child in rest[:common.MAX_CHILDREN_NAMED]:
@@ -235,8 +242,8 @@ def _grid() -> Table:
     return grid
 
 
-def _finding(report: Report, finding: Finding) -> Text:
-    rank = f" (rank {finding.rank})" if report.ranks and finding.rank >= 0 else ""
+def _finding(report: Report, finding: Finding, whose: str) -> Text:
+    rank = f" ({whose})" if report.ranks and whose else ""
     text = Text.assemble(_t(f"{finding.id} {finding.name}{rank}: ", "bold"),
                          _t(finding.title + common.folded(finding)))
     location = finding.location

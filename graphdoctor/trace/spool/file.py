@@ -261,6 +261,13 @@ def read_records(path: str | os.PathLike[str], *, limited: bool = False
         yield from _parsed(line)
 
 
+def parsed_lines(lines: Iterable[bytes]) -> Iterator[list[Any]]:
+    """The records of whole lines (a followed spool's, read as they come)."""
+    for line in lines:
+        if line.strip():
+            yield from _parsed(line.strip())
+
+
 def records_in(data: bytes) -> Iterator[list[Any]]:
     """The records of spool lines held in memory (what could not be appended to a spool)."""
     for line in _split([data]):

@@ -118,12 +118,14 @@ class AllocationsScreen(FilteredScreen):
     @work(thread=True, exclusive=True)
     def _compute(self, grouping: str) -> None:
         """Totals of a million allocations take a moment: count them off the UI thread."""
-        groups = self.view.alloc_groups(grouping)
-        self.app.call_from_thread(self._loaded, grouping, groups)
+        view = self.view
+        groups = view.alloc_groups(grouping)
+        self.app.call_from_thread(self._loaded, grouping, groups, view)
 
-    def _loaded(self, grouping: str, groups: list[AllocGroup]) -> None:
-        if grouping != self.grouping:
-            return
+    def _loaded(self, grouping: str, groups: list[AllocGroup],
+                view: ReportView | None = None) -> None:
+        if grouping != self.grouping or view is not None and view is not self.view:
+            return  # another grouping asked for since, or counted for a live view's last
         self._groups = groups
         table = self.query_one("#alloc-table", DataTable)
         table.loading = False

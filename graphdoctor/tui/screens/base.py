@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from textual import events, on
+from textual.css.query import NoMatches
 from textual.screen import Screen
 
 from graphdoctor.tui.report_view import ReportView
@@ -72,10 +73,44 @@ class ReportScreen(Screen[None]):
     def mode_bar(self) -> ModeBar:
         """The bar of screens, this one lit."""
         tabs = [(entry.name, _label(entry, self.view)) for entry in self.screens]
-        return ModeBar(tabs, self.name, self.view.name)
+        live = self.view.live
+        return ModeBar(tabs, self.name, self.view.name, live.badge if live is not None else "")
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < NARROW, "narrow")
+
+    # -- a live view's next report (graphdoctor.tui.live) -----------------------------------
+    def kept_place(self) -> object:
+        """Where the user is on this screen, to come back to on the next report."""
+        return None
+
+    def return_to(self, place: object) -> None:
+        """Back where :meth:`kept_place` said, as far as the new report allows."""
+
+    async def show_view(self, view: ReportView) -> None:
+        """The screen again, on ``view``: built anew (its mount's work done again), then
+        back where the user was, the focus where it was."""
+        if view is self.view or not self.is_attached:
+            return
+        place, focused = self.kept_place(), self.focused.id if self.focused else None
+        self.workers.cancel_node(self)  # what they count is for the report before
+        self.view = view
+        await self.recompose()
+        mount = getattr(self, "on_mount", None)
+        if callable(mount):
+            mount()
+        self.return_to(place)
+        if focused:
+            try:
+                self.query_one(f"#{focused}").focus()
+            except NoMatches:
+                pass
+
+    def on_screen_resume(self) -> None:
+        """Shown again (its mode chosen, a box over it closed): on the app's latest view."""
+        latest = getattr(self.app, "view", self.view)
+        if isinstance(latest, ReportView) and latest is not self.view:
+            self.call_later(self.show_view, latest)
 
     @on(events.Mount)
     def _note_styles_current(self) -> None:

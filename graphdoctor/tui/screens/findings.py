@@ -49,17 +49,18 @@ def patch_view(diff: str) -> Text:
     return text
 
 
-def finding_line(finding: Finding, rank: int | None = None) -> Table:
-    """A finding in a list: badge, rule id, and the title, after its rank when given (a
-    multi-rank report's findings each come from one rank's trace)."""
-    return labelled([finding_cells(finding, rank)], label_width=BADGE_WIDTH)
+def finding_line(finding: Finding, whose: str = "") -> Table:
+    """A finding in a list: badge, rule id, and the title, after its ranks when given (a
+    multi-rank report's findings each come from one rank's trace, or, alike on several,
+    stand for each of theirs: ``ranks 0-2``)."""
+    return labelled([finding_cells(finding, whose)], label_width=BADGE_WIDTH)
 
 
-def finding_cells(finding: Finding, rank: int | None = None) -> tuple[Text, Text]:
+def finding_cells(finding: Finding, whose: str = "") -> tuple[Text, Text]:
     """A finding's line in a list as (badge, the rest): also the text its filter reads."""
     body = report_text(f"{finding.id} ", "bold")
-    if rank is not None:
-        body.append(f"rank {rank}: ", style="bold")
+    if whose:
+        body.append(f"{whose}: ", style="bold")
     body.append(clean(finding.title + folded(finding)))
     return report_text(severity_badge(finding.severity), severity_style(finding.severity)), body
 
@@ -107,7 +108,7 @@ class FindingsScreen(FilteredScreen):
 
     def _cells(self, index: int) -> tuple[Text, Text]:
         finding = self.view.findings[index]
-        return finding_cells(finding, self.view.shown_rank(finding))
+        return finding_cells(finding, self.view.whose(finding, figures=False))
 
     def refilter(self) -> None:
         """The findings whose line holds the filter's text, the first of them on show."""
@@ -127,6 +128,18 @@ class FindingsScreen(FilteredScreen):
         if has_findings:
             self.query_one("#findings-list", OptionList).highlighted = 0
             self.query_one("#findings-list").focus()
+
+    def kept_place(self) -> object:
+        if self.current is None:
+            return None
+        finding = self.view.findings[self.current]
+        return finding.id, finding.graph, finding.rank
+
+    def return_to(self, place: object) -> None:
+        if isinstance(place, tuple):
+            index = self.view.finding_index(*place)
+            if index is not None:
+                self.reveal(index)
 
     @property
     def current(self) -> int | None:

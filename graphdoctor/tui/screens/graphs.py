@@ -138,10 +138,13 @@ class GraphsScreen(FilteredScreen):
     @work(thread=True, exclusive=True)
     def _compute(self) -> None:
         """Replay timings read every replay: off the UI thread."""
-        entries = group_rows(self.view, self.view.graph_rows)
-        self.app.call_from_thread(self._fill, entries)
+        view = self.view
+        entries = group_rows(view, view.graph_rows)
+        self.app.call_from_thread(self._fill, entries, view)
 
-    def _fill(self, entries: list[Entry]) -> None:
+    def _fill(self, entries: list[Entry], view: ReportView | None = None) -> None:
+        if view is not None and view is not self.view:
+            return  # counted for the report a live view had before
         self._entries = entries
         self.query_one("#graphs-table", DataTable).loading = False
         self._show_rows()
@@ -198,6 +201,16 @@ class GraphsScreen(FilteredScreen):
     def _graph_keys(self) -> list[GraphKey | None]:
         """The graph each row shows (None for a group's row)."""
         return [(e.rank, e.graph.id) if isinstance(e, GraphRow) else None for e in self._shown]
+
+    def kept_place(self) -> object:
+        entry = self._entry()
+        return (entry.rank, entry.graph.id) if isinstance(entry, GraphRow) else None
+
+    def return_to(self, place: object) -> None:
+        """The rows are counted anew off the UI thread: the graph is shown once they are in."""
+        self._entries = None
+        if isinstance(place, tuple):
+            self._pending = place
 
     def _entry(self) -> Entry | None:
         cursor = self.query_one("#graphs-table", DataTable).cursor_row
@@ -262,7 +275,7 @@ class GraphsScreen(FilteredScreen):
                 text.append_text(error_text(view, record.root, rank))
                 text.append("\n")
         for finding in view.findings:
-            if finding.graph == graph and view.rank_key(finding.rank) == rank:
+            if finding.graph == graph and view.on_rank(finding, rank):
                 text.append(clean(f"{severity_badge(finding.severity)} "),
                             style=severity_style(finding.severity))
                 text.append(clean(f"{finding.id} {finding.title}\n"))

@@ -26,7 +26,14 @@ from graphdoctor.report.render.common import (
 )
 from graphdoctor.report.render.text import summary_without_speedup
 from graphdoctor.report.verdict_groups import VerdictRow, rows
-from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT, signal_name
+from graphdoctor.trace.endings import (
+    EXITED,
+    INTERRUPTED,
+    RUNNING,
+    SIGNALLED,
+    TIMED_OUT,
+    signal_name,
+)
 from graphdoctor.trace.event_kinds import KINDS, rows_of
 from graphdoctor.trace.model import NONE, RunStatus, Trace
 from graphdoctor.tui.navigation import ShowFinding, ShowGraph
@@ -50,6 +57,7 @@ from graphdoctor.units import (
 )
 
 TOP_FINDINGS = 5
+LISTS = ("verdicts", "top-findings")  # the lists a person moves in, by their ids
 CAUSED = frozenset({FAILED, UNSAFE})  # verdicts whose enter opens the finding that says why
 
 
@@ -71,6 +79,15 @@ class SummaryScreen(ReportScreen):
 
     def on_mount(self) -> None:
         self.query_one("#verdicts", OptionList).focus()
+
+    def kept_place(self) -> object:
+        return [self.query_one(f"#{name}", OptionList).highlighted for name in LISTS]
+
+    def return_to(self, place: object) -> None:
+        for name, highlighted in zip(LISTS, place if isinstance(place, list) else []):
+            listed = self.query_one(f"#{name}", OptionList)
+            if isinstance(highlighted, int) and highlighted < listed.option_count:
+                listed.highlighted = highlighted
 
     def toggle_group(self, index: int) -> None:
         """Show or hide the members of the group in verdict row ``index``."""
@@ -128,14 +145,14 @@ def _cause_of(view: ReportView, verdict: Verdict) -> int | None:
     cites; None for other verdicts."""
     if verdict.kind not in CAUSED:
         return None
-    return next((index for index, f in enumerate(view.findings) if f.rank == verdict.rank
+    return next((index for index, f in enumerate(view.findings) if view.on_rank(f, verdict.rank)
                  and f"{f.id} {f.name}" in verdict.findings), None)
 
 
 def _group_options(view: ReportView, index: int, row: VerdictRow, shown: bool) -> list[Option]:
     """A group's row (▸ closed, ▾ open), and its members under it when open."""
     v = row.verdict
-    hint = "hide" if shown else f"its {len(row.members)} graphs"
+    hint = "hide" if shown else f"its {len(row.members)} {'ranks' if row.ranks else 'graphs'}"
     group = Option(_verdict(v.kind, f"{'▾' if shown else '▸'} {v.subject}", v.speedup,
                             f"{summary_without_speedup(v)}\n(enter: {hint})"), id=f"group:{index}")
     return [group, *(_verdict_option(view, m, "  ") for m in row.members if shown)]
@@ -169,7 +186,7 @@ def _verdict(kind: str, subject: str, speedup: float | None, summary: str) -> Ta
 
 
 def finding_options(view: ReportView) -> list[Option]:
-    options = [Option(finding_line(f, view.shown_rank(f)), id=f"finding:{index}")
+    options = [Option(finding_line(f, view.whose(f, figures=False)), id=f"finding:{index}")
                for index, f in enumerate(view.findings[:TOP_FINDINGS])]
     if not view.findings:
         options.append(Option(Text("No findings: nothing in this run needs changing.",
@@ -183,6 +200,11 @@ def finding_options(view: ReportView) -> list[Option]:
 def outcome_text(view: ReportView) -> RenderableType:
     """How the run ended, and the error the user saw with the one that caused it; for a
     distributed run, how each rank ended and what it raised."""
+    live = view.live
+    if live is not None and not live.report:
+        from graphdoctor.tui.live_summary import live_outcome
+
+        return live_outcome(view, live)
     status, meta = view.trace.status, view.trace.meta
     headline = Text()
     ok = all(_ended_well(rank.trace.status) for rank in view.rank_views.values())
@@ -193,6 +215,10 @@ def outcome_text(view: ReportView) -> RenderableType:
         headline.append(f" after {format_duration(status.wall_ns)}")
     rows = _rank_rows(view) if view.multi_rank else _run_rows(view)
     rows += _children_rows(view)
+    if live is not None:  # the finished report of a live view: its output stays named
+        from graphdoctor.tui.live_summary import source_rows
+
+        rows += source_rows(live)
     return Group(headline, labelled(rows)) if rows else headline
 
 
@@ -280,6 +306,7 @@ def ending(reason: str, exit_code: int | None, signal_number: int | None) -> str
         return f"was stopped by {signal_name(signal_number)} sent to graphdoctor"
     return {EXITED: f"exited with code {exit_code}", "exception": "raised an uncaught exception",
             TIMED_OUT: "ran past its time-out", "killed": "was killed",
+            RUNNING: "is running",
             "not-started": "never started"}.get(reason, f"ended ({reason})")
 
 

@@ -12,6 +12,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.css.query import NoMatches
 from textual.widgets import Footer, Static
 
 from graphdoctor.clean_text import clean
@@ -24,7 +25,7 @@ from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.same_line import SameLine
 from graphdoctor.tui.screens.base import ReportScreen, ScreenEntry
 from graphdoctor.tui.screens.help import binding_lines
-from graphdoctor.tui.timeline.findings import Span, evidence_lines
+from graphdoctor.tui.timeline.findings import FINDINGS, Span, evidence_lines
 from graphdoctor.tui.timeline.view import TimelineState, recording_note
 from graphdoctor.tui.widgets.timeline import Timeline
 from graphdoctor.units import format_duration, format_moment
@@ -70,8 +71,28 @@ class TimelineScreen(ReportScreen):
         self.timeline.focus()
         self.call_after_refresh(self._show_status)
 
+    def kept_place(self) -> object:
+        return self.timeline.state, self.timeline.limits
+
+    def return_to(self, place: object) -> None:
+        """The same window, cursor, lane and selection; a window that showed the whole run
+        shows the whole of it still, as it grows (``tail -f``)."""
+        if not isinstance(place, tuple):
+            return
+        state, limits = place
+        if not isinstance(state, TimelineState) or state.window == limits:
+            return
+        lane = min(state.lane, len(self.timeline.lanes) - 1)
+        selected = state.selected if state.selected is not None and \
+            state.selected.kind != FINDINGS else None  # a marker's number moves with them
+        self.timeline.state = TimelineState(state.window, state.cursor, max(lane, 0), selected,
+                                            state.selected_at if selected else None)
+
     def _show_status(self) -> None:
-        self.query_one("#timeline-status", Static).update(self.status_text(self.timeline.state))
+        try:
+            self.query_one("#timeline-status", Static).update(self.status_text(self.timeline.state))
+        except NoMatches:  # built anew meanwhile (a live view's next report), which says it
+            pass
 
     def reveal(self, ref: EventRef, frame: Span | None = None) -> None:
         """Select the event ``ref`` and bring it into view, with all of ``frame`` if given."""
@@ -96,7 +117,10 @@ class TimelineScreen(ReportScreen):
 
     def _shown(self, show: Callable[[], None]) -> None:
         self._asked.discard(show)
-        show()
+        try:
+            show()
+        except NoMatches:  # built anew meanwhile (a live view's next report), which shows it
+            pass
 
     def _show_selection(self) -> None:
         """The selected event's details, its line's other events underlined; or the keys."""

@@ -9,6 +9,8 @@ left out."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import DataTable, OptionList
@@ -42,6 +44,23 @@ class FlowingList(OptionList):
             hand_on(self, -1)
         else:
             super().action_cursor_up()
+
+    def action_page_up(self) -> None:
+        self._turn_page(super().action_page_up)
+
+    def action_page_down(self) -> None:
+        self._turn_page(super().action_page_down)
+
+    @staticmethod
+    def _turn_page(turn: Callable[[], None]) -> None:
+        """Textual's option list turns a page by its laid-out lines, which a list whose
+        options were just replaced (a live report's, a group opened) does not have yet: it
+        raises KeyError (Textual 8's ``OptionList._move_page``). That key is dropped; the
+        next one finds the list laid out."""
+        try:
+            turn()
+        except KeyError:
+            pass
 
     def _at_edge(self, end: int) -> bool:
         """Whether the highlight is on the first (``end`` 0) or last (-1) enabled option."""

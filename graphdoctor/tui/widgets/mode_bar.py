@@ -1,6 +1,7 @@
 """The one-line bar on top of every screen: the screens (clickable), which one is open, and
 the report's name; while n and N step through a search's hits, which hit is on show, in
-place of the app's name ("hit 3 of 122 · n/N")."""
+place of the app's name ("hit 3 of 122 · n/N"); in a live view, that it is live and for how
+long the run has gone ("● live 42.0 s"), there too, where even 80 columns keep it."""
 
 from __future__ import annotations
 
@@ -49,11 +50,13 @@ class ModeBar(Static):
     }
     """
 
-    def __init__(self, tabs: Sequence[Tab], active: str | None, report_name: str) -> None:
+    def __init__(self, tabs: Sequence[Tab], active: str | None, report_name: str,
+                 badge: str = "") -> None:
         super().__init__()
         self.tabs = tabs
         self.active = active
         self.report_name = report_name
+        self.badge = badge
         self._ends: list[int] = []
 
     def on_mount(self) -> None:
@@ -65,13 +68,19 @@ class ModeBar(Static):
     def on_resize(self) -> None:
         self._draw()
 
+    def show_badge(self, badge: str) -> None:
+        """Say another badge in place of the app's name (a live view's running time)."""
+        self.badge = badge
+        self._draw()
+
     def on_show(self) -> None:
         self._draw()  # its screen is shown again: the search may have moved meanwhile
 
     def _draw(self) -> None:
         hits = search_hits(self.app)
         text, self._ends = mode_bar_text(self.tabs, self.active, self.report_name,
-                                         self.size.width, hits.note if hits else "")
+                                         self.size.width, (hits.note if hits else "") or
+                                         self.badge)
         self.update(text)
 
     def on_click(self, event: Click) -> None:
