@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 from graphdoctor.launch.children import ENDED_BY_GRAPHDOCTOR
-from graphdoctor.record.follow import SITE_FOLDER
 from graphdoctor.report import children, gates
 from graphdoctor.report.document import Report
 from graphdoctor.report.io import load
@@ -85,6 +84,15 @@ def _run(tmp_path: Path, script: str, *options: str,
     return done, report
 
 
+def _site_folder_of_the_run(tmp_path: Path) -> str:
+    """The site folder of the graphdoctor ``_run`` starts: run from ``tmp_path`` it may be the
+    installed package, not the checkout this test imported."""
+    code = "from graphdoctor.record.follow import SITE_FOLDER; print(SITE_FOLDER)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, check=True)
+    return done.stdout.strip()
+
+
 def _said(stdout: str, first: str) -> list[object]:
     return next(json.loads(line) for line in stdout.splitlines()
                 if line.startswith(f'["{first}"'))
@@ -110,10 +118,11 @@ def test_the_processes_a_script_starts_are_recorded_into_its_report(tmp_path: Pa
     done, path = _run(tmp_path, FAMILY, environ={"PYTHONPATH": str(theirs)})
     assert done.returncode == 3, done.stderr
     script_path = _said(done.stdout, "script")[1]
-    assert script_path == os.pathsep.join([SITE_FOLDER, str(theirs)]), "one folder more"
+    site_folder = _site_folder_of_the_run(tmp_path)
+    assert script_path == os.pathsep.join([site_folder, str(theirs)]), "one folder more"
     assert _said(done.stdout, "codes")[1:] == [[1, 0, -signal.SIGSEGV, 0], 0]
     plain = _said(done.stdout, "plain")
-    assert plain[1] == "ran" and str(theirs) in plain[2] and SITE_FOLDER not in plain[2]
+    assert plain[1] == "ran" and str(theirs) in plain[2] and site_folder not in plain[2]
     assert "a graph break" in done.stdout and "grandchild 2.0" in done.stdout
     assert "spawned got 2.0" in done.stdout
     assert "ValueError: the child fails on purpose" in done.stderr, "the child's own traceback"
