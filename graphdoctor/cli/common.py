@@ -72,11 +72,24 @@ class CommandGroup(click.Group):
         kwargs["standalone_mode"] = False
         try:
             code = super().main(*args, **kwargs)
+        except _NO_ARGS_IS_HELP as error:  # `graphdoctor` alone: the help, as --help prints it
+            click.echo(error.ctx.get_help() if error.ctx is not None else error.format_message())
+            code = 0
         except click.ClickException as error:
             fail(_said(error), error.exit_code)
         except click.Abort:
             fail("aborted", 1)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+class _NeverRaised(click.UsageError):
+    """Stands for click 8.2's NoArgsIsHelpError on click 8.1, which prints the help itself."""
+
+
+# `graphdoctor` alone: click 8.2 on raises this usage error where 8.1 printed the help; the
+# help is what is wanted either way, with exit code 0, as git, pip and memray do.
+_NO_ARGS_IS_HELP: type[click.UsageError] = getattr(click.exceptions, "NoArgsIsHelpError",
+                                                   _NeverRaised)
 
 
 def _imported(where: str) -> click.Command:

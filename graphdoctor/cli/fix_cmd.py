@@ -56,7 +56,8 @@ Exit codes:
 @click.option("--verify", "verify_patch", is_flag=True,
               help="Patch a copy of the script's folder, run it again under graphdoctor run "
                    "(in the folder the run ran in) and compare.")
-@click.option("--rule", "rules", multiple=True, metavar="ID",
+@click.option("--rule", "rules", multiple=True, metavar="ID", callback=lambda _c, _p, v:
+              tuple(_patched_rule(name) for name in v),
               help="Patch only this rule's findings (GD101...); again for more.")
 @click.option("--every", type=click.IntRange(min=2), default=Options.every, show_default=True,
               metavar="N", help="A sync between replays (GD203) runs every N steps.")
@@ -80,6 +81,20 @@ def fix(report_files: tuple[Path, ...], apply_patch: bool, verify_patch: bool,
             say(f"graphdoctor: patched {files.write(patch, report.trace.meta.cwd)}")
         return
     sys.stdout.write("".join(patch.diff for patch in found.files))
+
+
+def _patched_rule(name: str) -> str:
+    """``--rule``'s id (given as an id or a name): a rule no patch is made for, or none at
+    all, is a usage error, since no finding of it could ever be patched."""
+    from graphdoctor.diagnose.rules import no_such_rule, rule_named
+
+    rule = rule_named(name)
+    if rule is None:
+        raise click.BadParameter(no_such_rule(name))
+    if rule.id not in PATCHERS:
+        raise click.BadParameter(f"{rule.id} {rule.name} has no patch; rules with a patch: "
+                                 f"{', '.join(sorted(PATCHERS))}")
+    return rule.id
 
 
 def _tell(found: Plan) -> None:
