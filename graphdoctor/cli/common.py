@@ -13,6 +13,7 @@ import click
 
 from graphdoctor.clean_text import clean
 from graphdoctor.cli.colour import color_option
+from graphdoctor.columns import notice, stderr_width
 from graphdoctor.errors import GraphDoctorError
 
 P = ParamSpec("P")
@@ -116,10 +117,12 @@ def fail(message: str, exit_code: int = USAGE_EXIT) -> NoReturn:
     sys.exit(exit_code)
 
 
-def say(message: str) -> None:
-    """graphdoctor's own messages go to stderr, so the script's stdout stays its own."""
+def say(message: str, whole: bool = False) -> None:
+    """graphdoctor's own messages go to stderr, so the script's stdout stays its own,
+    wrapped to the terminal (:func:`graphdoctor.columns.notice`); a ``whole`` line (a
+    command to paste into a shell) is never broken."""
     try:
-        click.echo(message, err=True)
+        click.echo(message if whole else notice(message, stderr_width()), err=True)
     except OSError:  # the terminal is gone (closed, hung up): nobody is left to read it
         _discard_stderr()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import click
@@ -44,4 +45,4 @@ def merge(report_files: tuple[Path, ...], output: Path | None) -> None:
     document = open_given(report_files)
     written = save(document, output or job_report(report_files[0]))
     say(f"graphdoctor: wrote the report of {len(document.ranks)} ranks to {written}")
-    say(f"  explore it:  graphdoctor view {written}")
+    say(f"  explore it:  graphdoctor view {shlex.quote(str(written))}", whole=True)
