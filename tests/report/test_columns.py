@@ -105,6 +105,38 @@ def go_on_under_themselves(text: str) -> bool:
                if before.startswith("graphdoctor:") and not line.startswith("graphdoctor:"))
 
 
+DIFFS = [("launch_bound", "gpu_bound"), ("item_in_capture", "launch_bound"),
+         ("dist_extra_allreduce_in_capture", "dist_healthy_capture"),
+         ("compile_graph_break", "compile_healthy")]
+
+
+HEADINGS = ("graphdoctor diff:", "Regressions (", "No regressions.", "Verdicts", "Findings",
+            "Run", "Environment", "Figures that changed")
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+@pytest.mark.parametrize(("before", "after"), DIFFS)
+def test_diff_fits_and_its_wrapped_items_keep_their_indent(before: str, after: str,
+                                                         columns: int) -> None:
+    from tests.conftest import RECORDINGS
+
+    text = CliRunner(env={"COLUMNS": str(columns)}).invoke(
+        main, ["diff", str(RECORDINGS / f"{before}.json"), str(RECORDINGS / f"{after}.json")],
+        catch_exceptions=False).stdout
+    assert too_wide(text, columns) == []
+    assert [line for line in text.splitlines()  # a line at the edge is a heading, not a wrap
+            if line.strip("─") and not line.startswith((" ", *HEADINGS))] == []
+    assert too_wide(render_diff_colored(before, after, columns), columns) == []
+
+
+def render_diff_colored(before: str, after: str, columns: int) -> str:
+    from graphdoctor.report import diff
+    from graphdoctor.report.render.diff import render_diff_text
+
+    result = diff.compare(report_for(before), report_for(after), before, after, 0.1)
+    return render_diff_text(result, width=columns, color=True)
+
+
 @pytest.mark.parametrize("columns", [60, 80])
 def test_notices_on_stderr_fit_and_go_on_under_themselves(columns: int) -> None:
     from tests.conftest import RECORDINGS
