@@ -158,10 +158,23 @@ class GraphDoctorApp(App[None]):
             self._show_trail()
 
     def _show_trail(self) -> None:
-        """The way back, beside the report's name: ``run.json · esc: Findings ‹ Summary``."""
-        titles = {entry.name: entry.title for entry in SCREENS}
-        trail = " ‹ ".join(titles.get(mode, mode) for mode in reversed(self._jumps[-MOST_TRAIL:]))
+        """The way back, beside the report's name: ``run.json · esc: Findings ‹ Summary``,
+        and in the bar on top of the screen (:mod:`graphdoctor.tui.widgets.mode_bar`)."""
+        trail = " ‹ ".join(self.way_back)
         self.sub_title = f"{self.view.name} · esc: {trail}" if trail else self.view.name
+        self.call_later(self._redraw_bars)  # the screen switched to is shown by then
+
+    @property
+    def way_back(self) -> tuple[str, ...]:
+        """The titles of the screens esc goes back to, the next one first."""
+        titles = {entry.name: entry.title for entry in SCREENS}
+        return tuple(titles.get(mode, mode) for mode in reversed(self._jumps[-MOST_TRAIL:]))
+
+    def _redraw_bars(self) -> None:
+        from graphdoctor.tui.widgets.mode_bar import ModeBar
+
+        for bar in self.screen.query(ModeBar):
+            bar.redraw()
 
     def _open(self, kind: type[ScreenT]) -> ScreenT | None:
         """Switch to the screen of class ``kind`` and return it (None while the app closes).

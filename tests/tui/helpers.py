@@ -20,9 +20,10 @@ def plain(renderable: RenderableType, width: int = 100) -> str:
     return console.file.getvalue()  # type: ignore[attr-defined, no-any-return]
 
 
-def shown(app: GraphDoctorApp, selector: str) -> str:
+def shown(app: GraphDoctorApp, selector: str, width: int = 100) -> str:
     """The text of a Static on the current screen."""
-    return plain(app.screen.query_one(selector, Static).content)  # type: ignore[arg-type]
+    return plain(app.screen.query_one(selector, Static).content,  # type: ignore[arg-type]
+                 width)
 
 
 def demo_app(name: str = "item_in_capture") -> GraphDoctorApp:

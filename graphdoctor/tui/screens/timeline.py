@@ -18,7 +18,7 @@ from graphdoctor.clean_text import clean
 from graphdoctor.trace.job_clock import OWN_STARTS
 from graphdoctor.tui.capture_view import run_overlays
 from graphdoctor.tui.events import EventRef
-from graphdoctor.tui.rendering import details_view
+from graphdoctor.tui.rendering import cut_at_word, details_view
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.same_line import SameLine
@@ -36,6 +36,7 @@ SHORT_HINT = "←/→ move · ↑/↓ lane · +/- zoom · 0 whole run · enter d
 FULL_HINT_FROM_ROWS = 40  # a screen shorter than this gets the one-line hint
 RANKS_HINT = ("\nEach rank has its lanes (r0, r1…), on one time axis ({how}). "
               "[/] same lane on the previous/next rank.")
+STATUS_BREAKS = (" · ", " (")  # where a status line too long is cut: a figure keeps its unit
 OWN_STARTS_STATUS = "· times from each rank's start"
 WALL_CLOCKS_STATUS = "· ranks on their wall clocks"
 
@@ -71,7 +72,9 @@ class TimelineScreen(ReportScreen):
         self.call_after_refresh(self._show_status)
 
     def _show_status(self) -> None:
-        self.query_one("#timeline-status", Static).update(self.status_text(self.timeline.state))
+        status = self.query_one("#timeline-status", Static)
+        width = status.size.width or self.app.size.width
+        status.update(cut_at_word(self.status_text(self.timeline.state), width, STATUS_BREAKS))
 
     def reveal(self, ref: EventRef, frame: Span | None = None) -> None:
         """Select the event ``ref`` and bring it into view, with all of ``frame`` if given."""

@@ -119,6 +119,7 @@ class Timeline(ScrollView, can_focus=True):
         self.set_reactive(Timeline.state, TimelineState(limits, limits.start))
         self._rows: list[ScreenRow] = []
         self._rows_for: tuple[TimelineState, int] | None = None
+        self._revealed: EventRef | None = None  # the event a jump from elsewhere selected
 
     # -- geometry ---------------------------------------------------------------------------
     @property
@@ -302,9 +303,10 @@ class Timeline(ScrollView, can_focus=True):
         self.state = moves.select(self.state, None)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Escape clears a selection; with none, it goes on to the app (back along the
-        jumps that led here)."""
-        if action == "clear" and self.state.selected is None:
+        """Escape clears a selection the user made here; with none, or with the one a jump
+        selected (a finding's evidence, a search hit), it goes on to the app, back along the
+        jumps that led here: one Esc goes back whence Enter came."""
+        if action == "clear" and self.state.selected in (None, self._revealed):
             return False
         return True
 
@@ -323,6 +325,7 @@ class Timeline(ScrollView, can_focus=True):
             state = moves.show_moment(self.state, self.limits, start, end,
                                       self._reveal_context(start, end, index))
         self.state = replace(moves.select(state, event, index), cursor=start)
+        self._revealed = event.ref
         return True
 
     def _locate(self, ref: EventRef, t: int) -> tuple[int, EventAt] | None:
