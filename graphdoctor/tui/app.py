@@ -22,6 +22,7 @@ from textual import events, work
 from textual.app import App, UnknownModeError
 from textual.binding import Binding, BindingType
 from textual.filter import LineFilter
+from textual.widgets import Input
 
 from graphdoctor.report.document import Report
 from graphdoctor.tui.navigation import GoToScreen, ShowEvent, ShowFinding, ShowGraph
@@ -214,7 +215,9 @@ class GraphDoctorApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """n, N and esc are the search's only while it holds them; else they fall through
         to the screen's own (the timeline's next event) and to back."""
-        return self.search_hits.holds_keys() if action in SEARCH_ACTIONS else True
+        if action in SEARCH_ACTIONS:  # and never while something is typed (the : prompt)
+            return self.search_hits.holds_keys() and not isinstance(self.focused, Input)
+        return True
 
     def on_search_chosen(self, message: SearchChosen) -> None:
         if not self._leaving:
