@@ -135,7 +135,7 @@ class GraphDoctorApp(App[None]):
 
         timeline = None if self._leaving else self._open(TimelineScreen)
         if timeline is not None:
-            timeline.call_later(timeline.reveal, message.ref, message.frame)
+            timeline.call_later(timeline.reveal, message.ref, message.frame, message.lanes)
 
     def _switch(self, mode: str) -> bool:
         """Switch to ``mode``, remembering where the jump came from (Esc goes back there);

@@ -29,6 +29,7 @@ from graphdoctor.tui.screens.help import binding_lines
 from graphdoctor.tui.timeline.findings import Span, evidence_lines
 from graphdoctor.tui.timeline.layout import Window
 from graphdoctor.tui.timeline.node_lane import NODE_LANE
+from graphdoctor.tui.timeline.ranks import unranked_key
 from graphdoctor.tui.timeline.targets import (
     CAPTURES,
     REPLAYS,
@@ -109,10 +110,12 @@ class TimelineScreen(ReportScreen):
         width = status.size.width or self.app.size.width
         status.update(cut_at_word(self.status_text(self.timeline.state), width, STATUS_BREAKS))
 
-    def reveal(self, ref: EventRef, frame: Span | None = None) -> None:
-        """Select the event ``ref`` and bring it into view, with all of ``frame`` if given."""
+    def reveal(self, ref: EventRef, frame: Span | None = None,
+               lanes: tuple[str, ...] = ()) -> None:
+        """Select the event ``ref`` and bring it into view, with all of ``frame`` if given
+        (or framed as one of ``lanes`` draws it)."""
         span = self.view.span_of(ref)
-        if span is None or not self.timeline.reveal(ref, *span, frame):
+        if span is None or not self.timeline.reveal(ref, *span, frame, lanes):
             self.notify(f"{ref} is not on the timeline.", severity="warning", timeout=3)
         self.timeline.focus()
 
@@ -154,7 +157,7 @@ class TimelineScreen(ReportScreen):
             return
         start, end = found.starts[index], found.ends[index]
         self._show(framed(timeline.limits, start, end, timeline.plot_width), start)
-        on_nodes = timeline.lanes[state.lane].key.rpartition("/")[2].startswith(NODE_LANE)
+        on_nodes = unranked_key(timeline.lanes[state.lane]).startswith(NODE_LANE)
         if not (sort == REPLAYS and on_nodes):  # the lane that draws it (a replay's nodes stay)
             timeline.state = replace(timeline.state, lane=found.lanes[index])
 

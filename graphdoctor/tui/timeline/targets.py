@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from graphdoctor.tui.timeline.lanes import Lane
 from graphdoctor.tui.timeline.layout import Window
+from graphdoctor.tui.timeline.ranks import unranked_key
 from graphdoctor.units import NS_PER_S
 
 UNITS = {"s": NS_PER_S, "ms": 1_000_000, "us": 1_000, "µs": 1_000, "μs": 1_000, "ns": 1}
@@ -118,7 +119,7 @@ def spans(lanes: Sequence[Lane], sort: str, rank: int) -> Spans:
 
 
 def _is_stream(lane: Lane) -> bool:
-    return lane.key.rpartition("/")[2].startswith("stream:")
+    return unranked_key(lane).startswith("stream:")
 
 
 def _of_sort(source: str, name: str, sort: str) -> bool:

@@ -31,7 +31,12 @@ from graphdoctor.tui.timeline.graph_groups import GraphGroupLane
 from graphdoctor.tui.timeline.lanes import EventAt, Lane, fit_heights
 from graphdoctor.tui.timeline.layout import Cell, Window, column_edges, fit_label, time_of
 from graphdoctor.tui.timeline.node_lane import NodeLane
-from graphdoctor.tui.timeline.ranks import label_width, lane_in_next_rank, phase_lane_of
+from graphdoctor.tui.timeline.ranks import (
+    label_width,
+    lane_in_next_rank,
+    phase_lane_of,
+    unranked_key,
+)
 from graphdoctor.tui.timeline.view import (
     Overlay,
     ScreenRow,
@@ -311,13 +316,18 @@ class Timeline(ScrollView, can_focus=True):
         return True
 
     # -- revealing an event from elsewhere (a finding's evidence, a search) ---------------
-    def reveal(self, ref: EventRef, start: int, end: int, frame: Span | None = None) -> bool:
+    def reveal(self, ref: EventRef, start: int, end: int, frame: Span | None = None,
+               lanes: Sequence[str] = ()) -> bool:
         """Select ``ref`` and zoom to it with some of its phase around, or to all of
-        ``frame`` (with a margin) when given; False if no lane shows it."""
-        found = self._locate(ref, start)
+        ``frame`` (with a margin) when given, or framed as the first of ``lanes`` (by key)
+        to show it draws it; False if no lane shows it."""
+        found = moves.locate_on(self.lanes, ref, lanes) or self._locate(ref, start)
         if found is None:
             return False
         index, event = found
+        if lanes and unranked_key(self.lanes[index]).startswith(tuple(lanes)):
+            start, end = event.time, moves.end_of(event)
+            frame = (start, end)
         if frame is not None and frame[1] > frame[0]:
             window = moves.framed(self.limits, *frame, self.plot_width)
             state = replace(self.state, window=window)
@@ -399,3 +409,4 @@ def _runs(cells: list[Cell]) -> list[Segment]:
             segments.append(Segment(text, _style(cells[start][1])))
             start = index
     return segments
+
