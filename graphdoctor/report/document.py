@@ -33,6 +33,7 @@ from graphdoctor.trace.names import EAGER_CALL, KEPT_AS_WRITTEN, SWITCHED_OFF
 from graphdoctor.version import __version__
 
 FORMAT = "graphdoctor-report"
+# 1.15: eager kernels, as CUPTI saw a native program's run (tables.kernels)
 # 1.14: the wall clock at a trace's time 0 (meta.clock_unix_ns), which lines a job's ranks up
 # 1.13: a graph's loop pace over back-to-back replays (graphs[].paces, trace.loop_pace)
 # 1.12: where a freed captured input was let go (input_events[].dropped), a measurement's
@@ -46,7 +47,7 @@ FORMAT = "graphdoctor-report"
 # summary's verdict groups (many graphs of one line read as one); 1.4: a finding's count,
 # first_t and last_t (identical findings folded into one); 1.3: a graph's eager basis and
 # step; 1.2: the baseline run
-SCHEMA_VERSION = "1.14"
+SCHEMA_VERSION = "1.15"
 CONTEXT_LINES = 4
 
 

@@ -199,6 +199,19 @@ class FrozenValue(NamedTuple):
     tensor_fix: int
 
 
+class Kernel(NamedTuple):
+    """A kernel launched outside any graph (an eager kernel), as CUPTI's kernel activity
+    saw it run on the GPU: its start, its GPU time, its stream and its name (demangled,
+    without its parameters). Recorded for native programs (``graphdoctor run ./program``),
+    the same kernels whose runs in a graph's order are that graph's eager steps."""
+
+    t: int
+    dur: int
+    stream: int
+    name: str
+    phase: str = ""
+
+
 FROZEN_CHANGES_KEPT = 16  # rows written per watched value; later changes are counted only
 TENSOR_VALUE = "a tensor"  # how a value that became a tensor is written: never read (a sync)
 
@@ -408,6 +421,7 @@ KINDS: tuple[EventKind, ...] = (
     EventKind("left_running", "process left running", LeftRunning, True, "left", sort="name",
               plural="processes left running"),
     EventKind("frozen_values", "frozen host value", FrozenValue, True, "frozen", sort="seen"),
+    EventKind("kernels", "eager kernel", Kernel, True, "kern", phased=True, sort="name"),
     EventKind("exceptions", "exception", ExceptionRecord, False),
     EventKind("compile_events", "compile event", CompileEvent, False, sort="kind"),
     EventKind("guarded_tensors", "guarded tensor", GuardedTensor, False),

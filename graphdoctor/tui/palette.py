@@ -205,6 +205,8 @@ KIND_MARKS = {
     "input_events": Mark("F", "bright_red", 1), "teardown": Mark("═", "yellow", 1),
     # a number a graph holds frozen while the script changed it: unsafe, in its colour
     "frozen_values": Mark("≡", "bright_red", 1),
+    # on its stream's lane, beside the graph launches (green) and their nodes (blue)
+    "kernels": Mark("█", "bright_cyan", 1),
 }
 OTHER_KIND_STYLE = "white"
 
