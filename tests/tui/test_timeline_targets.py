@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.screens.timeline import TimelineScreen
 from graphdoctor.tui.timeline.layout import Window, column_edges
 from graphdoctor.tui.timeline.node_lane import CLOSED_STYLE, NodeLane
@@ -19,7 +20,7 @@ from graphdoctor.tui.timeline.targets import (
     typed_window,
 )
 from graphdoctor.tui.widgets.timeline import Timeline
-from tests.tui.helpers import demo_app, settle
+from tests.tui.helpers import demo_app, settle, shown
 
 LIMITS = Window(0, 5_000_000_000)
 WINDOW = Window(1_000_000_000, 2_000_000_000)
@@ -154,3 +155,16 @@ async def test_angle_brackets_zoom_ten_times_at_once() -> None:
 def test_the_help_lists_the_zoom_keys() -> None:
     keys = dict(TimelineScreen.key_help())
     assert {":", "e", "c", "C", "r", "R", ">", "<"} <= set(keys)
+
+
+async def test_a_replay_on_the_gpu_says_when_its_launch_queued_it() -> None:
+    app = demo_app("launch_bound")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("3", "r", "r", "r", "enter")
+        await settle(pilot)
+        timeline = app.screen.query_one(Timeline)
+        assert timeline.state.selected == EventRef("replays", 2)
+        text = " ".join(shown(app, "#event-text", 120).split())
+        launched = app.view.trace.tables["replays"][2].t
+        assert f"launched at {launched / 1e9:.6f} s (replay() on the CPU lane)" in text
+        assert "on the GPU from 11.693010 s, 928 µs after its launch" in text

@@ -217,7 +217,26 @@ class TimelineScreen(ReportScreen):
         if same_line is not None:
             parts.append(report_text(same_line.note(self.view.trace_of(ref.rank).meta.cwd),
                                      "dim"))
+        ran = self._ran_on_gpu(ref)
+        if ran:
+            parts.append(Text(ran, style="dim"))
         return Group(*parts, details_view(self.view, self.view.describe(ref)))
+
+    def _ran_on_gpu(self, ref: EventRef) -> str:
+        """For a replay selected on its stream's lane (or its nodes'): when the launch that
+        queued it was made, and when it ran, as the lane draws it."""
+        state = self.timeline.state
+        lane = self.timeline.lanes[state.lane]
+        span = self.view.span_of(ref)
+        if ref.kind != "replays" or span is None or state.selected_at is None \
+                or not unranked_key(lane).startswith(("stream:", NODE_LANE)):
+            return ""
+        launched, ran = span[0], state.selected_at
+        step = max(state.window.span // max(self.timeline.plot_width, 1), 1)
+        waited = f", {format_duration(ran - launched)} after its launch, behind the work " \
+                 "queued before it on its stream" if ran > launched else ""
+        return (f"launched at {format_moment(launched, step)} (replay() on the CPU lane); on "
+                f"the GPU from {format_moment(ran, step)}{waited}")
 
     def hint(self) -> Text:
         """The keys; and, where the axis stops well before the run's time in the summary,
