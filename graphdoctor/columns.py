@@ -65,9 +65,8 @@ def stderr_width() -> int:
     if given.isdigit() and int(given) > 0:
         return int(given)
     try:
-        return os.get_terminal_size(sys.__stderr__.fileno()).columns if sys.__stderr__ else \
-            PIPE_WIDTH
-    except (OSError, ValueError):  # not a terminal, or closed
+        return os.get_terminal_size(sys.stderr.fileno()).columns
+    except (AttributeError, OSError, ValueError):  # not a terminal, closed, or not a file
         return PIPE_WIDTH
 
 

@@ -58,7 +58,8 @@ Exit codes:
                    "(in the folder the run ran in) and compare.")
 @click.option("--rule", "rules", multiple=True, metavar="ID", callback=lambda _c, _p, v:
               tuple(_patched_rule(name) for name in v),
-              help="Patch only this rule's findings (GD101...); again for more.")
+              help="Patch only this rule's findings (its id or name: GD101, "
+                   "sync-in-capture); again for more.")
 @click.option("--every", type=click.IntRange(min=2), default=Options.every, show_default=True,
               metavar="N", help="A sync between replays (GD203) runs every N steps.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=600, show_default=True,
