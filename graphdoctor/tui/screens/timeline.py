@@ -61,10 +61,6 @@ class TimelineScreen(ReportScreen):
     visit and kept (a mode of the app): the window, cursor, lane and selection are as they
     were left when it is shown again, unless a jump asks it to show something."""
 
-    def __init__(self, view: ReportView, screens: Sequence[ScreenEntry], name: str) -> None:
-        super().__init__(view, screens, name)
-        self._asked: set[Callable[[], None]] = set()  # updates called for, not yet made
-
     BINDINGS = [
         Binding("greater_than_sign", "zoom_far(True)", f"Zoom in {FAR_ZOOM} times",
                 key_display=">", show=False),
@@ -83,6 +79,10 @@ class TimelineScreen(ReportScreen):
         Binding("colon", "go_to", "Show a time or range you type (1.20s-1.21s, +500us)",
                 key_display=":", show=False),
     ]
+
+    def __init__(self, view: ReportView, screens: Sequence[ScreenEntry], name: str) -> None:
+        super().__init__(view, screens, name)
+        self._asked: set[Callable[[], None]] = set()  # updates called for, not yet made
 
     @classmethod
     def key_help(cls) -> list[tuple[str, str]]:

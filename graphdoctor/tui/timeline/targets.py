@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from graphdoctor.tui.timeline.lanes import Lane
 from graphdoctor.tui.timeline.layout import Window
 from graphdoctor.tui.timeline.ranks import unranked_key
-from graphdoctor.units import NS_PER_S
+from graphdoctor.units import NS_PER_S, format_moment
 
 UNITS = {"s": NS_PER_S, "ms": 1_000_000, "us": 1_000, "µs": 1_000, "μs": 1_000, "ns": 1}
 _MOMENT = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(s|ms|us|µs|μs|ns)?\s*$")
@@ -68,8 +68,8 @@ def typed_window(text: str, cursor: int, window: Window, limits: Window) -> tupl
 
 def _inside(wanted: Window, limits: Window) -> Window:
     if wanted.start >= limits.end or wanted.end <= limits.start:
-        raise TypedTimeError(f"the run's axis is {limits.start}-{limits.end} ns; that is "
-                             "outside it")
+        raise TypedTimeError(f"that is outside the run, which the axis shows from "
+                             f"{format_moment(limits.start)} to {format_moment(limits.end)}")
     return Window(max(wanted.start, limits.start), min(wanted.end, limits.end))
 
 
