@@ -14,3 +14,11 @@ def contained_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     behind after every run."""
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     return tmp_path
+
+
+@pytest.fixture(autouse=True)
+def whole_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """graphdoctor's lines on stderr as wide as they come, in this process and the runs it
+    starts (which wrap at 100 columns in a pipe): these tests read what a run says; how it
+    wraps is tests/report/test_columns.py's."""
+    monkeypatch.setenv("COLUMNS", "1000")
