@@ -51,3 +51,19 @@ async def test_a_replay_found_by_search_opens_on_the_gpu_with_its_nodes() -> Non
         await settle(pilot)
         assert timeline.state.selected == EventRef("replays", 1)
         assert timeline.lanes[timeline.state.lane] is lane
+
+
+async def test_esc_clears_a_hit_found_from_the_timeline_itself() -> None:
+    """No jump led there (the search was made on the timeline): esc has no way back to go,
+    and clears the hit's selection, as it clears any other."""
+    app = demo_app("launch_bound")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("3")
+        await settle(pilot)
+        await pilot.press("slash", *"replay of", "enter")
+        await settle(pilot)
+        timeline = app.screen.query_one(Timeline)
+        assert timeline.state.selected == EventRef("replays", 0) and app.way_back == ()
+        await pilot.press("escape")
+        await settle(pilot)
+        assert timeline.state.selected is None and app.screen.query(Timeline)

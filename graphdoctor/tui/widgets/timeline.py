@@ -309,11 +309,13 @@ class Timeline(ScrollView, can_focus=True):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Escape clears a selection the user made here; with none, or with the one a jump
-        selected (a finding's evidence, a search hit), it goes on to the app, back along the
-        jumps that led here: one Esc goes back whence Enter came."""
-        if action == "clear" and self.state.selected in (None, self._revealed):
-            return False
-        return True
+        selected (a finding's evidence, a search hit) while there is a way back, it goes on
+        to the app, back along the jumps that led here: one Esc goes back whence Enter came."""
+        if action != "clear":
+            return True
+        way_back: tuple[str, ...] = getattr(self.app, "way_back", ())
+        jumped = self.state.selected == self._revealed and bool(way_back)
+        return not (self.state.selected is None or jumped)
 
     # -- revealing an event from elsewhere (a finding's evidence, a search) ---------------
     def reveal(self, ref: EventRef, start: int, end: int, frame: Span | None = None,
