@@ -1,11 +1,14 @@
 """Text laid out for a terminal of 80 columns, the size every help text and list fits.
 
 A list of terms and their descriptions (``--fail-on`` conditions, rules, demos) wraps each
-description under itself, past its term, so an 80-column terminal reads it as a table.
+description under itself, past its term, so an 80-column terminal reads it as a table; and
+graphdoctor's own lines on stderr wrap at the terminal's width, under themselves.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 import textwrap
 from collections.abc import Iterable
 
@@ -49,3 +52,36 @@ def _filled(text: str, width: int) -> str:
     listed = text.startswith(("- ", "* "))
     return textwrap.fill(text, width, subsequent_indent="  " if listed else "",
                          break_on_hyphens=False, break_long_words=False)
+
+
+PIPE_WIDTH = 100  # the columns of a pipe or a file, where no COLUMNS says otherwise
+HANGING = "  "  # a wrapped line goes on under its first, this much further in
+
+
+def stderr_width() -> int:
+    """The columns graphdoctor's lines on stderr have: COLUMNS, else the terminal's (that
+    of stderr, which stays a terminal when stdout is piped), else :data:`PIPE_WIDTH`."""
+    given = os.environ.get("COLUMNS", "")
+    if given.isdigit() and int(given) > 0:
+        return int(given)
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns
+    except (AttributeError, OSError, ValueError):  # not a terminal, closed, or not a file
+        return PIPE_WIDTH
+
+
+def notice(message: str, width: int) -> str:
+    """A message of graphdoctor's own for stderr, each of its lines wrapped at ``width``,
+    going on under itself a little further in than it began (its own indent and
+    :data:`HANGING`); a word longer than the line (a path) is kept whole."""
+    return "\n".join(_wrapped(line, width) for line in message.split("\n"))
+
+
+def _wrapped(line: str, width: int) -> str:
+    line = line.rstrip()
+    if len(line) <= width:
+        return line
+    indent = line[:len(line) - len(line.lstrip())]
+    return textwrap.fill(line.lstrip(), width, initial_indent=indent,
+                         subsequent_indent=indent + HANGING, break_long_words=False,
+                         break_on_hyphens=False)

@@ -13,6 +13,7 @@ import click
 
 from graphdoctor.clean_text import clean_line
 from graphdoctor.cli.colour import color_option
+from graphdoctor.columns import notice, stderr_width
 from graphdoctor.errors import GraphDoctorError
 
 P = ParamSpec("P")
@@ -72,11 +73,24 @@ class CommandGroup(click.Group):
         kwargs["standalone_mode"] = False
         try:
             code = super().main(*args, **kwargs)
+        except _NO_ARGS_IS_HELP as error:  # `graphdoctor` alone: the help, as --help prints it
+            click.echo(error.ctx.get_help() if error.ctx is not None else error.format_message())
+            code = 0
         except click.ClickException as error:
             fail(_said(error), error.exit_code)
         except click.Abort:
             fail("aborted", 1)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+class _NeverRaised(click.UsageError):
+    """Stands for click 8.2's NoArgsIsHelpError on click 8.1, which prints the help itself."""
+
+
+# `graphdoctor` alone: click 8.2 on raises this usage error where 8.1 printed the help; the
+# help is what is wanted either way, with exit code 0, as git, pip and memray do.
+_NO_ARGS_IS_HELP: type[click.UsageError] = getattr(click.exceptions, "NoArgsIsHelpError",
+                                                   _NeverRaised)
 
 
 def _imported(where: str) -> click.Command:
@@ -103,10 +117,12 @@ def fail(message: str, exit_code: int = USAGE_EXIT) -> NoReturn:
     sys.exit(exit_code)
 
 
-def say(message: str) -> None:
-    """graphdoctor's own messages go to stderr, so the script's stdout stays its own."""
+def say(message: str, whole: bool = False) -> None:
+    """graphdoctor's own messages go to stderr, so the script's stdout stays its own,
+    wrapped to the terminal (:func:`graphdoctor.columns.notice`); a ``whole`` line (a
+    command to paste into a shell) is never broken."""
     try:
-        click.echo(message, err=True)
+        click.echo(message if whole else notice(message, stderr_width()), err=True)
     except OSError:  # the terminal is gone (closed, hung up): nobody is left to read it
         _discard_stderr()
 

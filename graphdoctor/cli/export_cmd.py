@@ -36,7 +36,9 @@ EXPORT_HELP = f"""Write REPORT's events in another tool's format.
 chrome-trace is the Trace Event Format that https://ui.perfetto.dev and
 chrome://tracing open: phases, graph captures, each Python thread's calls,
 replays and syncs, torch.compile events, one lane per CUDA stream with each
-replay's GPU time, and memory and GPU utilisation as counters.
+replay's GPU time, its graph's nodes (where estimated to run) and the eager
+kernels a native program ran, arrows from each launch to its replay and
+first kernel, and memory and GPU utilisation as counters.
 
 dot is one captured graph (--graph N; --rank R in a multi-rank report) as
 Graphviz DOT: its nodes (kernels by name, memcpy, memset, host...) and their

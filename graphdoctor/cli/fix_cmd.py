@@ -85,8 +85,10 @@ class FixCommand(click.Command):
 @click.option("--verify", "verify_patch", is_flag=True,
               help="Patch a copy of the script's folder and run the command given after -- "
                    "under graphdoctor run (in the current folder), then compare.")
-@click.option("--rule", "rules", multiple=True, metavar="ID",
-              help="Patch only this rule's findings (GD101...); again for more.")
+@click.option("--rule", "rules", multiple=True, metavar="ID", callback=lambda _c, _p, v:
+              tuple(_patched_rule(name) for name in v),
+              help="Patch only this rule's findings (its id or name: GD101, "
+                   "sync-in-capture); again for more.")
 @click.option("--every", type=click.IntRange(min=2), default=Options.every, show_default=True,
               metavar="N", help="A sync between replays (GD203) runs every N steps.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=600, show_default=True,
@@ -122,6 +124,20 @@ def fix(report_files: tuple[Path, ...], apply_patch: bool, verify_patch: bool,
 def _say(line: str) -> None:
     """A line of graphdoctor's that quotes the report: shown, never obeyed, and one line."""
     say(clean_line(line))
+
+
+def _patched_rule(name: str) -> str:
+    """``--rule``'s id (given as an id or a name): a rule no patch is made for, or none at
+    all, is a usage error, since no finding of it could ever be patched."""
+    from graphdoctor.diagnose.rules import no_such_rule, rule_named
+
+    rule = rule_named(name)
+    if rule is None:
+        raise click.BadParameter(no_such_rule(name))
+    if rule.id not in PATCHERS:
+        raise click.BadParameter(f"{rule.id} {rule.name} has no patch; rules with a patch: "
+                                 f"{', '.join(sorted(PATCHERS))}")
+    return rule.id
 
 
 def _tell(found: Plan) -> None:

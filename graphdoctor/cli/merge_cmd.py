@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import click
 
 from graphdoctor.cli.common import handle_errors, say
 from graphdoctor.cli.reporting import named, open_given, reports_argument
+from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report.io import save
 from graphdoctor.trace.run_files import job_report
 from graphdoctor.writing import check_writable
@@ -27,11 +29,12 @@ ranks left together. Files from different jobs are refused.
   graphdoctor view job.json
 
 report, view and export take the same files directly, without writing
-the merged report.
+the merged report. A file -o names that exists is written over only with
+--force (as memray does).
 
 \b
 Exit codes: 0 written; 2 the files cannot be read, are not one job, or the
-report cannot be written.
+report cannot be written (-o exists, without --force).
 """
 
 
@@ -40,11 +43,16 @@ report cannot be written.
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="The report to write (.gz compresses). Default: the ranks' report name "
                    "without .rankN, in the current folder, never over an existing file.")
+@click.option("-f", "--force", is_flag=True,
+              help="Write over the file -o names if it exists (else refused, and nothing is "
+                   "read).")
 @handle_errors
-def merge(report_files: tuple[Path, ...], output: Path | None) -> None:
+def merge(report_files: tuple[Path, ...], output: Path | None, force: bool) -> None:
+    if output is not None and not force and output.is_file():  # a device or FIFO is written to
+        raise GraphDoctorError(f"{output} exists; merge writes over it only with --force")
     if output is not None:  # a path no report can go to is said before the ranks are read
         check_writable(named(output))
     document = open_given(report_files)
     written = save(document, output or job_report(report_files[0]))
     say(f"graphdoctor: wrote the report of {len(document.ranks)} ranks to {written}")
-    say(f"  explore it:  graphdoctor view {written}")
+    say(f"  explore it:  graphdoctor view {shlex.quote(str(written))}", whole=True)

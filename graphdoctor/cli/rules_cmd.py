@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-
 import click
 
 from graphdoctor.cli.common import handle_errors
@@ -26,12 +24,10 @@ def rules() -> None:
 @handle_errors
 def explain(name: str) -> None:
     """Print what rule NAME (its name or id, e.g. sync-in-capture or GD101) explains."""
-    from graphdoctor.diagnose.rules import ALL_RULES, rule_named
+    from graphdoctor.diagnose.rules import no_such_rule, rule_named
 
     rule = rule_named(name)
     if rule is None:
-        close = difflib.get_close_matches(name.lower(), [r.name for r in ALL_RULES], n=3)
-        meant = f" (did you mean {', '.join(close)}?)" if close else ""
-        raise GraphDoctorError(f"no rule named {name!r}{meant}; graphdoctor rules lists them")
+        raise GraphDoctorError(no_such_rule(name))
     click.echo(f"{rule.id} {rule.name}\n")
     click.echo(prose(rule.explanation, max(width(None), 40) - 1))

@@ -363,5 +363,5 @@ def _print_outcome(report: Report, output: Path) -> None:
         say(line)
     say(f"graphdoctor: report written to {output}")
     pasteable = shlex.quote(str(output))  # commands a person copies into a shell
-    say(f"  explore it:  graphdoctor view {pasteable}")
-    say(f"  summary:     graphdoctor report {pasteable} --format markdown")
+    say(f"  explore it:  graphdoctor view {pasteable}", whole=True)
+    say(f"  summary:     graphdoctor report {pasteable} --format markdown", whole=True)

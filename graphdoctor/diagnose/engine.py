@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from graphdoctor.diagnose.findings import (
     ERROR,
     INTERNAL,
+    INTERNAL_ERROR_ID,
     Diagnosis,
     Finding,
     LineReader,
@@ -94,7 +95,7 @@ def _folded(view: TraceView, group: list[Finding]) -> Finding:
 def _internal_error(rule: Rule, error: Exception) -> Finding:
     where = traceback.extract_tb(error.__traceback__)[-1]
     return Finding(
-        id="GD000", name="internal-error", severity=ERROR, category=INTERNAL,
+        id=INTERNAL_ERROR_ID, name="internal-error", severity=ERROR, category=INTERNAL,
         title=f"rule {rule.name} failed: {type(error).__name__}: {error}",
         explanation=(f"graphdoctor's rule {rule.id} {rule.name} raised an exception at "
                      f"{where.filename}:{where.lineno}. The other findings are unaffected."),

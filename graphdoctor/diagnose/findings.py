@@ -45,6 +45,9 @@ SKIPPED = "skipped"
 INTERNAL = "internal"
 
 
+INTERNAL_ERROR_ID = "GD000"  # the finding of a rule that raised (it names the rule)
+
+
 # A verdict's kind: what graphs did for a graph or a compiled function (FAILED, NEUTRAL,
 
 

@@ -6,10 +6,13 @@ from __future__ import annotations
 import os
 import sys
 
+from graphdoctor.columns import notice, stderr_width
+
 
 def tell(line: str) -> None:
+    """``line`` on stderr, wrapped to the terminal as every line of graphdoctor's is."""
     try:
-        sys.stderr.write(line + "\n")
+        sys.stderr.write(notice(line, stderr_width()) + "\n")
         sys.stderr.flush()
     except OSError:  # the terminal is gone (closed, hung up): nobody is left to read it
         _discard_stderr()

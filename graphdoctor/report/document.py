@@ -40,7 +40,8 @@ FORMAT = "graphdoctor-report"
 # replayed (tables.replay_sites); the processes the script started, each a report of its
 # own (children), and each trace's process (meta.pid, meta.parent_pid, meta.command);
 # findings alike on several ranks, grouped as the rendered outputs show them
-# (summary.finding_groups)
+# (summary.finding_groups); eager kernels, as CUPTI saw a native program's run
+# (tables.kernels)
 # 1.14: the wall clock at a trace's time 0 (meta.clock_unix_ns), which lines a job's ranks up
 # 1.13: a graph's loop pace over back-to-back replays (graphs[].paces, trace.loop_pace)
 # 1.12: where a freed captured input was let go (input_events[].dropped), a measurement's

@@ -8,6 +8,7 @@ finding from that rule trips it.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from graphdoctor.columns import term_list
 from graphdoctor.diagnose.findings import (
     ERROR,
     FAILED,
+    INTERNAL_ERROR_ID,
     NEUTRAL,
     RERECORDED,
     SEVERITY_RANK,
@@ -138,18 +140,32 @@ def parse_conditions(text: str, known: Iterable[str] = CONDITIONS,
     """``"capture-failed,neutral"`` -> the names; an unknown name is a usage error."""
     names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
     known = tuple(known)
-    unknown = [n for n in names
-               if n not in known and not (rule_ids and _RULE_ID.fullmatch(n))]
+    if rule_ids:
+        names = tuple(n.upper() if _RULE_ID.fullmatch(n.upper()) else n for n in names)
+        _check_rule_ids([n for n in names if _RULE_ID.fullmatch(n)])
+    unknown = [n for n in names if n not in known and not (rule_ids and _RULE_ID.fullmatch(n))]
     if unknown:
+        close = difflib.get_close_matches(unknown[0], known, 1)
+        meant = f" (did you mean {close[0]}?)" if close else ""
         also = " or a rule id such as GD101" if rule_ids else ""
-        raise GraphDoctorError(f"unknown --fail-on condition {', '.join(map(repr, unknown))}; "
-                               f"choose from {', '.join(known)}{also}")
+        raise GraphDoctorError(f"unknown --fail-on condition {', '.join(map(repr, unknown))}"
+                               f"{meant}; choose from {', '.join(known)}{also}")
     return names
 
 
 # Conditions on the script's own run alone: a process it started may end as it was meant to
 # (a test's child that is to fail), and the script says how that went.
 SCRIPT_ONLY = frozenset({"incomplete"})
+def _check_rule_ids(ids: list[str]) -> None:
+    """A rule id no finding can have (no such rule) is a usage error naming the nearest."""
+    if not ids:
+        return
+    from graphdoctor.diagnose.rules import ALL_RULES, no_such_rule  # loaded when one is named
+
+    known = {INTERNAL_ERROR_ID, *(rule.id for rule in ALL_RULES)}
+    for rule_id in ids:
+        if rule_id not in known:
+            raise GraphDoctorError(no_such_rule(rule_id))
 
 
 def check(report: Report, conditions: Iterable[str]) -> list[Trip]:

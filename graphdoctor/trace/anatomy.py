@@ -88,6 +88,16 @@ class Anatomy:
         """The longest chain's share of the nodes: 1.0 for one serial chain."""
         return self.longest_chain / self.nodes if self.nodes else 0.0
 
+    def type_of(self, node: int) -> str:
+        """Node ``node``'s type (a name of NODE_TYPES; OTHER for one no reader knows)."""
+        kind = self.node_type[node] if 0 <= node < len(self.node_type) else NONE
+        return NODE_TYPES[kind] if 0 <= kind < len(NODE_TYPES) else OTHER
+
+    def kernel_of(self, node: int) -> str:
+        """Node ``node``'s kernel group name ("" for a node that is not a kernel)."""
+        group = self.node_kernel[node] if 0 <= node < len(self.node_kernel) else NONE
+        return self.kernels[group].name if 0 <= group < len(self.kernels) else ""
+
     def count_of(self, node_type: str) -> int:
         return self.node_types.get(node_type, 0)
 

@@ -214,6 +214,19 @@ class FrozenValue(NamedTuple):
     use: str = ""  # what the capture did with it (names.USE_*): a number by value, if empty
 
 
+class Kernel(NamedTuple):
+    """A kernel launched outside any graph (an eager kernel), as CUPTI's kernel activity
+    saw it run on the GPU: its start, its GPU time, its stream and its name (demangled,
+    without its parameters). Recorded for native programs (``graphdoctor run ./program``),
+    the same kernels whose runs in a graph's order are that graph's eager steps."""
+
+    t: int
+    dur: int
+    stream: int
+    name: str
+    phase: str = ""
+
+
 FROZEN_CHANGES_KEPT = 16  # rows written per watched value; later changes are counted only
 TENSOR_VALUE = "a tensor"  # how a value that became a tensor is written: never read (a sync)
 
@@ -484,6 +497,7 @@ KINDS: tuple[EventKind, ...] = (
               phased=True, sort="call", plural="calls left out of a capture"),
     EventKind("call_inputs", "input of a failed compiled call", CallInput, True, "callin",
               sort="device", plural="inputs of a failed compiled call"),
+    EventKind("kernels", "eager kernel", Kernel, True, "kern", phased=True, sort="name"),
     EventKind("exceptions", "exception", ExceptionRecord, False),
     EventKind("compile_events", "compile event", CompileEvent, False, sort="kind"),
     EventKind("guarded_tensors", "guarded tensor", GuardedTensor, False),

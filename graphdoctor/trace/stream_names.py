@@ -13,7 +13,7 @@ DEFAULT_STREAM = "default"
 def stream_names(trace: Trace) -> dict[int, str]:
     """Short names for CUDA streams: "default" for stream 0, then s1, s2... by first use."""
     first_use: dict[int, int] = {}
-    for name in ("stream_ops", "replays", "allocs"):
+    for name in ("stream_ops", "replays", "allocs", "kernels"):
         data = trace.tables[name].data
         for stream in set(data["stream"]):
             at = data["t"][data["stream"].index(stream)]

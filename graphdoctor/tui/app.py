@@ -22,6 +22,7 @@ from textual import events, work
 from textual.app import App, UnknownModeError
 from textual.binding import Binding, BindingType
 from textual.filter import LineFilter, Monochrome, NoColor
+from textual.widgets import Input
 
 from graphdoctor.report.document import Report
 from graphdoctor.tui.live_facts import LiveFacts
@@ -144,7 +145,7 @@ class GraphDoctorApp(App[None]):
 
         timeline = None if self._leaving else self._open(TimelineScreen)
         if timeline is not None:
-            timeline.call_later(timeline.reveal, message.ref, message.frame)
+            timeline.call_later(timeline.reveal, message.ref, message.frame, message.lanes)
 
     def _switch(self, mode: str) -> bool:
         """Switch to ``mode``, remembering where the jump came from (Esc goes back there);
@@ -168,10 +169,23 @@ class GraphDoctorApp(App[None]):
             self._show_trail()
 
     def _show_trail(self) -> None:
-        """The way back, beside the report's name: ``run.json · esc: Findings ‹ Summary``."""
-        titles = {entry.name: entry.title for entry in SCREENS}
-        trail = " ‹ ".join(titles.get(mode, mode) for mode in reversed(self._jumps[-MOST_TRAIL:]))
+        """The way back, beside the report's name: ``run.json · esc: Findings ‹ Summary``,
+        and in the bar on top of the screen (:mod:`graphdoctor.tui.widgets.mode_bar`)."""
+        trail = " ‹ ".join(self.way_back)
         self.sub_title = f"{self.view.name} · esc: {trail}" if trail else self.view.name
+        self.call_later(self._redraw_bars)  # the screen switched to is shown by then
+
+    @property
+    def way_back(self) -> tuple[str, ...]:
+        """The titles of the screens esc goes back to, the next one first."""
+        titles = {entry.name: entry.title for entry in SCREENS}
+        return tuple(titles.get(mode, mode) for mode in reversed(self._jumps[-MOST_TRAIL:]))
+
+    def _redraw_bars(self) -> None:
+        from graphdoctor.tui.widgets.mode_bar import ModeBar
+
+        for bar in self.screen.query(ModeBar):
+            bar.redraw()
 
     def _open(self, kind: type[ScreenT]) -> ScreenT | None:
         """Switch to the screen of class ``kind`` and return it (None while the app closes).
@@ -219,7 +233,9 @@ class GraphDoctorApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """n, N and esc are the search's only while it holds them; else they fall through
         to the screen's own (the timeline's next event) and to back."""
-        return self.search_hits.holds_keys() if action in SEARCH_ACTIONS else True
+        if action in SEARCH_ACTIONS:  # and never while something is typed (the : prompt)
+            return self.search_hits.holds_keys() and not isinstance(self.focused, Input)
+        return True
 
     def on_search_chosen(self, message: SearchChosen) -> None:
         if not self._leaving:

@@ -37,9 +37,13 @@ class ShowGraph(Message):
 class ShowEvent(Message):
     """Open the Timeline with the event ``ref`` selected and in view: a finding's evidence, a
     graph's capture, an allocation, a search hit. ``frame``, when given, is a stretch of the
-    run ([start, end] in ns) to show whole around it: all of a finding's evidence, say."""
+    run ([start, end] in ns) to show whole around it: all of a finding's evidence, say.
+    ``lanes``, when given, names the lanes (by key, ``nodes:``) to show it on where one
+    does, framed as drawn there: a replay on the GPU, its nodes open."""
 
-    def __init__(self, ref: EventRef, frame: tuple[int, int] | None = None) -> None:
+    def __init__(self, ref: EventRef, frame: tuple[int, int] | None = None,
+                 lanes: tuple[str, ...] = ()) -> None:
         super().__init__()
         self.ref = ref
         self.frame = frame
+        self.lanes = lanes  # kinds of lane to show it on first (``nodes:``: a replay on the GPU)

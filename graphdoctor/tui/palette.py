@@ -210,6 +210,8 @@ KIND_MARKS = {
     # an output kept across replays, a copy a capture left out: unsafe too
     "kept_outputs": Mark("k", "bright_red", 1), "uncaptured_calls": Mark("u", "bright_red", 1),
     "call_inputs": Mark("i", "red", 1),  # the inputs of a call torch failed on
+    # on its stream's lane, beside the graph launches (green) and their nodes (blue)
+    "kernels": Mark("█", "bright_cyan", 1),
 }
 OTHER_KIND_STYLE = "white"
 

@@ -51,6 +51,22 @@ def hanging(text: Text, marks: Sequence[str] = ()) -> RenderableType:
     return Group(*rows)
 
 
+def cut_at_word(text: Text, width: int, breaks: Sequence[str] = (" ",)) -> Text:
+    """``text`` on one line of ``width`` cells: whole, or cut before the last of ``breaks``
+    (a space; or the start of a clause, `` · ``, so that a figure keeps its unit) that
+    leaves it room for ``…``, which says it goes on."""
+    if text.cell_len <= width:
+        return text
+    room = max(width - 1, 0)
+    cut = max(text.plain.rfind(mark, 0, room + len(mark)) for mark in breaks)
+    if cut <= 0:  # no clause ends in the room: after a word, else wherever the room ends
+        cut = text.plain.rfind(" ", 0, room + 1)
+    shown = text[:cut if cut > 0 else room]
+    shown.rstrip()
+    shown.append("…", style="dim")
+    return shown
+
+
 def labelled(rows: Sequence[tuple[str | Text, RenderableType]], label_width: int = 9) -> Table:
     """Rows of label and value, the value wrapping under itself rather than under the label.
     A value given as a string is shown as plain text (a table would read it as markup)."""

@@ -1,5 +1,6 @@
-"""Search (/): findings, graphs, errors, warnings, compile events, phases and kinds of event,
-each with the screen that shows it. The index is pure; :class:`ReportSearch` serves it in
+"""Search (/): findings, graphs, errors, warnings, compile events, phases, kinds of event,
+each graph's replays and its kernels by name, and each followed function's calls by its
+name, each with the screen that shows it. The index is pure; :class:`ReportSearch` serves it in
 Textual's command palette (:class:`SearchPalette`), whose fuzzy matching and keys people
 already know. An item's text is the report's, cleaned, and the palette is given it as
 content, never as markup. Choosing a hit remembers the search's hits for n and N
@@ -27,6 +28,7 @@ from textual.message import Message
 
 from graphdoctor.clean_text import clean
 from graphdoctor.diagnose.findings import SEVERITY_RANK
+from graphdoctor.trace.anatomy import short_kernel_name
 from graphdoctor.trace.event_kinds import BY_NAME, KINDS
 from graphdoctor.trace.model import Trace
 from graphdoctor.tui.events import EventRef
@@ -34,12 +36,14 @@ from graphdoctor.tui.navigation import ShowEvent, ShowFinding, ShowGraph
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.tui.screens.base import ReportScreen
 from graphdoctor.tui.search_hits import HitTrail, SearchChosen
+from graphdoctor.tui.timeline.node_lane import NODE_LANE
 from graphdoctor.units import format_moment
 
 DISCOVERED = 40  # items listed before anything is typed
 MAX_PER_KIND = 300  # a run with thousands of compile events needs no more to be found
 # Besides each kind's sorts (a sync's kind, a stream op's op...): the pools allocations came from.
 POOLS = (BY_NAME["allocs"], "pool", "allocation in pool")
+ON_GPU = (NODE_LANE, "stream:")  # a replay shown as its stream ran it, its nodes open
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,7 @@ class SearchItem:
     shows: Callable[[], Message]  # the message, posted to the app, that opens it
     # For an item that stands for a sort of event: each of them, in the order they happened.
     events: Callable[[], list[EventRef]] | None = None
+    lanes: tuple[str, ...] = ()  # the lanes to show its events on first (ShowEvent.lanes)
 
 
 def search_items(view: ReportView) -> list[SearchItem]:
@@ -58,6 +63,8 @@ def search_items(view: ReportView) -> list[SearchItem]:
                 in view.rank_views.items()]
     items = [*_findings(view), *(item for rank in per_rank for item in _graphs(rank)),
              *(item for rank in per_rank for item in _events(rank)),
+             *(item for rank in per_rank for item in _replays(rank)),
+             *(item for rank in per_rank for item in _calls(rank)),
              *(item for rank in per_rank for item in _kinds(rank))]
     return [replace(item, text=clean(item.text)) for item in items]
 
@@ -88,6 +95,46 @@ def _graphs(rank: _Rank) -> Iterator[SearchItem]:
         yield SearchItem(rank.text(f"graph {graph.id} {graph.api} {graph.status} pool "
                                    f"{graph.pool}"), "graph",
                          partial(ShowGraph, (rank.rank, graph.id)))
+
+
+def _replays(rank: _Rank) -> Iterator[SearchItem]:
+    """Each graph's replays, one item that n and N step through ("replay of graph 0", first
+    of 1,000), shown on the GPU as its stream ran them, nodes open; and each kernel of its
+    nodes by name, leading to the same replays."""
+    rows: dict[int, list[int]] = {}
+    for row, graph in enumerate(rank.trace.tables["replays"].data["graph"]):
+        rows.setdefault(graph, []).append(row)
+    graphs = {graph.id: graph for graph in rank.trace.graphs}
+    for graph_id, replayed in rows.items():
+        graph = graphs.get(graph_id)
+        what = f"graph {graph_id}" + (f" ({graph.api})" if graph is not None else "")
+        events = partial(_refs, rank, "replays", replayed)
+        first = partial(ShowEvent, rank.ref("replays", replayed[0]), lanes=ON_GPU)
+        yield SearchItem(rank.text(f"replay of {what}"), f"first of {len(replayed)}", first,
+                         events, ON_GPU)
+        kernels = graph.anatomy.kernels if graph is not None and graph.anatomy else ()
+        for group in kernels[:MAX_PER_KIND]:
+            short = short_kernel_name(group.name)
+            full = f": {group.name}" if group.name != short else ""
+            yield SearchItem(rank.text(f"kernel {short} ×{group.count} in {what}{full}"),
+                             f"in each of {len(replayed)} replays", first, events, ON_GPU)
+
+
+def _calls(rank: _Rank) -> Iterator[SearchItem]:
+    """Each followed function's calls by its name, per mode ("decode_step call (eager)")."""
+    data = rank.trace.tables["calls"].data
+    rows: dict[tuple[int, str], list[int]] = {}
+    for row, key in enumerate(zip(data["fn"], data["mode"], strict=True)):
+        rows.setdefault(key, []).append(row)
+    names = {function.id: function.name for function in rank.trace.functions}
+    for (fn, mode), called in list(rows.items())[:MAX_PER_KIND]:
+        shows = partial(ShowEvent, rank.ref("calls", called[0]))
+        yield SearchItem(rank.text(f"{names.get(fn, f'function {fn}')} call ({mode})"),
+                         f"first of {len(called)}", shows, partial(_refs, rank, "calls", called))
+
+
+def _refs(rank: _Rank, kind: str, rows: list[int]) -> list[EventRef]:
+    return [rank.ref(kind, row) for row in rows]
 
 
 def _events(rank: _Rank) -> Iterator[SearchItem]:
@@ -135,10 +182,10 @@ def _events_of_sort(rank: _Rank, kind: str, values: list[object], value: object)
 def trail_of(items: Sequence[SearchItem], chosen: int) -> HitTrail:
     """What n and N step through after ``items[chosen]`` was chosen: the events it stands for
     (a sort of event), from the first; else the items listed, from the one chosen."""
-    events = items[chosen].events
-    if events is not None:
-        refs = events()
-        return HitTrail(len(refs), lambda number: ShowEvent(refs[number]))
+    item = items[chosen]
+    if item.events is not None:
+        refs = item.events()
+        return HitTrail(len(refs), lambda number: ShowEvent(refs[number], lanes=item.lanes))
     return HitTrail(len(items), lambda number: items[number].shows(), chosen)
 
 

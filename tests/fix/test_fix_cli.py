@@ -43,8 +43,9 @@ def recorded_here(name: str, folder: Path, host: str | None = None) -> Path:
 
 
 def fix(*args: object, given: str | None = None) -> Result:
-    return CliRunner().invoke(main, ["fix", *map(str, args)], input=given,
-                              catch_exceptions=False)
+    # lines as wide as they come: what is said is checked here, its wrapping in test_columns
+    return CliRunner(env={"COLUMNS": "1000"}).invoke(main, ["fix", *map(str, args)],
+                                                     input=given, catch_exceptions=False)
 
 
 @pytest.fixture(autouse=True)

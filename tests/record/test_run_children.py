@@ -77,20 +77,24 @@ def _run(tmp_path: Path, script: str, *options: str,
          environ: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], Path]:
     (tmp_path / "script.py").write_text(textwrap.dedent(script))
     report = tmp_path / "report.json"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHDOCTOR_")}
     done = subprocess.run([sys.executable, "-m", "graphdoctor", "run", "-o", str(report),
                            *options, "script.py"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=400, env={**env, **(environ or {})})
+                          text=True, timeout=400, env={**_environment(), **(environ or {})})
     return done, report
 
 
-def _site_folder_of_the_run(tmp_path: Path) -> str:
+def _site_folder_of_the_run(tmp_path: Path, environ: dict[str, str]) -> str:
     """The site folder of the graphdoctor ``_run`` starts: run from ``tmp_path`` it may be the
     installed package, not the checkout this test imported."""
     code = "from graphdoctor.record.follow import SITE_FOLDER; print(SITE_FOLDER)"
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                          text=True, check=True)
+                          text=True, check=True, env={**_environment(), **environ})
     return done.stdout.strip()
+
+
+def _environment() -> dict[str, str]:
+    """This process's environment without graphdoctor's own variables."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("GRAPHDOCTOR_")}
 
 
 def _said(stdout: str, first: str) -> list[object]:
@@ -118,7 +122,7 @@ def test_the_processes_a_script_starts_are_recorded_into_its_report(tmp_path: Pa
     done, path = _run(tmp_path, FAMILY, environ={"PYTHONPATH": str(theirs)})
     assert done.returncode == 3, done.stderr
     script_path = _said(done.stdout, "script")[1]
-    site_folder = _site_folder_of_the_run(tmp_path)
+    site_folder = _site_folder_of_the_run(tmp_path, {"PYTHONPATH": str(theirs)})
     assert script_path == os.pathsep.join([site_folder, str(theirs)]), "one folder more"
     assert _said(done.stdout, "codes")[1:] == [[1, 0, -signal.SIGSEGV, 0], 0]
     plain = _said(done.stdout, "plain")

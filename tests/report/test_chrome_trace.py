@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import json
 from collections import defaultdict
@@ -10,12 +11,14 @@ from typing import Any
 import pytest
 
 from graphdoctor.report.document import Report
+from graphdoctor.report.render.chrome_gpu import MOST_NODE_SLICES
 from graphdoctor.report.render.chrome_trace import to_chrome_trace
 from graphdoctor.trace.job_clock import job_clock
 from graphdoctor.trace.model import Graph, Replay, Trace
+from graphdoctor.trace.node_schedule import schedule
 from tests.report.helpers import NAMES, real
 
-PHASE_TYPES = {"X", "i", "C", "M", "s", "f"}
+PHASE_TYPES = {"X", "i", "C", "M", "s", "t", "f", "b", "n", "e"}
 Exported = tuple[str, dict[str, Any]]
 
 
@@ -42,7 +45,8 @@ def structure_problems(trace: dict[str, Any]) -> list[str]:
             problems.append(f"bad instant scope {e}")
         if e["ph"] == "C" and not all(isinstance(v, (int, float)) for v in e["args"].values()):
             problems.append(f"counter with a non-number {e}")
-    return problems + nesting_problems(events) + lane_name_problems(events) + flow_problems(events)
+    return (problems + nesting_problems(events) + lane_name_problems(events)
+            + flow_problems(events) + async_problems(events) + bound_flow_problems(events))
 
 
 def nesting_problems(events: list[dict[str, Any]]) -> list[str]:
@@ -80,13 +84,84 @@ def lane_name_problems(events: list[dict[str, Any]]) -> list[str]:
 
 
 def flow_problems(events: list[dict[str, Any]]) -> list[str]:
-    starts = {e["id"]: e for e in events if e["ph"] == "s"}
-    ends = {e["id"]: e for e in events if e["ph"] == "f"}
-    problems = [f"flow {i} has no end" for i in set(starts) ^ set(ends)]
-    problems += [f"flow {i} runs backwards" for i in set(starts) & set(ends)
-                 if ends[i]["ts"] < starts[i]["ts"]]
-    problems += [f"flow end {e} without bp=e" for e in ends.values() if e.get("bp") != "e"]
+    """Flow events (v1: s, t, f): each id (with its category) one start and one end, not
+    before it; each end binds to the slice around it (bp=e), and both ends lie inside a
+    slice of their lane, which Perfetto draws the arrow between."""
+    problems: list[str] = []
+    by_id: dict[tuple[str, Any], dict[str, list[dict[str, Any]]]] = defaultdict(
+        lambda: defaultdict(list))
+    for e in events:
+        if e["ph"] in ("s", "t", "f"):
+            if "id" not in e:
+                problems.append(f"flow event without an id {e}")
+                continue
+            by_id[(e.get("cat", ""), e["id"])][e["ph"]].append(e)
+    for key, phases in by_id.items():
+        if len(phases["s"]) != 1 or len(phases["f"]) != 1:
+            problems.append(f"flow {key}: {len(phases['s'])} starts, {len(phases['f'])} ends")
+            continue
+        start, end = phases["s"][0], phases["f"][0]
+        if end["ts"] < start["ts"]:
+            problems.append(f"flow {key} runs backwards")
+        if end.get("bp") != "e":
+            problems.append(f"flow end {end} without bp=e")
+        problems += [f"flow {key} binds to no slice at {e}" for e in (start, end)
+                     if not inside_a_slice(events, e)]
     return problems
+
+
+def inside_a_slice(events: list[dict[str, Any]], point: dict[str, Any]) -> bool:
+    """Whether a slice of ``point``'s lane holds its moment (in integer nanoseconds)."""
+    starts, ends = lane_slices(events)[1].get((point["pid"], point["tid"]), ([], []))
+    at = round(point["ts"] * 1000)
+    last = bisect.bisect_right(starts, at)
+    return any(ends[i] >= at for i in range(max(last - 64, 0), last))  # nesting: a few deep
+
+
+def lane_slices(events: list[dict[str, Any]]) -> tuple[Any, dict[tuple[int, int], Any]]:
+    """Each lane's slices as sorted starts and their ends (ns), for one events list."""
+    cached = getattr(lane_slices, "cached", None)
+    if cached is not None and cached[0] is events:
+        return cached  # type: ignore[no-any-return]
+    grouped: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
+    for e in events:
+        if e["ph"] == "X":
+            start = round(e["ts"] * 1000)
+            grouped[(e["pid"], e["tid"])].append((start, start + round(e["dur"] * 1000)))
+    lanes = {lane: ([a for a, _ in sorted(spans)], [b for _, b in sorted(spans)])
+             for lane, spans in grouped.items()}
+    lane_slices.cached = (events, lanes)  # type: ignore[attr-defined]
+    return events, lanes
+
+
+def async_problems(events: list[dict[str, Any]]) -> list[str]:
+    """Async events (b, n, e): an id and a category each; every begin ended, once."""
+    problems = [f"async event without id or cat {e}" for e in events
+                if e["ph"] in ("b", "n", "e") and ("id" not in e or "cat" not in e)]
+    opened: dict[tuple[Any, ...], int] = defaultdict(int)
+    for e in sorted((e for e in events if e["ph"] in ("b", "e") and "id" in e),
+                    key=lambda e: (e["ts"], e["ph"] == "b")):
+        key = (e.get("cat"), e["id"], e["name"])
+        opened[key] += 1 if e["ph"] == "b" else -1
+        if opened[key] < 0:
+            problems.append(f"async end before its begin {e}")
+    return problems + [f"async {key} never ends" for key, count in opened.items() if count > 0]
+
+
+def bound_flow_problems(events: list[dict[str, Any]]) -> list[str]:
+    """Flows bound to slices (v2: ``bind_id`` with ``flow_out``/``flow_in`` on an X event):
+    each id leaves one slice and enters at least one."""
+    outs: dict[Any, int] = defaultdict(int)
+    ins: dict[Any, int] = defaultdict(int)
+    problems = []
+    for e in events:
+        if "bind_id" in e:
+            if e["ph"] != "X" or not (e.get("flow_out") or e.get("flow_in")):
+                problems.append(f"bind_id on an event that is no slice with a flow {e}")
+            outs[e["bind_id"]] += bool(e.get("flow_out"))
+            ins[e["bind_id"]] += bool(e.get("flow_in"))
+    return problems + [f"bound flow {i}: {outs[i]} out, {ins[i]} in"
+                       for i in set(outs) | set(ins) if outs[i] != 1 or ins[i] < 1]
 
 
 @pytest.fixture(scope="module", params=NAMES)
@@ -143,7 +218,29 @@ def test_every_kind_of_event_is_on_its_lane(exported: Exported) -> None:
     assert len(_events(trace, "X", "collective")) == total(lambda t: len(t.tables["collectives"]))
     timed = total(lambda t: sum(r.gpu >= 0 for r in t.tables["replays"]))
     assert len(_events(trace, "X", "gpu")) == timed
-    assert len([e for e in trace["traceEvents"] if e["ph"] == "s"]) == timed
+    opened = total(lambda t: len(replays_with_nodes(t)))
+    assert len([e for e in trace["traceEvents"] if e["ph"] == "s"]) == timed + opened
+    assert len(_events(trace, "X", "node")) == total(
+        lambda t: sum(nodes_placed(t)[t.tables["replays"][i].graph]
+                      for i in replays_with_nodes(t)))
+    assert len(_events(trace, "X", "kernel")) == total(lambda t: len(t.tables["kernels"]))
+
+
+def nodes_placed(trace: Trace) -> dict[int, int]:
+    """The nodes each graph's replays open into (graphs whose nodes were kept)."""
+    plans = {g.id: schedule(g.anatomy) for g in trace.graphs if g.anatomy is not None}
+    return {graph: plan.placed for graph, plan in plans.items() if plan is not None}
+
+
+def replays_with_nodes(trace: Trace) -> list[int]:
+    """The timed replays whose nodes the export draws: in order, up to its budget."""
+    placed, drawn, written = nodes_placed(trace), [], 0
+    for index, replay in enumerate(trace.tables["replays"]):
+        nodes = placed.get(replay.graph, 0) if replay.gpu >= 0 else 0
+        if nodes and written + nodes <= MOST_NODE_SLICES:
+            drawn.append(index)
+            written += nodes
+    return drawn
 
 
 def test_memory_is_a_counter(exported: Exported) -> None:

@@ -44,6 +44,37 @@ def test_usage_errors_are_one_line_and_exit_2(args: list[str], said: str) -> Non
     assert said in one_error_line(invoke(*args))
 
 
+@pytest.mark.parametrize(("args", "said"), [
+    (["fix", "--rule", "GD999", REPORT], "invalid value for '--rule': no rule named 'GD999' "
+                                         "(did you mean GD309, GD209, GD109?)"),
+    (["fix", "--rule", "bogus", REPORT], "no rule named 'bogus'; graphdoctor rules lists them"),
+    (["fix", "--rule", "GD201", REPORT], "GD201 gpu-bound has no patch; rules with a patch: "
+                                         "GD101, "),
+    (["explain", "GD999"], "no rule named 'GD999' (did you mean GD309, GD209, GD109?)"),
+    (["report", "--fail-on", "GD999", REPORT], "invalid value for '--fail-on': no rule named "
+                                               "'GD999' (did you mean"),
+    (["report", "--fail-on", "neutral,GD501", REPORT], "'GD501' (did you mean GD401"),
+    (["report", "--fail-on", "nuetral", REPORT], "'nuetral' (did you mean neutral?)"),
+    (["diff", "--fail-on", "regresion", REPORT, REPORT], "(did you mean regression?)"),
+])
+def test_an_unknown_rule_or_condition_is_a_usage_error_naming_the_nearest(
+        args: list[str], said: str) -> None:
+    assert said in one_error_line(invoke(*args))
+
+
+def test_a_rule_is_named_by_its_id_or_name_either_case() -> None:
+    for rule in ("gd101", "sync-in-capture", "GD101"):
+        result = invoke("fix", "--rule", rule, REPORT)
+        assert result.exit_code == 1 and "no finding of this report has a patch" in result.stderr
+    assert invoke("report", "--fail-on", "gd201,GD000", REPORT).exit_code == 0
+
+
+def test_graphdoctor_alone_prints_the_help_and_exits_0() -> None:
+    alone, helped = invoke(), invoke("--help")
+    assert alone.exit_code == 0 and alone.stderr == ""
+    assert alone.stdout == helped.stdout and alone.stdout.startswith("Usage: graphdoctor")
+
+
 def test_a_rule_name_not_close_to_any_points_to_the_list() -> None:
     line = one_error_line(invoke("explain", "BAD"))
     assert line == "graphdoctor: error: no rule named 'BAD'; graphdoctor rules lists them"

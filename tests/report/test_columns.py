@@ -89,3 +89,77 @@ def test_the_graphs_table_counts_replays_as_the_verdicts_do(name: str) -> None:
     for rank, _trace, graph, stats in common.ranked_graphs(report):
         if (rank, graph.id) in said:
             assert said[rank, graph.id] == (stats.count if stats else 0), (rank, graph.id)
+
+
+def stderr_of(*args: str, columns: int) -> str:
+    result = CliRunner(env={"COLUMNS": str(columns)}).invoke(
+        main, list(args), catch_exceptions=False, prog_name="graphdoctor")
+    assert result.exit_code in (0, 3), result.output
+    return result.stderr
+
+
+def go_on_under_themselves(text: str) -> bool:
+    """Every line of graphdoctor's that wrapped goes on indented past where it began."""
+    lines = text.splitlines()
+    return all(line.startswith("  ") for before, line in zip(lines, lines[1:], strict=False)
+               if before.startswith("graphdoctor:") and not line.startswith("graphdoctor:"))
+
+
+DIFFS = [("launch_bound", "gpu_bound"), ("item_in_capture", "launch_bound"),
+         ("dist_extra_allreduce_in_capture", "dist_healthy_capture"),
+         ("compile_graph_break", "compile_healthy")]
+
+
+HEADINGS = ("graphdoctor diff:", "Regressions (", "No regressions.", "Verdicts", "Findings",
+            "Run", "Environment", "Figures that changed")
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+@pytest.mark.parametrize(("before", "after"), DIFFS)
+def test_diff_fits_and_its_wrapped_items_keep_their_indent(before: str, after: str,
+                                                         columns: int) -> None:
+    from tests.conftest import RECORDINGS
+
+    text = CliRunner(env={"COLUMNS": str(columns)}).invoke(
+        main, ["diff", str(RECORDINGS / f"{before}.json"), str(RECORDINGS / f"{after}.json")],
+        catch_exceptions=False).stdout
+    assert too_wide(text, columns) == []
+    assert [line for line in text.splitlines()  # a line at the edge is a heading, not a wrap
+            if line.strip("─") and not line.startswith((" ", *HEADINGS))] == []
+    assert too_wide(render_diff_colored(before, after, columns), columns) == []
+
+
+def render_diff_colored(before: str, after: str, columns: int) -> str:
+    from graphdoctor.report import diff
+    from graphdoctor.report.render.diff import render_diff_text
+
+    result = diff.compare(report_for(before), report_for(after), before, after, 0.1)
+    return render_diff_text(result, width=columns, color=True)
+
+
+@pytest.mark.parametrize("columns", [60, 80])
+def test_notices_on_stderr_fit_and_go_on_under_themselves(columns: int) -> None:
+    from tests.conftest import RECORDINGS
+
+    ranks = [str(RECORDINGS / f"dist4_subgroup_diverge.rank{n}.spool.jsonl.gz")
+             for n in range(4)]
+    for args in (["report", str(RECORDINGS / "launch_bound.json")], ["report", *ranks],
+                 ["diff", str(RECORDINGS / "launch_bound.json"),
+                  str(RECORDINGS / "gpu_bound.json")]):
+        said = stderr_of(*args, columns=columns)
+        assert said.startswith("graphdoctor: read")
+        assert len(said.splitlines()) > 1  # each file's path is longer than the line
+        assert too_wide(said, columns) == [] or all(  # but for a path longer than a line
+            " " not in line.strip() for line in too_wide(said, columns))
+        assert go_on_under_themselves(said), said
+
+
+def test_a_notice_wraps_under_itself_and_keeps_a_long_path_whole() -> None:
+    from graphdoctor.columns import notice
+
+    path = "/a/" + "b" * 90 + ".json"
+    said = notice(f"graphdoctor: read {path} (the recording x.json stands for)\n"
+                  "  explore it: the report of a job of 4 ranks, every rank on one axis", 40)
+    assert said.splitlines() == [
+        "graphdoctor: read", f"  {path}", "  (the recording x.json stands for)",
+        "  explore it: the report of a job of 4", "    ranks, every rank on one axis"]

@@ -112,7 +112,9 @@ def test_fix_shows_the_report_s_text_cleaned_and_forges_no_line(tmp_path: Path,
         if finding.get("location"):
             finding["location"]["file"] += PAYLOADS[kind] + FORGED
     report = io.save(io.parse(data), tmp_path / "hostile.json")
-    result = CliRunner().invoke(main, ["fix", str(report)], catch_exceptions=False)
+    # lines as wide as they come: a forged line is looked for, not graphdoctor's wrapping
+    result = CliRunner(env={"COLUMNS": "1000"}).invoke(main, ["fix", str(report)],
+                                                       catch_exceptions=False)
     assert result.exit_code == 1, result.output
     assert "not patched: " in result.stderr and not leaks(result.stderr), leaks(result.stderr)
     lines = result.stderr.splitlines()

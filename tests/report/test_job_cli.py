@@ -51,6 +51,17 @@ def test_merge_names_its_report_after_the_ranks_and_never_writes_over_one(in_tmp
     assert "to job-2.json" in result.stderr and (in_tmp / "job.json").read_text() == "mine"
 
 
+def test_merge_writes_over_the_file_o_names_only_with_force(in_tmp: Path) -> None:
+    (in_tmp / "job.json").write_text("mine")
+    refused = invoke("merge", rank_file(0), rank_file(1), "-o", "job.json", code=2)
+    assert refused.stderr == ("graphdoctor: error: job.json exists; merge writes over it only "
+                              "with --force\n")
+    assert (in_tmp / "job.json").read_text() == "mine"
+    invoke("merge", rank_file(0), rank_file(1), "-o", "job.json", "--force")
+    assert io.load(in_tmp / "job.json").ranks == [0, 1]
+    invoke("merge", rank_file(0), rank_file(1), "-o", os.devnull)  # a device: written to
+
+
 def test_report_reads_several_files_and_shows_the_ranks_that_differ_first() -> None:
     result = invoke("report", TWO_NODES, "--width", "100")
     text = result.stdout

@@ -7,6 +7,7 @@ import io
 from rich.console import Console, RenderableType
 from textual.pilot import Pilot
 from textual.widgets import Static
+from textual.worker import WorkerCancelled, WorkerState
 
 from graphdoctor.demo import load_demo
 from graphdoctor.report.document import Report
@@ -20,9 +21,10 @@ def plain(renderable: RenderableType, width: int = 100) -> str:
     return console.file.getvalue()  # type: ignore[attr-defined, no-any-return]
 
 
-def shown(app: GraphDoctorApp, selector: str) -> str:
+def shown(app: GraphDoctorApp, selector: str, width: int = 100) -> str:
     """The text of a Static on the current screen."""
-    return plain(app.screen.query_one(selector, Static).content)  # type: ignore[arg-type]
+    return plain(app.screen.query_one(selector, Static).content,  # type: ignore[arg-type]
+                 width)
 
 
 def demo_app(name: str = "item_in_capture") -> GraphDoctorApp:
@@ -36,8 +38,14 @@ def app_for(report: Report, name: str = "") -> GraphDoctorApp:
 
 
 async def settle(pilot: Pilot[None]) -> None:
-    """Let background work (timeline index, totals) finish and the screen catch up."""
-    await pilot.app.workers.wait_for_complete()
+    """Let background work (timeline index, totals) finish and the screen catch up. A
+    search closed while it gathered hits cancels its worker on purpose (SearchPalette):
+    waiting on that one raises WorkerCancelled, which is no error of the app's."""
+    try:
+        await pilot.app.workers.wait_for_complete()
+    except WorkerCancelled:
+        await pilot.app.workers.wait_for_complete(
+            [w for w in pilot.app.workers if w.state != WorkerState.CANCELLED])
     await pilot.pause()
 
 

@@ -16,7 +16,7 @@ from graphdoctor.tui.screens.timeline import TimelineScreen
 from graphdoctor.tui.widgets.mode_bar import ModeBar
 from graphdoctor.tui.widgets.timeline import Timeline
 from tests.reports import report_for
-from tests.tui.helpers import app_for, demo_app, settle, shown
+from tests.tui.helpers import app_for, demo_app, screen_text, settle, shown
 
 BAR = "1 Summary 2 Findings (1) 3 Timeline 4 Allocations 5 Graphs"
 EVERYWHERE = [("1 s", "Summary"), ("2 f", "Findings"), ("3 t", "Timeline"),
@@ -156,23 +156,32 @@ async def test_search_hits_post_their_messages() -> None:
 
 
 async def test_escape_goes_back_along_the_jumps_and_the_header_shows_the_way() -> None:
-    """Findings → enter (its evidence on the timeline): esc clears the selection first, then
-    goes back to Findings; the way back is in the header until it is walked."""
+    """Findings → enter (its evidence on the timeline): one esc goes back to Findings, the
+    event the jump selected left as it was; the way back is in the bar on top until it is
+    walked. An event the user selects there is cleared by esc first."""
     app = demo_app("item_in_capture")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await pilot.press("2", "enter")
         await settle(pilot)
         assert isinstance(app.screen, TimelineScreen)
         assert app.sub_title.endswith("· esc: Findings")
-        await pilot.press("escape")  # the selected event first
-        await settle(pilot)
-        assert isinstance(app.screen, TimelineScreen)
-        assert app.screen.query_one(Timeline).state.selected is None
+        assert screen_text(app).startswith(" esc: Findings  1 Summary")
         await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, FindingsScreen) and "esc:" not in app.sub_title
+        assert screen_text(app).startswith(" graphdoctor  1 Summary")
         await pilot.press("backspace")  # nothing further back: stays
+        await settle(pilot)
+        assert isinstance(app.screen, FindingsScreen)
+        await pilot.press("enter", "k", "n")  # an event of the user's choosing: esc clears it
+        await settle(pilot)
+        timeline = app.screen.query_one(Timeline)
+        assert timeline.state.selected is not None
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, TimelineScreen) and timeline.state.selected is None
+        await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, FindingsScreen)
 

@@ -91,3 +91,9 @@ def test_timeline_replays_opened_into_nodes_at_80x24(snap_compare: Any) -> None:
     keys = ["3", "end", *["plus"] * 13, "j", "j", "j", "N", *["plus"] * 6]
     assert snap_compare(demo_app("launch_bound"), terminal_size=(80, 24),
                         run_before=settled(keys))
+
+
+def test_timeline_one_replay_in_one_key_at_80x24(snap_compare: Any) -> None:
+    """r: the first replay on the GPU framed, its nodes open, selected with its launch."""
+    assert snap_compare(demo_app("launch_bound"), terminal_size=(80, 24),
+                        run_before=settled(["3", "r", "enter"]))

@@ -252,11 +252,11 @@ async def test_the_footer_shows_the_keys_needed_first_in_80_columns() -> None:
 
 async def test_the_status_line_says_the_recording_ends_before_the_process_did() -> None:
     app = app_for(report_for("item_in_capture"))
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(160, 40)) as pilot:  # narrower, it is cut (the hint has it)
         await pilot.press("3")
         await settle(pilot)
         note = recording_note(app.view.run_end, app.view.trace.status.wall_ns)
         assert note.startswith("recording ends at 4.80 s · the process ran 5.54 s")
-        assert note in " ".join(shown(app, "#timeline-status").split())  # wherever it wraps
+        assert note in " ".join(shown(app, "#timeline-status", 160).split())
         await pilot.press("plus")  # the window no longer reaches the end
         assert "recording ends" not in shown(app, "#timeline-status")

@@ -7,6 +7,8 @@ distributed run, and where a run that hung was waiting.
 
 from __future__ import annotations
 
+import difflib
+
 from graphdoctor.diagnose.findings import Rule
 from graphdoctor.diagnose.rules import (
     capture_failed,
@@ -99,3 +101,19 @@ def rule_named(name: str) -> Rule | None:
     """A rule by its kebab-case name or its id (GD101)."""
     wanted = name.strip().lower()
     return next((r for r in ALL_RULES if wanted in (r.name, r.id.lower())), None)
+
+
+def nearest_rules(name: str, most: int = 3) -> list[str]:
+    """The rule ids or names closest to ``name`` (a typo, a rule that does not exist)."""
+    wanted = name.strip()
+    ids = difflib.get_close_matches(wanted.upper(), [r.id for r in ALL_RULES], most, 0.5)
+    names = difflib.get_close_matches(wanted.lower(), [r.name for r in ALL_RULES], most)
+    return (names + ids)[:most]
+
+
+def no_such_rule(name: str) -> str:
+    """What to say of a rule name or id no rule has: the nearest ones, and where the list
+    is."""
+    close = nearest_rules(name)
+    meant = f" (did you mean {', '.join(close)}?)" if close else ""
+    return f"no rule named {name!r}{meant}; graphdoctor rules lists them"

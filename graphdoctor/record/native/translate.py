@@ -7,7 +7,8 @@ line is one JSON object with a kind (``k``) and a time (``t``, the recorder's cl
 the recorder's start is taken off).
 
 The program's kernels launched outside a graph are kept (up to :data:`MAX_KERNELS`) for the
-eager side of each graph's verdict (:mod:`graphdoctor.record.native.eager_steps`).
+eager side of each graph's verdict (:mod:`graphdoctor.record.native.eager_steps`), and
+written as eager kernels, which the timeline and the Chrome export draw on their streams.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from graphdoctor.trace.event_kinds import (
     NONE,
     Call,
     Instantiation,
+    Kernel,
     Replay,
     StreamOp,
     Sync,
@@ -58,16 +60,6 @@ MAX_KERNELS = 200_000  # eager kernels kept for the verdicts; a long eager loop 
 
 
 @dataclass
-class EagerKernel:
-    """A kernel launched outside any graph: when it ran on the GPU, for how long, where."""
-
-    t: int
-    dur: int
-    stream: int
-    name: str
-
-
-@dataclass
 class NativeEvents:
     """Reads the library's lines into ``recorder``; ``clock0`` is the recorder's start on the
     library's clock (both CLOCK_MONOTONIC)."""
@@ -80,7 +72,7 @@ class NativeEvents:
     graphs: dict[int, int] = field(default_factory=dict)  # CUgraph handle -> graph id
     cupti_ids: dict[int, int] = field(default_factory=dict)  # CUPTI's graph id -> graph id
     execs: dict[int, int] = field(default_factory=dict)  # CUgraphExec handle -> graph id
-    kernels: list[EagerKernel] = field(default_factory=list)
+    kernels: list[Kernel] = field(default_factory=list)  # outside any graph, as written
     anatomies: dict[int, dict[str, Any]] = field(default_factory=dict)  # graph id -> read
     ends: dict[int, dict[str, Any]] = field(default_factory=dict)  # graph id -> its end
 
@@ -184,10 +176,13 @@ class NativeEvents:
                                       int(event.get("stream", 0)), 0))
 
     def kernel(self, event: dict[str, Any]) -> None:
+        """A kernel launched outside any graph: kept for the eager steps, and written, so
+        that the timeline draws it beside the graph's launches on its stream."""
         if len(self.kernels) < MAX_KERNELS:
-            self.kernels.append(EagerKernel(self.time(event), int(event["dur"]),
-                                            int(event.get("stream", 0)),
-                                            anatomy.group_name(self.demangle(str(event["name"])))))
+            kernel = Kernel(self.time(event), int(event["dur"]), int(event.get("stream", 0)),
+                            anatomy.group_name(self.demangle(str(event["name"]))))
+            self.kernels.append(kernel)
+            self.recorder.emit(kernel)
 
     def sync(self, event: dict[str, Any]) -> None:
         stream = int(event.get("stream", 0))

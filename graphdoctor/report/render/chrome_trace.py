@@ -9,8 +9,10 @@ Lanes (one pid per process row, one tid per lane, each named with ``M`` metadata
   memory counters (allocated and reserved bytes, and live bytes per pool).
 - pid 10+N "GPU N": one lane per CUDA stream: each replay's GPU time as a slice, started
   at its launch or when the stream's previous replay ends (the recording has the GPU
-  duration, not the GPU start), with a flow arrow from the host call; stream and event
-  operations as instants; NVML counters.
+  duration, not the GPU start), with flow arrows from the host call to it and to its first
+  node; its graph's nodes, where estimated to run, on lanes beside the stream's; the eager
+  kernels a native program ran; stream and event operations as instants; NVML counters
+  (:mod:`.chrome_gpu` draws what ran on the GPU).
 
 A distributed run's report exports every rank: rank N's host lanes go to pid 100N+1
 ("rank N host"), its GPUs' to pid 100N+10+device ("rank N GPU d"), so a single-process
@@ -37,6 +39,14 @@ from typing import Any
 from graphdoctor.clean_text import clean
 from graphdoctor.report import rank_groups
 from graphdoctor.report.document import Report
+from graphdoctor.report.render.chrome_gpu import (
+    Plans,
+    eager_kernels,
+    node_note,
+    replays_on_gpu,
+    slice_event,
+    us,
+)
 from graphdoctor.report.render.drawn_kinds import drawn_from_the_registry
 from graphdoctor.trace import locations, tallies
 from graphdoctor.trace.event_kinds import EventKind, rows_of
@@ -49,11 +59,6 @@ GPU_PID = 10
 RANK_PIDS = 100  # rank N's processes are numbered from 100 * N
 NEVER_RETURNED = "never returned: drawn to the end of the recording"
 Event = dict[str, Any]
-
-
-def us(ns: int) -> float:
-    """Nanoseconds to the format's microseconds, keeping nanosecond precision."""
-    return round(ns / 1000, 3)
 
 
 class _Lanes:
@@ -120,6 +125,7 @@ class _Export:
         self.device = tallies.main_device(trace) if rank != NONE else 0
         self.sampled = tallies.used_devices(trace) if rank != NONE else []
         self.end = max([trace.status.wall_ns] + [span.end for span in trace.phases[-1:]])
+        self.plans = Plans(trace)  # each graph's nodes, placed once for all its replays
 
     def thread_lane(self, thread: int) -> int:
         return self.lanes.tid(self.host_pid, f"thread {thread}")
@@ -133,9 +139,10 @@ class _Export:
                 f"{self.prefix}GPU {device}: {names.get(device, '?')}")
         return pid
 
-    def stream_lane(self, stream: int, device: int) -> tuple[int, int]:
+    def stream_lane(self, stream: int, device: int, suffix: str = "") -> tuple[int, int]:
+        """A stream's track on its GPU's row; ``suffix`` names one beside it (its nodes)."""
         pid = self.gpu_pid(device)
-        label = f"stream {stream}" + (" (default)" if stream == 0 else "")
+        label = f"stream {stream}" + (" (default)" if stream == 0 else "") + suffix
         return pid, self.lanes.tid(pid, label)
 
     def site(self, stack: int) -> str:
@@ -151,6 +158,7 @@ def to_chrome_trace(report: Report, phases: Collection[str] = ()) -> dict[str, A
     events: list[Event] = []
     flow_base = 0
     clock = rank_groups.clock_of(report)
+    plans = []
     for rank in report.ranks or [NONE]:
         trace = report.trace_of(rank)
         export = _Export(trace, phases, lanes, rank, flow_base)
@@ -158,15 +166,17 @@ def to_chrome_trace(report: Report, phases: Collection[str] = ()) -> dict[str, A
             f"{export.prefix}host: {trace.meta.target or 'script'}")
         events += _shifted(_rank_events(export), clock.offset(rank))
         flow_base += len(trace.tables["replays"])
+        plans.append(export.plans)
     events = _nest(events, lanes)
+    other = {**_other_data(report, phases, clock), "graph_nodes": node_note(plans)}
     return {"traceEvents": lanes.metadata() + events, "displayTimeUnit": "ms",
-            "otherData": _other_data(report, phases, clock)}
+            "otherData": other}
 
 
 def _rank_events(export: _Export) -> list[Event]:
     events: list[Event] = []
     for part in (_phases, _captures, _threads, _collectives, _teardown, _thread_instants,
-                 _compile, _inputs, _memory, _streams, _gpu):
+                 _compile, _inputs, _memory, _streams, _eager_kernels, _gpu):
         events += part(export)
     # The kinds the parts above draw in their own way are drawn_kinds.DRAWN_APART; any
     # other kind gets a lane of its own, so a new kind is in the export without a change.
@@ -200,12 +210,6 @@ def _other_data(report: Report, phases: Collection[str], clock: JobClock) -> dic
     return data
 
 
-def _slice(pid: int, tid: int, name: str, t: int, dur: int, cat: str, /,
-           **args: Any) -> Event:  # positional-only: a row's own "name" is an argument
-    return {"ph": "X", "pid": pid, "tid": tid, "name": name, "cat": cat, "ts": us(t),
-            "dur": us(max(0, dur)), "args": args, "_t": t, "_end": t + max(0, dur)}
-
-
 def _instant(pid: int, tid: int, name: str, t: int, cat: str, /, **args: Any) -> Event:
     return {"ph": "i", "s": "t", "pid": pid, "tid": tid, "name": name, "cat": cat,
             "ts": us(t), "args": args}
@@ -220,7 +224,7 @@ def _phases(x: _Export) -> Iterator[Event]:
     for span in x.trace.phases:
         if x.keep(span.start, span.end - span.start):
             name = span.phase + (f" (graph {span.graph})" if span.graph >= 0 else "")
-            yield _slice(x.host_pid, tid, clean(name), span.start, span.end - span.start,
+            yield slice_event(x.host_pid, tid, clean(name), span.start, span.end - span.start,
                          "phase", phase=span.phase, graph=span.graph)
 
 
@@ -229,7 +233,7 @@ def _captures(x: _Export) -> Iterator[Event]:
     for g in x.trace.graphs:
         end = g.capture_end if g.capture_end >= g.capture_start else x.trace.status.wall_ns
         if x.keep(g.capture_start, end - g.capture_start):
-            yield _slice(x.host_pid, tid, clean(f"capture graph {g.id} ({g.status})"),
+            yield slice_event(x.host_pid, tid, clean(f"capture graph {g.id} ({g.status})"),
                          g.capture_start, end - g.capture_start, "capture", graph=g.id,
                          api=g.api, status=g.status, pool=g.pool, internal=g.internal,
                          site=x.site(g.stack))
@@ -240,12 +244,12 @@ def _threads(x: _Export) -> Iterator[Event]:
     for t, dur, gpu, fn, mode, graph in calls:
         if x.keep(t, dur):
             name = clean(f"{x.functions.get(fn, f'function {fn}')} [{mode}]")
-            yield _slice(x.host_pid, x.thread_lane(0), name, t, dur, "call", gpu_ns=gpu,
+            yield slice_event(x.host_pid, x.thread_lane(0), name, t, dur, "call", gpu_ns=gpu,
                          graph=graph, mode=mode)
     replays = _columns(x.trace, "replays", "t", "dur", "gpu", "graph", "thread")
     for index, (t, dur, gpu, graph, thread) in enumerate(replays):
         if x.keep(t, dur):
-            event = _slice(x.host_pid, x.thread_lane(thread), f"replay graph {graph}", t,
+            event = slice_event(x.host_pid, x.thread_lane(thread), f"replay graph {graph}", t,
                            dur, "replay", graph=graph, gpu_ns=gpu)
             if gpu >= 0:
                 event["_flow"] = x.flow_base + index
@@ -265,7 +269,7 @@ def _collectives(x: _Export) -> Iterator[Event]:
             continue
         name = f"{c.op} #{c.seq}" + (" (captured)" if c.graph >= 0 else "")
         note = {} if c.dur >= 0 else {"note": NEVER_RETURNED}
-        yield _slice(x.host_pid, x.thread_lane(c.thread),
+        yield slice_event(x.host_pid, x.thread_lane(c.thread),
                      clean(name + ("" if c.dur >= 0 else " (never returned)")), c.t, dur,
                      "collective", group=clean(c.group), seq=c.seq, bytes=c.bytes,
                      graph=c.graph, phase=c.phase, site=x.site(c.stack), **note)
@@ -279,7 +283,7 @@ def _teardown(x: _Export) -> Iterator[Event]:
         if x.keep(begin.t, dur):
             note = {} if end is not None else {"note": NEVER_RETURNED}
             name = "destroy_process_group" + ("" if end is not None else " (never returned)")
-            yield _slice(x.host_pid, x.thread_lane(0), name, begin.t, dur, "teardown",
+            yield slice_event(x.host_pid, x.thread_lane(0), name, begin.t, dur, "teardown",
                          site=x.site(begin.stack), **note)
 
 
@@ -310,7 +314,7 @@ def _compile(x: _Export) -> Iterator[Event]:
                 "key": clean(e.key), "site": x.site(e.stack)}
         name = clean(e.kind.replace("_", " ") + (f" {e.compile_id}" if e.compile_id else ""))
         if e.dur > 0:
-            yield _slice(x.host_pid, tid, name, e.t, e.dur, "compile", **args)
+            yield slice_event(x.host_pid, tid, name, e.t, e.dur, "compile", **args)
         else:
             yield _instant(x.host_pid, tid, name, e.t, "compile", **args)
 
@@ -355,25 +359,19 @@ def _pool_counters(trace: Trace, keep: _Window, pid: int) -> Iterator[Event]:
 
 
 def _streams(x: _Export) -> Iterator[Event]:
+    """Each replay on the GPU with its nodes (:mod:`.chrome_gpu`), and the stream and
+    event operations."""
     devices = {g.id: g.device for g in x.trace.graphs}
-    stream_end: dict[int, int] = defaultdict(int)
-    replays = x.trace.tables["replays"]
-    for index, replay in enumerate(replays):
-        if replay.gpu < 0:
-            continue
-        start = max(replay.t, stream_end[replay.stream])
-        stream_end[replay.stream] = start + replay.gpu
-        if x.keep(start, replay.gpu):
-            pid, tid = x.stream_lane(replay.stream, devices.get(replay.graph, x.device))
-            event = _slice(pid, tid, f"graph {replay.graph}", start, replay.gpu, "gpu",
-                           graph=replay.graph, start="estimated: launch or end of previous replay")
-            event["_flow_end"] = x.flow_base + index
-            yield event
+    yield from replays_on_gpu(x, x.plans)
     for op in x.trace.tables["stream_ops"]:
         if x.keep(op.t):
             pid, tid = x.stream_lane(op.stream, devices.get(op.graph, x.device))
             yield _instant(pid, tid, clean(op.op), op.t, "stream", other=op.other,
                            phase=op.phase, site=x.site(op.stack))
+
+
+def _eager_kernels(x: _Export) -> Iterator[Event]:
+    return eager_kernels(x)
 
 
 def _gpu(x: _Export) -> Iterator[Event]:
@@ -401,7 +399,7 @@ def _kind_lane(x: _Export, kind: EventKind) -> Iterator[Event]:
             args["site"] = x.site(args.pop("stack"))
         tid = x.lanes.tid(x.host_pid, lane)
         if dur > 0:
-            yield _slice(x.host_pid, tid, name, values["t"], dur, kind.name, **args)
+            yield slice_event(x.host_pid, tid, name, values["t"], dur, kind.name, **args)
         else:
             yield _instant(x.host_pid, tid, name, values["t"], kind.name, **args)
 
@@ -412,7 +410,7 @@ def _nest(events: list[Event], lanes: _Lanes) -> list[Event]:
     placed = _place_slices([e for e in events if e["ph"] == "X"], lanes)
     flows = _flows(placed)
     for event in placed:
-        for key in ("_t", "_end", "_flow", "_flow_end"):
+        for key in ("_t", "_end", "_flow", "_flow_end", "_flow_id"):
             event.pop(key, None)
     return placed + [e for e in events if e["ph"] != "X"] + flows
 
@@ -443,13 +441,15 @@ def _fitting_level(levels: list[list[int]], start: int, end: int) -> int:
 
 
 def _flows(slices: list[Event]) -> list[Event]:
-    """A host -> GPU arrow for each replay whose GPU slice was exported."""
+    """A host -> GPU arrow for each replay whose GPU slice was exported, and one to its
+    first node (the end's ``_flow_id``, where it has its own)."""
     starts = {e["_flow"]: e for e in slices if "_flow" in e}
     flows: list[Event] = []
     for end in (e for e in slices if "_flow_end" in e):
         start = starts.get(end["_flow_end"])
         if start is not None:
-            common = {"name": "launch", "cat": "launch", "id": end["_flow_end"]}
+            common = {"name": "launch", "cat": "launch",
+                      "id": end.get("_flow_id", end["_flow_end"])}
             flows += [{**common, "ph": "s", "pid": start["pid"], "tid": start["tid"],
                        "ts": start["ts"]},
                       {**common, "ph": "f", "bp": "e", "pid": end["pid"], "tid": end["tid"],

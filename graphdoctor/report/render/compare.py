@@ -2,14 +2,12 @@
 variant's verdicts, the runs in the order they ran, and what each variant set.
 
 Every string from a report goes through :func:`clean`, as in the report summary, and
-the table is drawn through :class:`~graphdoctor.report.render.text.Printable`."""
+the table is drawn through :class:`~graphdoctor.report.render.terminal.Printable`."""
 
 from __future__ import annotations
 
-import io
-
 from rich import box
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -17,7 +15,8 @@ from graphdoctor import units
 from graphdoctor.clean_text import clean
 from graphdoctor.diagnose.measure import Stat
 from graphdoctor.report.compare import CompareResult, Row
-from graphdoctor.report.render.text import VERDICT_STYLE, Printable
+from graphdoctor.report.render.terminal import item, printed
+from graphdoctor.report.render.text import VERDICT_STYLE
 from graphdoctor.trace import endings
 
 COLUMNS = ("subject", "variant", "timed", "calls", "GPU p50", "GPU p95", "host p50",
@@ -26,15 +25,9 @@ NO_WRAP = frozenset(COLUMNS) - {"subject"}
 
 
 def render_compare(result: CompareResult, *, width: int = 100, color: bool = False) -> str:
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=width, force_terminal=color,
-                      color_system="standard" if color else None, no_color=not color,
-                      highlight=False, emoji=False, soft_wrap=False)
-    for part in (_title(result), _table(result), _verdicts(result), _runs(result),
-                 _variants(result), _gates(result)):
-        if part is not None:
-            console.print(Printable(part))
-    return buffer.getvalue()
+    parts = (_title(result), _table(result), _verdicts(result), _runs(result),
+             _variants(result), _gates(result))
+    return printed((part for part in parts if part is not None), width, color)
 
 
 def _t(text: object, style: str = "") -> Text:
@@ -92,26 +85,27 @@ def _verdict(row: Row) -> Text:
 
 
 def _verdicts(result: CompareResult) -> RenderableType | None:
-    lines = [_t(f"  {row.variant}: {row.subject}: {row.verdict.summary}")
+    lines = [item(f"{row.variant}:", f"{row.subject}: {row.verdict.summary}")
              for row in result.rows if row.verdict is not None]
     return Group(_heading("Verdicts (the run with the median speedup)"), *lines) if lines \
         else None
 
 
 def _runs(result: CompareResult) -> RenderableType:
-    lines = [_t(f"  {run.order + 1}. {run.variant} #{run.repeat + 1} "
-                f"{endings.outcome(run.report.trace)}"
-                + (f"; report {run.saved_to}" if run.saved_to else ""))
+    lines = [item(f"{run.order + 1}.", f"{run.variant} #{run.repeat + 1} "
+                  f"{endings.outcome(run.report.trace)}"
+                  + (f"; report {run.saved_to}" if run.saved_to else ""))
              for run in result.runs]
     return Group(_heading("Runs, in the order they ran"), *lines)
 
 
 def _variants(result: CompareResult) -> RenderableType:
-    return Group(_heading("Variants"), *(_t(f"  {v.name}: {v.describe()}")
+    return Group(_heading("Variants"), *(item(f"{v.name}:", v.describe())
                                          for v in result.variants))
 
 
 def _gates(result: CompareResult) -> RenderableType | None:
     if not result.trips:
         return None
-    return Group(_heading("--fail-on"), *(_t(f"  {trip}", "red") for trip in result.trips))
+    return Group(_heading("--fail-on"), *(item(f"{trip.condition}:", trip.reason, "red")
+                                          for trip in result.trips))

@@ -7,10 +7,8 @@ and the figures that changed.
 
 from __future__ import annotations
 
-import io
-
 from rich import box
-from rich.console import Console
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -20,7 +18,7 @@ from graphdoctor.diagnose.findings import Verdict
 from graphdoctor.report.diff import Figure, FindingChange, ReportDiff, VerdictChange
 from graphdoctor.report.render import markdown
 from graphdoctor.report.render.markdown_escape import escape
-from graphdoctor.report.render.text import Printable
+from graphdoctor.report.render.terminal import item, printed
 from graphdoctor.trace import locations
 
 MAX_ROWS = 50
@@ -70,35 +68,32 @@ def _finding_line(change: FindingChange) -> str:
 
 
 def render_diff_text(diff: ReportDiff, *, width: int = 100, color: bool = False) -> str:
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=width, force_terminal=color,
-                      color_system="standard" if color else None, no_color=not color,
-                      highlight=False, emoji=False)
-    for part in _text_parts(diff):
-        console.print(Printable(part))
-    return buffer.getvalue()
+    return printed(_text_parts(diff), width, color)
 
 
-def _text_parts(diff: ReportDiff) -> list[Text | Table]:
-    title = Text.assemble(("graphdoctor diff: ", "bold"), clean(diff.before_name), " → ",
-                          clean(diff.after_name))
-    parts: list[Text | Table] = [title]
+def _text_parts(diff: ReportDiff) -> list[RenderableType]:
+    title = Table.grid(padding=(0, 1))  # the names wrap under themselves, past the title
+    title.add_column(no_wrap=True)
+    title.add_column(overflow="fold")
+    title.add_row(Text("graphdoctor diff:", style="bold"),
+                  Text(f"{clean(diff.before_name)} → {clean(diff.after_name)}"))
+    parts: list[RenderableType] = [title]
     if diff.regressions:
         parts.append(Text(f"\nRegressions ({len(diff.regressions)})", style="bold red"))
-        parts += [Text(f"  {r.condition}: {r.reason}", style="red") for r in diff.regressions]
+        parts += [item(f"{r.condition}:", r.reason, "red") for r in diff.regressions]
     else:
         parts.append(Text("\nNo regressions.", style="green"))
     if diff.verdicts:
         parts += [Text("\nVerdicts", style="bold"), _verdict_table(diff)]
     parts.append(Text("\nFindings", style="bold"))
-    parts += [Text(f"  + {_finding_line(c)}", style="red") for c in diff.appeared[:MAX_ROWS]]
-    parts += [Text(f"  - {_finding_line(c)}", style="green") for c in diff.gone[:MAX_ROWS]]
+    parts += [item("+", _finding_line(c), "red") for c in diff.appeared[:MAX_ROWS]]
+    parts += [item("-", _finding_line(c), "green") for c in diff.gone[:MAX_ROWS]]
     unchanged = len(diff.findings) - len(diff.appeared) - len(diff.gone)
     parts.append(Text(f"  {unchanged} unchanged", style="dim"))
     for label, rows in (("Run", diff.run), ("Environment", diff.environment)):
         if rows:
             parts.append(Text(f"\n{label}", style="bold"))
-            parts += [Text(clean(f"  {name}: {a} → {b}")) for name, a, b in rows]
+            parts += [item(clean(f"{name}:"), clean(f"{a} → {b}"), "") for name, a, b in rows]
     figures = _changed_figures(diff)
     if figures:
         parts += [Text("\nFigures that changed", style="bold"), _figure_table(figures)]

@@ -15,7 +15,7 @@ from graphdoctor.trace.event_kinds import KINDS, EventKind
 
 DRAWN_APART = frozenset({"replays", "calls", "allocs", "syncs", "stream_ops", "collectives",
                          "memory", "gpu_samples", "exceptions", "compile_events", "warnings",
-                         "input_events", "teardown"})
+                         "input_events", "teardown", "kernels"})
 
 
 def drawn_from_the_registry() -> list[EventKind]:

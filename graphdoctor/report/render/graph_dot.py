@@ -52,13 +52,8 @@ def _graph(report: Report, graph_id: int, rank: int) -> Graph:
 
 
 def _node_attributes(found: Anatomy, index: int) -> str:
-    type_index = found.node_type[index]
-    node_type = anatomy.NODE_TYPES[type_index] if 0 <= type_index < len(anatomy.NODE_TYPES) \
-        else anatomy.OTHER
-    lines = [f"{index}: {node_type}"]
-    group = found.node_kernel[index] if index < len(found.node_kernel) else -1
-    if 0 <= group < len(found.kernels):
-        lines = [f"{index}: {anatomy.short_kernel_name(found.kernels[group].name)}"]
+    node_type, kernel = found.type_of(index), found.kernel_of(index)
+    lines = [f"{index}: {anatomy.short_kernel_name(kernel) if kernel else node_type}"]
     extra = ""
     if node_type == anatomy.HOST:
         hosts_before = sum(1 for t in found.node_type[:index] if t == _HOST_INDEX)

@@ -3,21 +3,19 @@
 A pure function: it returns the text, with ANSI colour only when asked, and the CLI asks
 only when stdout is a terminal. Every string that came from the report is passed to rich
 as plain :class:`~rich.text.Text` (never as markup) after :func:`clean`, so a report
-cannot restyle or take over the reader's terminal; :class:`Printable` cleans what is drawn
-once more, for text that reached a renderable some other way. A distributed run's summary
-covers every rank: findings, graphs, exceptions and phases each say which rank they are from.
+cannot restyle or take over the reader's terminal; :mod:`graphdoctor.report.render.terminal`
+cleans what is drawn once more, for text that reached a renderable some other way. A
+distributed run's summary covers every rank: findings, graphs, exceptions and phases each
+say which rank they are from.
 """
 
 from __future__ import annotations
 
-import io
-import re
 from collections.abc import Callable
 
 from rich import box
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.console import Console, Group, RenderableType
 from rich.measure import Measurement
-from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -39,6 +37,7 @@ from graphdoctor.report.document import Report
 from graphdoctor.report.finding_groups import finding_groups
 from graphdoctor.report.redact import KEPT_NOTICE, REDACTED_NOTICE
 from graphdoctor.report.render import common
+from graphdoctor.report.render.terminal import printed
 from graphdoctor.trace import locations, queries, tallies
 from graphdoctor.trace.model import ExceptionRecord, Graph, Trace
 from graphdoctor.trace.names import CAPTURE_FAILED
@@ -49,41 +48,13 @@ VERDICT_STYLE = {FASTER: "green", FAILED: "bold red", UNSAFE: "bold red", SLOWER
 NO_WRAP = frozenset({"graph", "verdict", "speedup", "status", "replays", "host p50", "GPU p50"})
 MAX_FINDINGS = 20
 UNBOUNDED = 1 << 16  # columns enough for any table, to measure it whole
-STYLE = re.compile(r"\x1b\[[0-9;]*m")
-TRAILING = re.compile(r"(?: |\x1b\[[0-9;]*m)+$")  # the spaces and style codes ending a line
 MAX_EXCEPTIONS = 5
 
 
 def render_text(report: Report, *, width: int = 100, color: bool = False) -> str:
     """The summary a person reads in a terminal: verdicts, findings with their code line,
     graphs, errors, phases and what was not recorded."""
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=width, force_terminal=color,
-                      color_system="standard" if color else None, no_color=not color,
-                      highlight=False, emoji=False, soft_wrap=False)
-    for part in _parts(report, width):
-        console.print(Printable(part))
-    # rich pads a table's cells to the column: spaces a terminal shows as nothing, but
-    # copied into a ticket or diffed they are noise
-    return "\n".join(_without_trailing_spaces(line) for line in buffer.getvalue().split("\n"))
-
-
-def _without_trailing_spaces(line: str) -> str:
-    """The line without the spaces at its end, keeping the style codes among them."""
-    return TRAILING.sub(lambda end: "".join(STYLE.findall(end.group(0))), line)
-
-
-class Printable:
-    """A renderable drawn with :func:`clean` applied to all its text: only the control
-    codes the console writes itself (colours, styles) reach the terminal."""
-
-    def __init__(self, renderable: RenderableType):
-        self.renderable = renderable
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        for segment in console.render(self.renderable, options):
-            yield segment if segment.control else Segment(clean(segment.text),
-                                                          segment.style)
+    return printed(_parts(report, width), width, color)
 
 
 def _parts(report: Report, width: int) -> list[RenderableType]:

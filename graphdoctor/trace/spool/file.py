@@ -23,6 +23,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from graphdoctor.columns import notice, stderr_width
 from graphdoctor.trace.names import RECORDING_STOPPED
 from graphdoctor.trace.spool.records import URGENT, NoteRecord, SpoolRecord, encode
 from graphdoctor.trace.spool.tail import Pending
@@ -195,7 +196,7 @@ def _size_or(fd: int, otherwise: int) -> int:
 def _say(text: str) -> None:
     """A line on the process's own stderr, whatever the script made of ``sys.stderr``."""
     try:
-        os.write(2, text.encode(errors="replace"))
+        os.write(2, (notice(text.rstrip("\n"), stderr_width()) + "\n").encode(errors="replace"))
     except OSError:
         pass
 

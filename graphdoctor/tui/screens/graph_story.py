@@ -50,7 +50,7 @@ class GraphStoryScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("c", "tab('capture')", "Capture"),
-        Binding("e", "tab('steps')", "Eager beside replay"),
+        Binding("e", "tab('steps')", "Eager vs replay"),
     ]
 
     def __init__(self, view: ReportView, rank: int, index: int) -> None:

@@ -19,7 +19,7 @@ from graphdoctor.tui.palette import Mark
 KEY_NAMES = {"left": "←", "right": "→", "up": "↑", "down": "↓", "plus": "+", "minus": "-",
              "equals_sign": "=", "underscore": "_", "question_mark": "?", "slash": "/",
              "less_than_sign": "<", "greater_than_sign": ">", "escape": "esc", "f1": "F1",
-             "left_square_bracket": "[", "right_square_bracket": "]"}
+             "left_square_bracket": "[", "right_square_bracket": "]", "colon": ":"}
 MOUSE = ("click a lane: move the cursor there and show the event under it",
          "wheel: zoom around the pointer · shift+wheel: pan",
          "click a screen's name in the top bar, a table heading to sort, a row to select it")

@@ -78,7 +78,10 @@ class SummaryScreen(ReportScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#verdicts", OptionList).focus()
+        """The verdicts take the keys, but the screen opens on its headline (how the run
+        ended), however tall the outcome of a job of many ranks is."""
+        self.query_one("#verdicts", OptionList).focus(scroll_visible=False)
+        self.call_after_refresh(self.query_one("#summary").scroll_home, animate=False)
 
     def kept_place(self) -> object:
         return [self.query_one(f"#{name}", OptionList).highlighted for name in LISTS]

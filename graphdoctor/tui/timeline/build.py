@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from graphdoctor.report.render.drawn_kinds import drawn_from_the_registry
+from graphdoctor.trace.event_kinds import BY_NAME
 from graphdoctor.trace.model import CAPTURE, NONE, REPLAY, Trace
 from graphdoctor.trace.stream_names import stream_names
 from graphdoctor.tui import palette as marks
@@ -173,7 +174,8 @@ def stream_lanes(trace: Trace, orders: Orders, run_end: int) -> list[Lane]:
                     about=f"CUDA stream {stream}: captures {marks.CAPTURE_SPAN.glyph} (failed "
                           f"{marks.FAILED_CAPTURE_SPAN.glyph}), replays "
                           f"{marks.REPLAY_GPU.glyph} (each after the one before it ended: "
-                          f"a stream runs in order), stream operations")
+                          f"a stream runs in order), eager kernels where recorded "
+                          f"(native programs), stream operations")
         lanes.append(lane)
         replays = next((s for s in series if s.source == "replays"), None)
         if replays is not None:
@@ -202,6 +204,9 @@ def _stream_series(trace: Trace, orders: Orders, stream: int, run_end: int) -> l
                           ops.where(stream=stream, op=op)) for op in ops.distinct("op")]
     series.append(allocs.series("allocs", "allocation", marks.ALLOC_ON_STREAM,
                                 allocs.where(stream=stream)))
+    kernels = orders["kernels"]  # launched outside a graph: eager work beside the replays
+    series.append(kernels.series("kernels", "eager kernel", marks.kind_mark(BY_NAME["kernels"]),
+                                 kernels.where(stream=stream), "dur"))
     return [s for s in series if len(s)]
 
 

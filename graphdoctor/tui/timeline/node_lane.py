@@ -140,22 +140,11 @@ def _mark_boundary(grid: Grid, columns: range, replay: int) -> None:
         grid.cells[0][first] = (marks.BOUNDARY, grid.cells[0][first][1])
 
 
-def node_type(found: Anatomy, node: int) -> str:
-    kind = found.node_type[node]
-    return shapes.NODE_TYPES[kind] if 0 <= kind < len(shapes.NODE_TYPES) else shapes.OTHER
-
-
-def kernel_name(found: Anatomy, node: int) -> str:
-    """The node's kernel group name ("" for a node that is not a kernel)."""
-    group = found.node_kernel[node] if node < len(found.node_kernel) else -1
-    return found.kernels[group].name if 0 <= group < len(found.kernels) else ""
-
-
 def node_cell(found: Anatomy, placed: PlacedNode) -> Cell:
     """A node's glyph, by its type, in its colour on the longest chain and grey off it;
     kernels alternate two blues so that neighbours read as two."""
-    kind = node_type(found, placed.node)
-    if kind == shapes.KERNEL and kernel_name(found, placed.node).startswith(shapes.NCCL_KERNEL):
+    kind = found.type_of(placed.node)
+    if kind == shapes.KERNEL and found.kernel_of(placed.node).startswith(shapes.NCCL_KERNEL):
         mark = marks.NODE_COLLECTIVE
     else:
         mark = marks.NODE_MARKS.get(kind, marks.NODE_OTHER)
@@ -170,8 +159,8 @@ def node_cell(found: Anatomy, placed: PlacedNode) -> Cell:
 def node_label(found: Anatomy, node: int) -> str:
     """What a node's run of columns says: its kernel's own short name, or its type (the
     report's text, cleaned)."""
-    name = kernel_name(found, node)
-    return clean(short_label(name)) if name else node_type(found, node)
+    name = found.kernel_of(node)
+    return clean(short_label(name)) if name else found.type_of(node)
 
 
 _SUFFIXES = ("_kernel_cuda", "_kernel_impl", "_kernel")
@@ -194,12 +183,12 @@ def _node_text(plan: Plan, node: PlacedNode | None, length: int, graph: int) -> 
     found, nodes = plan
     if node is None:
         return f"graph {graph}: between nodes"
-    kernel = node_type(found, node.node) == shapes.KERNEL
+    kernel = found.type_of(node.node) == shapes.KERNEL
     how = ("kernel time" if kernel else "median kernel's") if nodes.timed else "equal shares"
     chain = "longest chain" if node.on_chain else "off the longest chain"
     estimate = format_duration(round((node.end - node.start) * length))
-    name = shapes.short_kernel_name(kernel_name(found, node.node)) if kernel else \
-        node_type(found, node.node)
+    name = shapes.short_kernel_name(found.kernel_of(node.node)) if kernel else \
+        found.type_of(node.node)
     return (f"graph {graph} node {node.node}/{found.nodes} ≈{estimate} ({how}) · {chain} · "
             f"{clean(name)}")
 

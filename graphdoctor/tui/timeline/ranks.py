@@ -36,6 +36,12 @@ def rank_lanes(rank: int, lanes: Sequence[Lane], devices: Collection[int]) -> li
     return kept
 
 
+def unranked_key(lane: Lane) -> str:
+    """A lane's key without the rank :func:`rank_lanes` put before it (``r1/nodes:7`` →
+    ``nodes:7``)."""
+    return lane.key.rpartition("/")[2]
+
+
 def shift_lanes(lanes: Sequence[Lane], offset: int) -> None:
     """Move every time the lanes hold by ``offset`` ns (a rank's place on the job's axis)."""
     if not offset:

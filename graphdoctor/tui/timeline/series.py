@@ -127,6 +127,14 @@ class Series:
             return None
         return index - 1 if self.ends[index - 1] > t else None
 
+    def index_of_row(self, row: int) -> int | None:
+        """The index of the event for ``row``, wherever it is drawn (a replay on the GPU is
+        drawn after its launch): rows of one series are in table order."""
+        if self.rows is None:
+            return row if 0 <= row < len(self.times) else None
+        index = bisect_left(self.rows, row)
+        return index if index < len(self.rows) and self.rows[index] == row else None
+
     def find(self, row: int, t: int) -> int | None:
         """The index of the event for ``row``, which happened at ``t``."""
         index = bisect_left(self.times, t)

@@ -22,6 +22,7 @@ from graphdoctor.tui.timeline.layout import (
     time_of,
     with_cursor,
 )
+from graphdoctor.tui.timeline.ranks import unranked_key
 from graphdoctor.units import format_moment
 
 ZOOM_STEP = 0.5  # each zoom halves (or doubles) the span
@@ -157,6 +158,27 @@ def framed(limits: Window, start: int, end: int, width: int) -> Window:
     margin = max(length // FRAME_MARGIN_SHARE, -(-length * EDGE_COLUMNS // columns))
     window = Window(start - margin, start + length + margin)
     return limits if window.span >= limits.span else window.clamped(limits)
+
+
+def locate_on(lanes: Sequence[Lane], ref: EventRef,
+              keys: Sequence[str]) -> tuple[int, EventAt] | None:
+    """The first lane, by the first of ``keys`` its key starts with, that shows ``ref``,
+    wherever it draws it (a replay on the GPU runs after its launch), and its entry there."""
+    for key in keys:
+        for index, lane in enumerate(lanes):
+            if unranked_key(lane).startswith(key):
+                for series in lane.series:
+                    at = series.index_of_row(ref.index) if series.source == ref.kind \
+                        and series.rank == ref.rank else None
+                    if at is not None:
+                        return index, EventAt(series, at)
+    return None
+
+
+def end_of(event: EventAt) -> int:
+    """When the event ends on its lane (its start, for an instant)."""
+    ends = event.series.ends
+    return ends[event.index] if ends is not None else event.time
 
 
 def select(state: TimelineState, event: EventAt | None, lane: int | None = None) -> TimelineState:

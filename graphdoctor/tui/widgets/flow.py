@@ -21,11 +21,25 @@ FLOWS = "flows"  # the CSS class of the parts arrows flow between
 
 
 def hand_on(part: Widget, step: int) -> None:
-    """Focus the part after ``part`` (``step`` 1) or before it (-1), if there is one."""
-    parts = [widget for widget in part.screen.focus_chain if widget.has_class(FLOWS)]
+    """Focus the part after ``part`` (``step`` 1) or before it (-1), if there is one; up
+    from the first part, show the top of what holds it (a summary's headline above it)."""
+    parts = _parts(part)
     index = parts.index(part) + step if part in parts else -1
     if 0 <= index < len(parts):
         parts[index].focus()
+    elif step < 0:
+        _show_top(part)
+
+
+def _parts(part: Widget) -> list[Widget]:
+    return [widget for widget in part.screen.focus_chain if widget.has_class(FLOWS)]
+
+
+def _show_top(part: Widget) -> None:
+    """Scroll the pane that holds ``part`` to its top, where that is above the first part."""
+    holder = next((a for a in part.ancestors if isinstance(a, VerticalScroll)), None)
+    if holder is not None:
+        holder.scroll_home(animate=False)
 
 
 class FlowingList(OptionList):
@@ -61,6 +75,11 @@ class FlowingList(OptionList):
             turn()
         except KeyError:
             pass
+    def action_first(self) -> None:
+        """Home: the first option; on a screen's first part, its top too."""
+        super().action_first()
+        if self.is_mounted and _parts(self)[:1] == [self]:  # OptionList's own start calls it
+            _show_top(self)
 
     def _at_edge(self, end: int) -> bool:
         """Whether the highlight is on the first (``end`` 0) or last (-1) enabled option."""

@@ -1,7 +1,8 @@
 """The one-line bar on top of every screen: the screens (clickable), which one is open, and
-the report's name; while n and N step through a search's hits, which hit is on show, in
-place of the app's name ("hit 3 of 122 · n/N"); in a live view, that it is live and for how
-long the run has gone ("● live 42.0 s"), there too, where even 80 columns keep it."""
+the report's name; in place of the app's name, the way back after a jump ("esc:
+Findings"), while n and N step through a search's hits, which hit is on show ("hit 3 of 122
+· n/N"), and in a live view, that it is live and for how long the run has gone ("● live
+42.0 s"), where even 80 columns keep it."""
 
 from __future__ import annotations
 
@@ -18,10 +19,21 @@ Tab = tuple[str, str]
 """A screen in the bar: its name, and its label there. Its number is its place in the bar."""
 
 
+def way_back_note(trail: Sequence[str], tabs: Sequence[Tab], width: int) -> str:
+    """``esc: Findings ‹ Summary``: as much of the way back (the next screen first) as
+    leaves the screens' titles room in ``width``; at least the next screen."""
+    room = width - len(mode_bar_text(tabs, None, "", 0, "")[0]) + len(" graphdoctor ")
+    for shown in range(len(trail), 0, -1):
+        note = "esc: " + " ‹ ".join(trail[:shown])
+        if len(note) + 2 <= room or shown == 1:
+            return note
+    return ""
+
+
 def mode_bar_text(tabs: Sequence[Tab], active: str | None, name: str,
                   width: int, note: str = "") -> tuple[Text, list[int]]:
     """The bar's text, and the column where each screen's label ends (for mouse clicks).
-    A ``note`` (the search's hit) stands where the app's name does."""
+    A ``note`` (the search's hit, or the way back) stands where the app's name does."""
     text = Text(f" {note or 'graphdoctor'} ", style="bold reverse", no_wrap=True,
                 overflow="crop")
     ends = []
@@ -76,11 +88,17 @@ class ModeBar(Static):
     def on_show(self) -> None:
         self._draw()  # its screen is shown again: the search may have moved meanwhile
 
+    def redraw(self) -> None:
+        """Draw the bar again (the way back changed)."""
+        self._draw()
+
     def _draw(self) -> None:
         hits = search_hits(self.app)
+        trail: Sequence[str] = getattr(self.app, "way_back", ())
+        note = ((hits.note if hits else "") or way_back_note(trail, self.tabs, self.size.width)
+                or self.badge)
         text, self._ends = mode_bar_text(self.tabs, self.active, self.report_name,
-                                         self.size.width, (hits.note if hits else "") or
-                                         self.badge)
+                                         self.size.width, note)
         self.update(text)
 
     def on_click(self, event: Click) -> None:

@@ -31,7 +31,12 @@ from graphdoctor.tui.timeline.graph_groups import GraphGroupLane
 from graphdoctor.tui.timeline.lanes import EventAt, Lane, fit_heights
 from graphdoctor.tui.timeline.layout import Cell, Window, column_edges, fit_label, time_of
 from graphdoctor.tui.timeline.node_lane import NodeLane
-from graphdoctor.tui.timeline.ranks import label_width, lane_in_next_rank, phase_lane_of
+from graphdoctor.tui.timeline.ranks import (
+    label_width,
+    lane_in_next_rank,
+    phase_lane_of,
+    unranked_key,
+)
 from graphdoctor.tui.timeline.view import (
     Overlay,
     ScreenRow,
@@ -119,6 +124,7 @@ class Timeline(ScrollView, can_focus=True):
         self.set_reactive(Timeline.state, TimelineState(limits, limits.start))
         self._rows: list[ScreenRow] = []
         self._rows_for: tuple[TimelineState, int] | None = None
+        self._revealed: EventRef | None = None  # the event a jump from elsewhere selected
 
     # -- geometry ---------------------------------------------------------------------------
     @property
@@ -302,20 +308,28 @@ class Timeline(ScrollView, can_focus=True):
         self.state = moves.select(self.state, None)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Escape clears a selection; with none, it goes on to the app (back along the
-        jumps that led here)."""
-        if action == "clear" and self.state.selected is None:
-            return False
-        return True
+        """Escape clears a selection the user made here; with none, or with the one a jump
+        selected (a finding's evidence, a search hit) while there is a way back, it goes on
+        to the app, back along the jumps that led here: one Esc goes back whence Enter came."""
+        if action != "clear":
+            return True
+        way_back: tuple[str, ...] = getattr(self.app, "way_back", ())
+        jumped = self.state.selected == self._revealed and bool(way_back)
+        return not (self.state.selected is None or jumped)
 
     # -- revealing an event from elsewhere (a finding's evidence, a search) ---------------
-    def reveal(self, ref: EventRef, start: int, end: int, frame: Span | None = None) -> bool:
+    def reveal(self, ref: EventRef, start: int, end: int, frame: Span | None = None,
+               lanes: Sequence[str] = ()) -> bool:
         """Select ``ref`` and zoom to it with some of its phase around, or to all of
-        ``frame`` (with a margin) when given; False if no lane shows it."""
-        found = self._locate(ref, start)
+        ``frame`` (with a margin) when given, or framed as the first of ``lanes`` (by key)
+        to show it draws it; False if no lane shows it."""
+        found = moves.locate_on(self.lanes, ref, lanes) or self._locate(ref, start)
         if found is None:
             return False
         index, event = found
+        if lanes and unranked_key(self.lanes[index]).startswith(tuple(lanes)):
+            start, end = event.time, moves.end_of(event)
+            frame = (start, end)
         if frame is not None and frame[1] > frame[0]:
             window = moves.framed(self.limits, *frame, self.plot_width)
             state = replace(self.state, window=window)
@@ -323,6 +337,7 @@ class Timeline(ScrollView, can_focus=True):
             state = moves.show_moment(self.state, self.limits, start, end,
                                       self._reveal_context(start, end, index))
         self.state = replace(moves.select(state, event, index), cursor=start)
+        self._revealed = event.ref
         return True
 
     def _locate(self, ref: EventRef, t: int) -> tuple[int, EventAt] | None:
@@ -396,3 +411,4 @@ def _runs(cells: list[Cell]) -> list[Segment]:
             segments.append(Segment(text, _style(cells[start][1])))
             start = index
     return segments
+
