@@ -265,7 +265,7 @@ def _measure_graph(view: TraceView, graph: Graph) -> Measurement:
 
 
 def _against_step(view: TraceView, graph: Graph) -> Measurement:
-    calls = [c for c in view.trace.tables["calls"] if c.fn == graph.step]
+    calls = view.trace.tables["calls"].rows_where("fn", graph.step)
     eager = [c for c in calls if c.mode == EAGER_CALL]
     with_graph = [c for c in calls if c.mode == REPLAYING_CALL]
     step = view.function(graph.step)
@@ -277,8 +277,8 @@ def _against_step(view: TraceView, graph: Graph) -> Measurement:
 
 def _against_callees(view: TraceView, graph: Graph, borrow: bool) -> Measurement:
     replays = queries.replays_of(view.trace, graph)
-    calls = [c for c in view.trace.tables["calls"]
-             if c.fn in graph.callees and c.mode == EAGER_CALL]
+    calls = [c for c in view.trace.tables["calls"].rows_where("fn", *graph.callees)
+             if c.mode == EAGER_CALL]
     eager, eager_host = _per_step(calls, graph.callees)
     source = SAME_RUN
     if borrow and _too_few(eager) and view.baseline is not None:

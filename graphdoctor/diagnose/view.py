@@ -149,7 +149,9 @@ class TraceView:
         return enumerate(self.trace.tables[table])
 
     def in_capture(self, table: str, graph: Graph) -> list[tuple[int, Any]]:
-        return [(i, r) for i, r in self.rows(table) if r.graph == graph.id]
+        """(index, row) of the table's rows made during the graph's capture."""
+        rows = self.trace.tables[table]
+        return [(i, rows[i]) for i in rows.positions_where("graph", graph.id)]
 
     def user_syncs(self, table_rows: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
         """Those of the syncs' rows the user's code made (:func:`.queries.is_users_sync`)."""

@@ -297,10 +297,27 @@ Timed = Replay | Call
 RowT = TypeVar("RowT")
 
 
+@dataclass(frozen=True)
+class _ColumnIndex:
+    """Where each value stands in one column of a :class:`Table`, and which column of what
+    length that was."""
+
+    column: list[Any]
+    length: int
+    positions: dict[Any, list[int]]
+
+    @classmethod
+    def of(cls, column: list[Any]) -> _ColumnIndex:
+        positions: dict[Any, list[int]] = {}
+        for position, value in enumerate(column):
+            positions.setdefault(value, []).append(position)
+        return cls(column, len(column), positions)
+
+
 class Table(Generic[RowT]):
     """Rows of one event kind stored as columns (one list per field)."""
 
-    __slots__ = ("_make", "columns", "data", "row_type")
+    __slots__ = ("_indexes", "_make", "columns", "data", "row_type")
 
     def __init__(self, row_type: type[RowT], data: dict[str, list[Any]] | None = None):
         self.row_type = row_type
@@ -308,6 +325,7 @@ class Table(Generic[RowT]):
         self._make: Callable[[Iterable[Any]], RowT] = row_type._make  # type: ignore[attr-defined]
         self.columns: tuple[str, ...] = tuple(row_type._fields)  # type: ignore[attr-defined]
         self.data: dict[str, list[Any]] = data or {name: [] for name in self.columns}
+        self._indexes: dict[str, _ColumnIndex] = {}
 
     def append(self, row: Sequence[Any]) -> None:
         for name, value in zip(self.columns, row):
@@ -325,6 +343,22 @@ class Table(Generic[RowT]):
 
     def column(self, name: str) -> list[Any]:
         return self.data[name]
+
+    def rows_where(self, name: str, *values: Any) -> list[RowT]:
+        """The rows whose column ``name`` holds one of ``values``, in the table's order."""
+        return [self[position] for position in self.positions_where(name, *values)]
+
+    def positions_where(self, name: str, *values: Any) -> list[int]:
+        """Where the rows whose column ``name`` holds one of ``values`` stand, in order.
+        Asked once per graph or function of a run with a thousand graphs, a scan of every
+        row each time took minutes; the column's positions by value are kept and made again
+        once the column is another list or has grown."""
+        column = self.data[name]
+        index = self._indexes.get(name)
+        if index is None or index.column is not column or index.length != len(column):
+            index = self._indexes[name] = _ColumnIndex.of(column)
+        found = [index.positions.get(value, []) for value in dict.fromkeys(values)]
+        return list(found[0]) if len(found) == 1 else sorted(p for each in found for p in each)
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Table) and self.row_type is other.row_type

@@ -93,13 +93,13 @@ def syncs_by_line(trace: Trace, rows: Iterable[IndexedSync]) -> dict[SourceLine,
 # -- replays and what happens between them ------------------------------------------------
 def replays_of(trace: Trace, graph: Graph) -> list[Replay]:
     """The graph's timed replays, in the order they ran."""
-    return sorted((r for r in trace.tables["replays"] if r.graph == graph.id),
-                  key=lambda r: r.t)
+    return sorted(trace.tables["replays"].rows_where("graph", graph.id), key=lambda r: r.t)
 
 
 def replay_count(trace: Trace, graph: Graph) -> int:
     """How often the graph replayed (:func:`replay_counts`)."""
-    return replay_counts(trace).get(graph.id, 0)
+    timed = len(trace.tables["replays"].positions_where("graph", graph.id))
+    return max(timed, trace.replay_counts.get(graph.id, 0))
 
 
 def replay_counts(trace: Trace) -> dict[int, int]:
