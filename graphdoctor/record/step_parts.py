@@ -25,7 +25,10 @@ OPTIMIZER_STEP = ("torch/optim/optimizer.py", "wrapper")
 COLLECTIVES = frozenset({
     "all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter",
     "reduce_scatter_tensor", "broadcast", "reduce", "all_to_all", "all_to_all_single",
-    "send", "recv", "isend", "irecv", "batch_isend_irecv", "gather", "scatter"})
+    "send", "recv", "isend", "irecv", "batch_isend_irecv", "gather", "scatter",
+    # newer torch's names for the same (all_gather_into_tensor is deprecated for the first)
+    "all_gather_single", "reduce_scatter_single", "all_reduce_coalesced",
+    "all_gather_coalesced", "_all_gather_base"})
 DISTRIBUTED_FILES = ("torch/distributed/distributed_c10d.py", "torch/distributed/c10d_logger.py")
 MODULE_CALL = frozenset({"_wrapped_call_impl", "_call_impl"})  # nn.Module.__call__'s frames
 

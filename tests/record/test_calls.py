@@ -212,6 +212,25 @@ def test_torchs_step_parts_are_forwards_backward_and_an_optimizers_step() -> Non
     assert not torch_step_part(torch.nn.functional.dropout.__code__)
 
 
+def test_a_ranks_collectives_are_step_parts_and_its_other_calls_are_not() -> None:
+    """A rank's inline warm-up (``y = x * 2; dist.all_reduce(y)`` before capturing the same
+    lines) is its eager step: each collective is a part, through torch's logging wrapper
+    as under it; asking for the rank is not."""
+    import torch.distributed as dist
+
+    from graphdoctor.record.step_parts import torch_step_part
+
+    for collective in (dist.all_reduce, dist.all_gather_into_tensor, dist.send, dist.broadcast,
+                       *(getattr(dist, n) for n in ("all_gather_single",) if hasattr(dist, n))):
+        assert torch_step_part(collective.__code__), collective
+        inner = collective
+        while hasattr(inner, "__wrapped__"):  # torch's logging wrapper, a deprecation's
+            inner = inner.__wrapped__
+        assert torch_step_part(inner.__code__), inner
+    assert not torch_step_part(dist.get_rank.__code__)
+    assert not torch_step_part(dist.get_world_size.__code__)
+
+
 class _Stacks:
     def kind(self, filename: str) -> str:
         return "user" if filename == __file__ else "torch"
