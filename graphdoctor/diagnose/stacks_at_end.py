@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from graphdoctor.own_code import is_own_file
 from graphdoctor.trace.frames import classify_path
 from graphdoctor.trace.model import LIBRARY, USER
 
@@ -69,7 +70,7 @@ def parse(dump: str) -> list[ThreadStack]:
 
 def is_users(frame: DumpFrame, kinds: tuple[str, ...] = (USER, LIBRARY)) -> bool:
     """Whether a frame is of the user's code (or a library's); graphdoctor's never is."""
-    return classify_path(frame[0]) in kinds and "/graphdoctor/" not in frame[0]
+    return classify_path(frame[0]) in kinds and not is_own_file(frame[0])
 
 
 def spot(frame: DumpFrame) -> str:
