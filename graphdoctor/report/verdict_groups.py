@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphdoctor import units
-from graphdoctor.diagnose import findings
+from graphdoctor.diagnose import findings, measure
 from graphdoctor.diagnose.findings import Verdict
 from graphdoctor.diagnose.view import ranks_named
 from graphdoctor.trace import queries
@@ -152,11 +152,11 @@ def summary(report: Report, kind: str, members: Sequence[Verdict]) -> str:
     """``faster 2.10x–3.40x (median 2.80x), replays 10–400 each, replay 212 µs–1.1 ms,
     pool 12.0 MiB–96.0 MiB``: what the members' verdicts and graphs have."""
     parts = [_head(kind, members)]
-    replays = [v.measurements["replays"] for v in members if "replays" in v.measurements]
+    measured = [measure.from_dict(v.measurements) for v in members if v.measurements]
+    replays = [m.replays for m in measured]
     if replays:
         parts.append(f"replays {_span(replays, str)} each")
-    times = [v.measurements["replay"]["median_us"] for v in members
-             if "median_us" in v.measurements.get("replay", {})]
+    times = [m.replay.median_us for m in measured if m.replay is not None]
     if times:
         parts.append(f"replay {_span([round(t * 1000) for t in times], units.format_duration)}")
     pools = [g.pool_bytes for v in members
