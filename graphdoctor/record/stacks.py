@@ -19,6 +19,7 @@ from typing import Any
 from graphdoctor.own_code import is_own_file
 from graphdoctor.trace.frames import classify_path
 from graphdoctor.trace.model import LIBRARY, PYTHON, TORCH, USER
+from graphdoctor.trace.queries import CULPRIT_KINDS
 from graphdoctor.trace.spool import records as sr
 from graphdoctor.trace.spool.records import SpoolRecord
 
@@ -146,7 +147,7 @@ class StackTable:
         return self._kinds[filename]
 
     def is_user_code(self, code: CodeType) -> bool:
-        return self.kind(code.co_filename) in (USER, LIBRARY)
+        return self.kind(code.co_filename) in CULPRIT_KINDS
 
 
 __all__ = ["StackTable", "classify_file", "qualname", "USER", "LIBRARY", "TORCH", "PYTHON"]
