@@ -1,12 +1,18 @@
 """One owner per fact: the rules, the reports and the viewer read a derived fact from one
 place (graphdoctor.trace.queries, graphdoctor.trace.locations, the verdict's measurements,
 graphdoctor.units), so on every committed recording they give the same answer for the
-same event."""
+same event. And in the code: whether a frame is graphdoctor's own (graphdoctor.own_code), a
+frame as text (locations.frame_text), the culprit's kinds (queries.CULPRIT_KINDS), graphs
+grouped by their site (trace.graph_sites) and a measurement's fields each have one owner,
+and a second one fails the scans at the end of this file."""
 
 from __future__ import annotations
 
+import ast
 import functools
 from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -119,3 +125,83 @@ def test_a_graphs_syncs_between_replays_are_the_users_of_its_replay_window(name:
 def test_every_kind_is_drawn_apart_or_from_the_registry_in_both_pictures() -> None:
     names = {kind.name for kind in KINDS}
     assert DRAWN_APART <= names
+
+
+# -- one owner in the code: a second one appearing fails here ------------------------------
+PACKAGE = Path(__file__).resolve().parent.parent / "graphdoctor"
+
+
+@functools.cache
+def modules() -> dict[str, ast.Module]:
+    """Every module of graphdoctor, parsed, by its path inside the package."""
+    return {path.relative_to(PACKAGE).as_posix(): ast.parse(path.read_text())
+            for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def nodes_elsewhere(owner: str, kind: type[ast.AST]) -> Iterator[tuple[str, ast.AST]]:
+    """(module, node) for each node of ``kind`` in a module other than ``owner``."""
+    for name, tree in modules().items():
+        if name != owner:
+            yield from ((name, node) for node in ast.walk(tree) if isinstance(node, kind))
+
+
+def docstrings() -> set[int]:
+    return {id(node.body[0].value) for tree in modules().values()
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
+            and node.body and isinstance(node.body[0], ast.Expr)}
+
+
+def test_only_own_code_tells_graphdoctors_own_files() -> None:
+    """No path text naming the package, and no package folder found from ``__file__``
+    (``dirname(dirname(__file__))``), outside graphdoctor.own_code."""
+    skipped = docstrings()
+    named = [name for name, node in nodes_elsewhere("own_code.py", ast.Constant)
+             if isinstance(node.value, str) and id(node) not in skipped
+             and "graphdoctor/" in node.value.replace("\\", "/")]
+    folders = [name for name, node in nodes_elsewhere("own_code.py", ast.Call)
+               if ast.unparse(node).startswith("os.path.dirname(os.path.dirname(")
+               and "__file__" in ast.unparse(node)]
+    assert named == [] and folders == []
+
+
+def test_a_frame_is_written_as_text_by_locations_alone() -> None:
+    """``{file}:{line} in {function}`` is written by locations.frame_text alone."""
+    def writes_a_frame(node: ast.JoinedStr) -> bool:
+        parts = [v.value if isinstance(v, ast.Constant) else None for v in node.values]
+        return any(parts[i:i + 3] == [None, ":", None] and parts[i + 3:i + 5] == [" in ", None]
+                   for i in range(len(parts)))
+    found = [name for name, node in nodes_elsewhere("trace/locations.py", ast.JoinedStr)
+             if writes_a_frame(node)]  # type: ignore[arg-type]
+    assert found == []
+
+
+def test_the_culprit_kinds_are_named_in_queries_alone() -> None:
+    """No second (USER, LIBRARY) policy: every other module imports CULPRIT_KINDS."""
+    found = [name for name, node in nodes_elsewhere("trace/queries.py", ast.Tuple)
+             if [ast.unparse(e) for e in node.elts] == ["USER", "LIBRARY"]]  # type: ignore[attr-defined]
+    assert found == []
+
+
+def test_graphs_are_grouped_by_graph_sites_alone() -> None:
+    """GROUP_FROM is compared, and a graph's site made, in trace.graph_sites only."""
+    found = [name for name, node in nodes_elsewhere("trace/graph_sites.py", ast.Name)
+             if node.id == "GROUP_FROM"]  # type: ignore[attr-defined]
+    sites = [name for name, node in nodes_elsewhere("trace/graph_sites.py", ast.Call)
+             if ast.unparse(node).endswith("where(trace, graph.stack)")]
+    assert found == [] and sites == []
+
+
+def test_measurements_are_never_read_by_a_literal_key() -> None:
+    """``x.measurements["replays"]`` and ``.get("speedup")`` name their field through the
+    module that writes it (measure.REPLAYS, a rule's own constant)."""
+    found = []
+    for name, node in nodes_elsewhere("", ast.Subscript):
+        if ast.unparse(node.value).endswith(".measurements") and \
+                isinstance(node.slice, ast.Constant):  # type: ignore[attr-defined]
+            found.append(name)
+    for name, node in nodes_elsewhere("", ast.Call):
+        if ast.unparse(node.func).endswith(".measurements.get") and node.args and \
+                isinstance(node.args[0], ast.Constant):  # type: ignore[attr-defined]
+            found.append(name)
+    assert found == []

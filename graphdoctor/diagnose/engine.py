@@ -52,7 +52,6 @@ def diagnose_ranks(traces: dict[int, Trace], rules: Sequence[Rule] = ALL_RULES,
     all_verdicts = [dataclasses.replace(v, rank=rank, subject=f"rank {rank}: {v.subject}")
                     for rank, view in views.items()
                     for v in verdicts(view, [f for f in findings if f.rank == rank])]
-    findings.sort(key=lambda f: f.sort_key)
     return Diagnosis(verdicts=tuple(all_verdicts), findings=tuple(findings))
 
 

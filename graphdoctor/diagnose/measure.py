@@ -65,6 +65,9 @@ METHOD = ("median GPU time between CUDA events around each call (eager) and each
 WANTED_SAMPLES = 3
 HOST_BOUND_FROM = 0.8  # eager host time / eager GPU time from which eager is host-bound
 GPU, HOST = "GPU", "host"  # the figure a side's step time is
+# fields of a verdict's measurements (:meth:`Measurement.as_dict`) a reader may look up by
+# name; the rest it reads back whole, typed, through :func:`from_dict`
+REPLAYS, SPEEDUP = "replays", "speedup"
 SAME_RUN, BASELINE_RUN = "same run", "baseline run"  # where the eager figures come from
 
 
@@ -219,14 +222,14 @@ class Measurement:
         return None if share is None else share >= HOST_BOUND_FROM
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"method": METHOD, "replays": self.replays}
+        out: dict[str, Any] = {"method": METHOD, REPLAYS: self.replays}
         for name in ("replay", "replay_host", "eager", "eager_host", "replay_lone", "loop"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value.as_dict()
         if self.not_covered:
             out["not_covered"] = list(self.not_covered)
-        for name in ("speedup", "busy_share", "launch_share"):
+        for name in (SPEEDUP, "busy_share", "launch_share"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = round(value, 3)
@@ -382,7 +385,7 @@ def from_dict(data: dict[str, Any]) -> Measurement:
     return Measurement(
         _stat_from(data.get("replay")), _stat_from(data.get("replay_host")),
         _stat_from(data.get("eager")), _stat_from(data.get("eager_host")),
-        read_back.count(data.get("replays")) or 0,
+        read_back.count(data.get(REPLAYS)) or 0,
         not_covered=read_back.names(data.get("not_covered")),
         eager_source=read_back.text(data.get("eager_source")) or SAME_RUN,
         basis=read_back.text(data.get("basis")), eager_of=read_back.text(data.get("eager_of")),

@@ -5,8 +5,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from graphdoctor.own_code import is_own_file
+from graphdoctor.trace import locations
 from graphdoctor.trace.frames import classify_path
-from graphdoctor.trace.model import LIBRARY, USER
+from graphdoctor.trace.model import Frame
+from graphdoctor.trace.queries import CULPRIT_KINDS, culprit_of
 
 _THREAD = re.compile(r"^(Current thread|Thread) (0x[0-9a-f]+)", re.M)
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
@@ -35,13 +38,13 @@ class ThreadStack:
 
     @property
     def user_index(self) -> int | None:
-        """The index of the innermost frame of the user's code (a library's if the user has
-        none)."""
-        for kinds in ((USER,), (LIBRARY,)):
-            for index, frame in enumerate(self.frames):
-                if is_users(frame, kinds):
-                    return index
-        return None
+        """The index of the user's frame, by the policy every stack's culprit is chosen by
+        (:func:`.queries.culprit_of`); graphdoctor's own frames are never it."""
+        indexes = [i for i in reversed(range(len(self.frames)))
+                   if not is_own_file(self.frames[i][0])]
+        frames = [as_frame(self.frames[i]) for i in indexes]  # outermost first
+        culprit = culprit_of(frames)
+        return next((i for i, f in zip(indexes, frames) if f is culprit), None)
 
     @property
     def user_frame(self) -> DumpFrame | None:
@@ -67,13 +70,18 @@ def parse(dump: str) -> list[ThreadStack]:
     return sorted(threads, key=lambda t: not t.main)
 
 
-def is_users(frame: DumpFrame, kinds: tuple[str, ...] = (USER, LIBRARY)) -> bool:
+def as_frame(frame: DumpFrame) -> Frame:
+    """A dumped frame as a stack's frame, its kind by where its file lives."""
+    file, line, func = frame
+    return Frame(file, line, func, classify_path(file))
+
+
+def is_users(frame: DumpFrame) -> bool:
     """Whether a frame is of the user's code (or a library's); graphdoctor's never is."""
-    return classify_path(frame[0]) in kinds and "/graphdoctor/" not in frame[0]
+    return classify_path(frame[0]) in CULPRIT_KINDS and not is_own_file(frame[0])
 
 
 def spot(frame: DumpFrame) -> str:
     """``file.py:12 in f`` for messages."""
-    name = frame[0].replace("\\", "/").rsplit("/", 1)[-1]
-    return f"{name}:{frame[1]} in {frame[2]}"
+    return locations.frame_text(as_frame(frame), path=locations.file_name)
 

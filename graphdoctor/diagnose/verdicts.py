@@ -180,7 +180,7 @@ def _rerecorded(graphs: int, replays: int, mine: list[Finding]) -> str:
     if per_shape:
         return per_shape[0].title
     if recompiled:
-        count = sum(int(f.measurements.get("recompiles", 0)) for f in recompiled)
+        count = sum(int(f.measurements.get(recompiles.RECOMPILE_COUNT, 0)) for f in recompiled)
         each = ", a new one at each recompile" if graphs == count + 1 else ""
         return f"recorded {graphs} graphs for {replays} replays{each}: {recompiled[0].title}"
     return f"recorded {graphs} graphs, one per input shape, for {replays} replays"

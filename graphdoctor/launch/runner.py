@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 
+from graphdoctor.own_code import is_own_file
+
 
 @dataclass(frozen=True)
 class Target:
@@ -92,9 +94,6 @@ def _print_uncaught(error: BaseException, target: Target) -> None:
         traceback.print_exception(type(error), error, tb)
 
 
-_OWN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
 def _hide_own_frames(error: BaseException) -> None:
     """Unlink graphdoctor's wrapper frames from each traceback in the chain, so the user
     reads the traceback ``python script.py`` would have printed."""
@@ -105,7 +104,7 @@ def _hide_own_frames(error: BaseException) -> None:
         kept = []
         tb = current.__traceback__
         while tb is not None:
-            if not os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_OWN_DIR):
+            if not is_own_file(os.path.realpath(tb.tb_frame.f_code.co_filename)):
                 kept.append(tb)
             tb = tb.tb_next
         for before, after in zip(kept, [*kept[1:], None]):

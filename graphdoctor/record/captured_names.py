@@ -172,3 +172,15 @@ def bound_again_at(path: str, begin_line: int, end_line: int, name: str) -> int 
              if isinstance(node, ast.Name) and node.id == name
              and isinstance(node.ctx, ast.Store) and node.lineno > end_line]
     return min(lines, default=None)
+
+
+def dotted_name(node: ast.AST, longest: int) -> tuple[str, ...] | None:
+    """``("self", "cfg", "scale")`` for ``self.cfg.scale`` (at most ``longest`` attributes
+    after the name), ``("pos",)`` for ``pos``; None for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute) and len(parts) < longest:
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return (node.id, *reversed(parts))

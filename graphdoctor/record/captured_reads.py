@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from graphdoctor.record.captured_names import parse_source
+from graphdoctor.record.captured_names import dotted_name, parse_source
 from graphdoctor.trace.names import USE_BRANCH, USE_INDEX
 
 Chain = tuple[str, ...]
@@ -190,13 +190,7 @@ def _read(use: str, expr: ast.expr, whole: ast.expr, container: Chain = (),
 
 def chain_of(node: ast.AST) -> Chain | None:
     """``("self", "cfg", "scale")`` for ``self.cfg.scale`` read (not written), else None."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute) and len(parts) < _CHAIN:
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return (node.id, *reversed(parts))
+    return dotted_name(node, _CHAIN)
 
 
 def chains_in(expr: ast.AST) -> tuple[Chain, ...]:

@@ -43,6 +43,7 @@ from graphdoctor.trace.names import (
     REPLAYING_CALL,
     WARMUP_CALL,
 )
+from graphdoctor.trace.queries import CULPRIT_KINDS
 from graphdoctor.trace.spool import records as sr
 
 _LOGGING_FILE = logging.__file__
@@ -372,7 +373,7 @@ def _compiled_frame(recorder: Recorder, frame: FrameType | None) -> tuple[str, s
     kind = recorder.stacks.kind(code.co_filename)
     if kind == USER:
         return (name, code.co_filename, code.co_firstlineno)
-    callers = (USER,) if kind == LIBRARY else (USER, LIBRARY)
+    callers = (USER,) if kind == LIBRARY else CULPRIT_KINDS
     caller = frame.f_back
     while caller is not None and recorder.stacks.kind(caller.f_code.co_filename) not in callers:
         caller = caller.f_back

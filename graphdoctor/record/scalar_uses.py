@@ -28,7 +28,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from graphdoctor.record.captured_names import FRAME_VAR, is_number, parse_source
+from graphdoctor.record.captured_names import FRAME_VAR, dotted_name, is_number, parse_source
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.record.stacks import qualname
 from graphdoctor.trace.model import PYTHON, TORCH, USER
@@ -261,15 +261,6 @@ def _header(statement: ast.stmt) -> Iterator[ast.AST]:
 
 def _chain(node: ast.AST) -> tuple[str, ...] | None:
     """``pos`` or ``self.cfg.scale`` as read (not written) by the line, else None."""
-    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-        return (node.id,)
-    if not isinstance(node, ast.Attribute) or not isinstance(node.ctx, ast.Load):
+    if not isinstance(node, ast.Name | ast.Attribute) or not isinstance(node.ctx, ast.Load):
         return None
-    parts: list[str] = []
-    current: ast.AST = node
-    while isinstance(current, ast.Attribute) and len(parts) < _CHAIN:
-        parts.append(current.attr)
-        current = current.value
-    if not isinstance(current, ast.Name):
-        return None
-    return (current.id, *reversed(parts))
+    return dotted_name(node, _CHAIN)

@@ -16,12 +16,13 @@ from collections.abc import Callable
 from types import CodeType, FrameType
 from typing import Any
 
+from graphdoctor.own_code import is_own_file
 from graphdoctor.trace.frames import classify_path
 from graphdoctor.trace.model import LIBRARY, PYTHON, TORCH, USER
+from graphdoctor.trace.queries import CULPRIT_KINDS
 from graphdoctor.trace.spool import records as sr
 from graphdoctor.trace.spool.records import SpoolRecord
 
-_OWN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _STDLIB_DIRS = tuple(
     os.path.realpath(p) + os.sep
     for p in {sysconfig.get_paths().get("stdlib", ""), sysconfig.get_paths().get("platstdlib", "")}
@@ -34,7 +35,7 @@ def classify_file(filename: str) -> str | None:
     if filename.startswith("<"):
         return PYTHON
     path = os.path.realpath(filename)
-    if path.startswith(_OWN_DIR + os.sep):
+    if is_own_file(path):
         return None
     kind = classify_path(path)
     if kind == USER and path.startswith(_STDLIB_DIRS):
@@ -146,7 +147,7 @@ class StackTable:
         return self._kinds[filename]
 
     def is_user_code(self, code: CodeType) -> bool:
-        return self.kind(code.co_filename) in (USER, LIBRARY)
+        return self.kind(code.co_filename) in CULPRIT_KINDS
 
 
 __all__ = ["StackTable", "classify_file", "qualname", "USER", "LIBRARY", "TORCH", "PYTHON"]

@@ -27,8 +27,8 @@ from graphdoctor.record import compat
 from graphdoctor.record.recorder import Recorder, Uninstall, patch
 from graphdoctor.record.sync_warnings import SyncDebugMode, route_warnings
 from graphdoctor.trace.event_kinds import GcPause, Sync
-from graphdoctor.trace.model import LIBRARY, USER
 from graphdoctor.trace.names import INTERNAL_SYNC
+from graphdoctor.trace.queries import CULPRIT_KINDS
 from graphdoctor.trace.spool import records as sr
 
 # What a user line that synced most likely called, checked in this order.
@@ -177,7 +177,7 @@ class _SyncHooks:
         key = (filename, lineno)
         kind = self._site_kinds.get(key)
         if kind is None:
-            if self.rec.stacks.kind(filename) in (USER, LIBRARY):
+            if self.rec.stacks.kind(filename) in CULPRIT_KINDS:
                 kind = sync_kind_of_line(linecache.getline(filename, lineno))
             else:
                 kind = INTERNAL_SYNC

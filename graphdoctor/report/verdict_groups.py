@@ -2,8 +2,9 @@
 ranks, read as one.
 
 A loop that captures a graph per sequence length gives dozens of near-identical verdicts.
-Where GROUP_FROM or more manual graphs of one rank, captured by one API at one line, got
-the same kind of verdict, the rendered outputs show them as one row: how many, the range
+Where GROUP_FROM or more manual graphs of one rank, captured by one API at one line
+(:mod:`graphdoctor.trace.graph_sites`, the grouping every reader shares), got the same
+kind of verdict, the rendered outputs show them as one row: how many, the range
 of their speedups (with the median), replays, replay times and pool sizes, and the
 members listed below it. Every rank of a job runs the same script, so its 64 ranks give
 64 rows of one verdict: rows of different ranks alike in kind, subject and summary but for
@@ -23,16 +24,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphdoctor import units
-from graphdoctor.diagnose import findings
+from graphdoctor.diagnose import findings, measure
 from graphdoctor.diagnose.findings import Verdict
 from graphdoctor.diagnose.view import ranks_named
-from graphdoctor.trace import locations, queries
+from graphdoctor.trace import queries
+from graphdoctor.trace.graph_sites import grouped, site
 from graphdoctor.trace.model import NONE, Trace
 
 if TYPE_CHECKING:
     from graphdoctor.report.document import Report
-
-GROUP_FROM = 3  # verdicts of one kind from one line, from which they read as one
 
 T = TypeVar("T", int, float)
 Key = tuple[int, str, str, str]  # rank, API, the line, the verdict's kind
@@ -66,19 +66,8 @@ def rows(report: Report) -> list[VerdictRow]:
 def rows_of_ranks(report: Report) -> list[VerdictRow]:
     """The rows of each rank, graphs of one line grouped within their rank only."""
     verdicts = report.diagnosis.verdicts
-    keys = _keys(report, verdicts)
-    groups: dict[Key, list[Verdict]] = {}
-    for key, verdict in zip(keys, verdicts):
-        if key is not None:
-            groups.setdefault(key, []).append(verdict)
-    out, shown = [], set()
-    for key, verdict in zip(keys, verdicts):
-        if key is None or len(groups[key]) < GROUP_FROM:
-            out.append(VerdictRow(verdict))
-        elif key not in shown:
-            shown.add(key)
-            out.append(_group(report, key, groups[key]))
-    return out
+    return [VerdictRow(members[0]) if key is None else _group(report, key, members)
+            for key, members in grouped(verdicts, _keys(report, verdicts))]
 
 
 def ranked(report: Report) -> list[VerdictRow]:
@@ -143,7 +132,7 @@ def _key(trace: Trace, verdict: Verdict) -> Key | None:
     graph = queries.graph_by_id(trace, verdict.graph)
     if graph is None or graph.function != NONE:
         return None
-    return (verdict.rank, graph.api, locations.where(trace, graph.stack), verdict.kind)
+    return (verdict.rank, *site(trace, graph), verdict.kind)
 
 
 def _group(report: Report, key: Key, members: list[Verdict]) -> VerdictRow:
@@ -163,11 +152,11 @@ def summary(report: Report, kind: str, members: Sequence[Verdict]) -> str:
     """``faster 2.10x–3.40x (median 2.80x), replays 10–400 each, replay 212 µs–1.1 ms,
     pool 12.0 MiB–96.0 MiB``: what the members' verdicts and graphs have."""
     parts = [_head(kind, members)]
-    replays = [v.measurements["replays"] for v in members if "replays" in v.measurements]
+    measured = [measure.from_dict(v.measurements) for v in members if v.measurements]
+    replays = [m.replays for m in measured]
     if replays:
         parts.append(f"replays {_span(replays, str)} each")
-    times = [v.measurements["replay"]["median_us"] for v in members
-             if "median_us" in v.measurements.get("replay", {})]
+    times = [m.replay.median_us for m in measured if m.replay is not None]
     if times:
         parts.append(f"replay {_span([round(t * 1000) for t in times], units.format_duration)}")
     pools = [g.pool_bytes for v in members

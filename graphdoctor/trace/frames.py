@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from graphdoctor.own_code import RUNNER_PARTS, own_part
 from graphdoctor.trace.model import LIBRARY, PYTHON, TORCH, USER
 
 TORCH_PACKAGES = frozenset({"torch", "triton", "functorch", "torchgen", "nvtx", "pynvml"})
@@ -43,6 +44,5 @@ def trim_runner_frames(frames: list[tuple[str, int, str]]) -> list[tuple[str, in
 
 
 def _is_runner(file: str) -> bool:
-    normalized = file.replace("\\", "/")
-    return (file == "<frozen runpy>" or normalized.endswith("/runpy.py")
-            or "/graphdoctor/record/" in normalized or "/graphdoctor/launch/" in normalized)
+    return (file == "<frozen runpy>" or file.replace("\\", "/").endswith("/runpy.py")
+            or own_part(file) in RUNNER_PARTS)

@@ -242,30 +242,29 @@ def _progress(b: Builder, r: sr.Progress) -> None:
 
 def _replay_run(b: Builder, r: sr.ReplayRun) -> None:
     """Each replay of the run as a row of its own, untimed on the GPU (as the recorder's
-    untimed rows are); a run that is not one the recorder writes is a bad record."""
-    gaps, durs = [int(g) for g in r.gaps], [int(d) for d in r.durs]
-    if len(gaps) != len(durs) or len(gaps) > sr.REPLAY_RUN_MAX or min(gaps + durs, default=0) < 0:
-        raise ValueError("not a run of replays")
-    graph, thread, stream, t = int(r.graph), int(r.thread), int(r.stream), int(r.t)
-    table = b.trace.tables["replays"]
-    for gap, dur in zip(gaps, durs):
-        t += gap
-        table.append(Replay(t, dur, NONE, graph, stream, thread))
-    if durs:
-        b.see(t + durs[-1])
+    untimed rows are)."""
+    graph, thread, stream = int(r.graph), int(r.thread), int(r.stream)
+    _run_rows(b, "replays", r, lambda t, dur: Replay(t, dur, NONE, graph, stream, thread))
 
 
 def _call_run(b: Builder, r: sr.CallRun) -> None:
     """Each call of the run as a row of its own: a compiled function's call that replayed
-    its graph, untimed on the GPU; a run the recorder never writes is a bad record."""
+    its graph, untimed on the GPU."""
+    fn = int(r.fn)
+    _run_rows(b, "calls", r, lambda t, dur: Call(t, dur, NONE, fn, REPLAYING_CALL, NONE))
+
+
+def _run_rows(b: Builder, table: str, r: sr.ReplayRun | sr.CallRun,
+              row: Callable[[int, int], Any]) -> None:
+    """A run's rows in ``table``, each its gap after the one before; a run that is not one
+    the recorder writes (gaps and durations unpaired, too many, negative) is a bad record."""
     gaps, durs = [int(g) for g in r.gaps], [int(d) for d in r.durs]
     if len(gaps) != len(durs) or len(gaps) > sr.REPLAY_RUN_MAX or min(gaps + durs, default=0) < 0:
-        raise ValueError("not a run of calls")
-    fn, t = int(r.fn), int(r.t)
-    table = b.trace.tables["calls"]
+        raise ValueError(f"not a run of {table}")
+    t, rows = int(r.t), b.trace.tables[table]
     for gap, dur in zip(gaps, durs):
         t += gap
-        table.append(Call(t, dur, NONE, fn, REPLAYING_CALL, NONE))
+        rows.append(row(t, dur))
     if durs:
         b.see(t + durs[-1])
 

@@ -3,10 +3,13 @@
 Which frame of a stack is the user's is :func:`.queries.culprit_frame`'s answer, the one
 policy every reader shares; this module only writes it down: ``train.py:12`` in a rule's
 message (:func:`where`), the path as the user would type it in a report (:func:`site`), and
-``path:12 in f`` on a stack's line in the viewer (:func:`frame_text`).
+``path:12 in f`` on a stack's line (:func:`frame_text`, the one way a frame is written as
+text, its path as short as each reader wants it).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from graphdoctor.trace.model import Frame, Trace
 from graphdoctor.trace.queries import culprit_frame
@@ -33,10 +36,22 @@ def package_path(path: str, cwd: str = "") -> str:
     shown = display_path(path, cwd)
     if shown != path:
         return shown
+    return _in_packages(path) or path
+
+
+def package_or_name(path: str) -> str:
+    """A package's file by its place in the package (``torch/cuda/__init__.py``), any other
+    by its name alone."""
+    path = path.replace("\\", "/")
+    return _in_packages(path) or file_name(path)
+
+
+def _in_packages(path: str) -> str | None:
+    """The path inside the packages folder it is installed in; None outside one."""
     for folder in PACKAGE_FOLDERS:
         if folder in path:
             return path.split(folder, 1)[1]
-    return path
+    return None
 
 
 def spot(frame: Frame | None) -> str:
@@ -59,6 +74,8 @@ def site(trace: Trace, stack: int, short: bool = False) -> str:
     return f"{path}:{frame.line}"
 
 
-def frame_text(frame: Frame, cwd: str = "") -> str:
-    """One frame on a line of a stack: ``path:12 in f``, the path as short as recognisable."""
-    return f"{package_path(frame.file, cwd)}:{frame.line} in {frame.func}"
+def frame_text(frame: Frame, cwd: str = "", path: Callable[[str], str] | None = None) -> str:
+    """One frame on a line of a stack: ``path:12 in f``, the path as ``path`` writes it, by
+    default as short as recognisable (:func:`package_path`)."""
+    shown = path(frame.file) if path is not None else package_path(frame.file, cwd)
+    return f"{shown}:{frame.line} in {frame.func}"

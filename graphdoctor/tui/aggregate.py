@@ -11,7 +11,7 @@ from itertools import compress
 
 from graphdoctor.trace import queries
 from graphdoctor.trace.event_kinds import HOST_NOT_TIMED
-from graphdoctor.trace.locations import file_name
+from graphdoctor.trace.locations import file_name, frame_text
 from graphdoctor.trace.model import NONE, Frame, Graph, Trace
 from graphdoctor.trace.names import ALLOC_ACTION
 from graphdoctor.trace.queries import culprit_of
@@ -113,7 +113,7 @@ def _site(frames: list[Frame]) -> str:
     frame = culprit_of(frames)
     if frame is None:
         return NO_USER_LINE if frames else NO_STACK
-    return f"{file_name(frame.file)}:{frame.line} in {frame.func}"
+    return frame_text(frame, path=file_name)
 
 
 def _group(key: str, tally: _Tally, rank: int) -> AllocGroup:

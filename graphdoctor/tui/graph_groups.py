@@ -4,7 +4,8 @@ A loop that captures a graph per batch size or sequence length makes dozens of g
 from one line. Where GROUP_FROM or more graphs of one rank were captured by one API at
 one line, the Graphs screen shows them as one row (how many, how their captures ended,
 their replays and median times), which opens to list its members under it. The Summary
-groups their verdicts the same way (:mod:`graphdoctor.report.verdict_groups`). Pure.
+groups their verdicts the same way (:mod:`graphdoctor.report.verdict_groups`; both by
+:mod:`graphdoctor.trace.graph_sites`). Pure.
 """
 
 from __future__ import annotations
@@ -14,10 +15,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from graphdoctor.report.verdict_groups import GROUP_FROM
+from graphdoctor.trace.graph_sites import grouped, sites
 from graphdoctor.tui.aggregate import GraphRow
 from graphdoctor.tui.report_view import ReportView
-from graphdoctor.tui.timeline.graph_groups import sites
 from graphdoctor.units import counted
 
 GroupKey = tuple[int, str, str]  # rank, API, the line
@@ -61,19 +61,10 @@ Entry = GraphRow | GraphGroup
 def group_rows(view: ReportView, rows: Sequence[GraphRow]) -> list[Entry]:
     """The rows with each group in the place of its first member."""
     site_of = {rank: sites(rank_view.trace) for rank, rank_view in view.rank_views.items()}
-    keys = [(row.rank, *site_of[view.rank_key(row.rank)][row.graph.id]) for row in rows]
-    members: dict[GroupKey, list[GraphRow]] = {}
-    for key, row in zip(keys, rows, strict=True):
-        members.setdefault(key, []).append(row)
-    entries: list[Entry] = []
-    placed: set[GroupKey] = set()
-    for key, row in zip(keys, rows, strict=True):
-        if len(members[key]) < GROUP_FROM:
-            entries.append(row)
-        elif key not in placed:
-            placed.add(key)
-            entries.append(GraphGroup(key, tuple(members[key])))
-    return entries
+    keys: list[GroupKey | None] = [(row.rank, *site_of[view.rank_key(row.rank)][row.graph.id])
+                                   for row in rows]
+    return [members[0] if key is None else GraphGroup(key, tuple(members))
+            for key, members in grouped(rows, keys)]
 
 
 def shown_rows(entries: Sequence[Entry], open_groups: frozenset[GroupKey]) -> list[Entry]:

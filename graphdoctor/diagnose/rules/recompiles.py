@@ -40,6 +40,7 @@ ID, NAME = "GD208", "recompiles"
 DOMINATED = 0.5  # recompiling took more than this share of the run: said first, as an error
 NOTABLE = 0.1  # a single recompile taking this share of the run is a warning
 SHOWN = 8  # recompiles listed one by one in the explanation
+RECOMPILE_COUNT = "recompiles"  # the measurement of how many recompiles the finding counts
 
 
 @dataclass(frozen=True)
@@ -255,7 +256,7 @@ def _measurements(view: TraceView, frame: CompiledFrame, cause: _Cause,
     tensors = [_tensor_facts(view, r, r.tensor) for r in cause.recompiles
                if r.tensor is not None]
     return {"compiles": frame.compiles, "compile_s": round(frame.compile_ns / 1e9, 3),
-            "recompiles": len(cause.recompiles), "recompile_s": round(cause.ns / 1e9, 3),
+            RECOMPILE_COUNT: len(cause.recompiles), "recompile_s": round(cause.ns / 1e9, 3),
             "wall_s": round(compile_costs.wall_ns(view.trace) / 1e9, 3),
             **({"compile_share": round(total, 3)} if total is not None else {}),
             **({"recompile_share": round(share, 3)} if share is not None else {}),

@@ -13,6 +13,7 @@ from graphdoctor.clean_text import clean
 from graphdoctor.diagnose import compile_costs, stacks_at_end
 from graphdoctor.diagnose.findings import ERROR, Finding, severity_counts, verdict_rank
 from graphdoctor.diagnose.view import ranks_named
+from graphdoctor.own_code import is_own_file
 from graphdoctor.report import children, rank_groups
 from graphdoctor.trace import anatomy, locations, queries
 from graphdoctor.trace.endings import outcome
@@ -188,21 +189,10 @@ def stack_lines(dump: str) -> list[str]:
 def _thread_lines(thread: stacks_at_end.ThreadStack) -> list[str]:
     start = thread.user_index or 0
     users = [f for f in thread.frames[start:] if stacks_at_end.is_users(f)][:MAX_FRAMES]
-    called = [_frame_text(f) for f in reversed(thread.called) if not _is_graphdoctors(f)]
+    called = [locations.frame_text(stacks_at_end.as_frame(f), path=locations.package_or_name)
+              for f in reversed(thread.called) if not is_own_file(f[0])]
     lines = [f"{thread.label}: " + " < ".join(stacks_at_end.spot(f) for f in users)]
     return lines + ([f"  called: {' > '.join(called[:MAX_FRAMES])}"] if called else [])
-
-
-def _frame_text(frame: stacks_at_end.DumpFrame) -> str:
-    """``torch/cuda/__init__.py:1162 in synchronize``: a package's file by its place in the
-    package, any other by its name."""
-    path = frame[0].replace("\\", "/")
-    inside = path.split("-packages/", 1)[1] if "-packages/" in path else locations.file_name(path)
-    return f"{inside}:{frame[1]} in {frame[2]}"
-
-
-def _is_graphdoctors(frame: stacks_at_end.DumpFrame) -> bool:
-    return "/graphdoctor/" in frame[0].replace("\\", "/")
 
 
 MAX_CONTENTS = 12  # graphs whose content the text and markdown reports list

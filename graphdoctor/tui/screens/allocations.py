@@ -12,7 +12,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Static, Tab, Tabs
+from textual.widgets import DataTable, Static, Tab, Tabs
 
 from graphdoctor.clean_text import clean
 from graphdoctor.tui.aggregate import ALLOC_COLUMNS, AllocGroup, sort_groups
@@ -24,8 +24,7 @@ from graphdoctor.tui.safe_text import report_text
 from graphdoctor.tui.screens.base import ScreenEntry
 from graphdoctor.tui.screens.filtered import FilteredScreen
 from graphdoctor.tui.screens.help import binding_lines
-from graphdoctor.tui.widgets.flow import FlowingScroll, FlowingTable
-from graphdoctor.tui.widgets.table_filter import TableFilter, filter_keys
+from graphdoctor.tui.widgets.table_filter import filter_keys
 from graphdoctor.units import counted, format_bytes, format_count
 
 GROUP_TITLES = {"phase": "By phase", "pool": "By pool", "site": "By call site"}
@@ -76,11 +75,7 @@ class AllocationsScreen(FilteredScreen):
     def compose(self) -> ComposeResult:
         yield self.mode_bar()
         yield Tabs(*(Tab(title, id=key) for key, title in GROUP_TITLES.items()), id="groupings")
-        yield TableFilter()
-        yield FlowingTable(id="alloc-table", cursor_type="row", zebra_stripes=True)
-        with FlowingScroll(id="alloc-detail"):
-            yield Static(id="alloc-text")
-        yield Footer()
+        yield from self.table_and_detail("alloc-table", "alloc-detail", "alloc-text")
 
     def on_mount(self) -> None:
         self.query_one("#alloc-table", DataTable).focus()

@@ -4,9 +4,12 @@ this class does what they ask and gives the table its focus back."""
 
 from __future__ import annotations
 
+from textual.app import ComposeResult
 from textual.css.query import NoMatches
+from textual.widgets import Footer, Static
 
 from graphdoctor.tui.screens.base import ReportScreen
+from graphdoctor.tui.widgets.flow import FlowingScroll, FlowingTable
 from graphdoctor.tui.widgets.table_filter import CLEAR_FILTER, TableFilter
 
 
@@ -18,6 +21,15 @@ class FilteredScreen(ReportScreen):
     @property
     def row_filter(self) -> TableFilter:
         return self.query_one(TableFilter)
+
+    def table_and_detail(self, table: str, detail: str, text: str) -> ComposeResult:
+        """The filter, the table it filters (id ``table``), the pane under it that tells of
+        the row the cursor is on (``detail``, its text ``text``), and the footer."""
+        yield TableFilter()
+        yield FlowingTable(id=table, cursor_type="row", zebra_stripes=True)
+        with FlowingScroll(id=detail):
+            yield Static(id=text)
+        yield Footer()
 
     def refilter(self) -> None:
         """Show the rows the filter keeps (each screen knows its own)."""

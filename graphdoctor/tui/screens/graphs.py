@@ -19,7 +19,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from graphdoctor.clean_text import clean
 from graphdoctor.trace import anatomy
@@ -49,8 +49,7 @@ from graphdoctor.tui.screens.base import ScreenEntry
 from graphdoctor.tui.screens.filtered import FilteredScreen
 from graphdoctor.tui.screens.graph_story import GraphStoryScreen
 from graphdoctor.tui.screens.help import binding_lines
-from graphdoctor.tui.widgets.flow import FlowingScroll, FlowingTable
-from graphdoctor.tui.widgets.table_filter import TableFilter, filter_keys
+from graphdoctor.tui.widgets.table_filter import filter_keys
 from graphdoctor.units import NOT_MEASURED_WORDS, counted, format_bytes, format_duration
 
 # What a person reads first comes first, so that 80 columns show it: the graph, how it
@@ -122,11 +121,7 @@ class GraphsScreen(FilteredScreen):
 
     def compose(self) -> ComposeResult:
         yield self.mode_bar()
-        yield TableFilter()
-        yield FlowingTable(id="graphs-table", cursor_type="row", zebra_stripes=True)
-        with FlowingScroll(id="graph-detail"):
-            yield Static(id="graph-text")
-        yield Footer()
+        yield from self.table_and_detail("graphs-table", "graph-detail", "graph-text")
 
     def on_mount(self) -> None:
         table = self.query_one("#graphs-table", DataTable)

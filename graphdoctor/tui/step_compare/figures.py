@@ -147,7 +147,7 @@ def verdicts_speedup(verdict: Verdict | None) -> float | None:
     that re-recorded its graph), the one its measurements hold."""
     if verdict is None or verdict.speedup is not None:
         return None if verdict is None else verdict.speedup
-    measured = verdict.measurements.get("speedup")
+    measured = verdict.measurements.get(measure.SPEEDUP)
     if isinstance(measured, bool) or not isinstance(measured, int | float):
         return None
     return float(measured)

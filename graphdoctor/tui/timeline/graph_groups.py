@@ -2,7 +2,7 @@
 
 A loop that captures a graph per shape puts dozens of captures on one stream lane, and
 nothing there says which capture is which graph. Each group of the Graphs screen
-(:mod:`graphdoctor.tui.graph_groups`: GROUP_FROM or more graphs of one API at one line)
+(:mod:`graphdoctor.tui.graph_groups`: graphs of one site, :mod:`graphdoctor.trace.graph_sites`)
 gets a lane of its own: all its captures and replays on one row, labelled with the count
 and the line; ``x`` on it lists each graph on a row of its own under it, and closes them
 again. Pure; no Textual import.
@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from graphdoctor.report.verdict_groups import GROUP_FROM
-from graphdoctor.trace import locations
+from graphdoctor.trace.graph_sites import grouped, site
 from graphdoctor.trace.model import NONE, Graph, Trace
 from graphdoctor.tui import palette as marks
 from graphdoctor.tui.timeline.lanes import Lane, LaneRow
@@ -54,21 +53,10 @@ def graph_group_lanes(trace: Trace, replays: TimeOrder, run_end: int) -> list[La
     return lanes
 
 
-Site = tuple[str, str]  # a graph's API and the line that captured it
-
-
-def sites(trace: Trace) -> dict[int, Site]:
-    """Where each graph of ``trace`` comes from, by graph id: its API and its line."""
-    return {graph.id: (graph.api, locations.where(trace, graph.stack)) for graph in trace.graphs}
-
-
 def _groups(trace: Trace) -> dict[str, list[Graph]]:
-    """Graphs by API and line, where GROUP_FROM or more share them (keyed by the line)."""
-    found: dict[Site, list[Graph]] = {}
-    site_of = sites(trace)
-    for graph in trace.graphs:
-        found.setdefault(site_of[graph.id], []).append(graph)
-    return {where: graphs for (_, where), graphs in found.items() if len(graphs) >= GROUP_FROM}
+    """The groups of graphs that share a site (:mod:`.graph_sites`), keyed by the line."""
+    keys = [site(trace, graph) for graph in trace.graphs]
+    return {key[1]: graphs for key, graphs in grouped(trace.graphs, keys) if key is not None}
 
 
 def _member_lane(trace: Trace, replays: TimeOrder, run_end: int, graph: Graph) -> Lane:

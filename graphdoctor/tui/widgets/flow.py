@@ -9,6 +9,7 @@ left out."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from textual.containers import VerticalScroll
@@ -31,6 +32,14 @@ def hand_on(part: Widget, step: int) -> None:
         _show_top(part)
 
 
+def move_or_hand_on(part: Widget, step: int, at_edge: bool, move: Callable[[], None]) -> None:
+    """An arrow on ``part``: ``move`` within it, or, at its edge that way, hand on."""
+    if at_edge:
+        hand_on(part, step)
+    else:
+        move()
+
+
 def _parts(part: Widget) -> list[Widget]:
     return [widget for widget in part.screen.focus_chain if widget.has_class(FLOWS)]
 
@@ -48,16 +57,10 @@ class FlowingList(OptionList):
     DEFAULT_CLASSES = FLOWS
 
     def action_cursor_down(self) -> None:
-        if self._at_edge(-1):
-            hand_on(self, 1)
-        else:
-            super().action_cursor_down()
+        move_or_hand_on(self, 1, self._at_edge(-1), super().action_cursor_down)
 
     def action_cursor_up(self) -> None:
-        if self._at_edge(0):
-            hand_on(self, -1)
-        else:
-            super().action_cursor_up()
+        move_or_hand_on(self, -1, self._at_edge(0), super().action_cursor_up)
 
     def action_page_up(self) -> None:
         self._turn_page(super().action_page_up)
@@ -93,16 +96,11 @@ class FlowingTable(DataTable[object]):
     DEFAULT_CLASSES = FLOWS
 
     def action_cursor_down(self) -> None:
-        if self.cursor_row >= self.row_count - 1:
-            hand_on(self, 1)
-        else:
-            super().action_cursor_down()
+        move_or_hand_on(self, 1, self.cursor_row >= self.row_count - 1,
+                        super().action_cursor_down)
 
     def action_cursor_up(self) -> None:
-        if self.cursor_row <= 0:
-            hand_on(self, -1)
-        else:
-            super().action_cursor_up()
+        move_or_hand_on(self, -1, self.cursor_row <= 0, super().action_cursor_up)
 
 
 class FlowingScroll(VerticalScroll):
@@ -112,16 +110,12 @@ class FlowingScroll(VerticalScroll):
     DEFAULT_CLASSES = FLOWS
 
     def action_scroll_down(self) -> None:
-        if self.scroll_target_y >= self.max_scroll_y:  # the target: keys outrun the scroll
-            hand_on(self, 1)
-        else:
-            super().action_scroll_down()
+        # the target, not the position: keys outrun the scroll
+        move_or_hand_on(self, 1, self.scroll_target_y >= self.max_scroll_y,
+                        super().action_scroll_down)
 
     def action_scroll_up(self) -> None:
-        if self.scroll_target_y <= 0:
-            hand_on(self, -1)
-        else:
-            super().action_scroll_up()
+        move_or_hand_on(self, -1, self.scroll_target_y <= 0, super().action_scroll_up)
 
 
 class FlowingTimeline(Timeline):
@@ -131,7 +125,5 @@ class FlowingTimeline(Timeline):
 
     def action_lane(self, delta: int) -> None:
         edge = 0 if delta < 0 else len(self.lanes) - 1
-        if self.state.lane == edge:
-            hand_on(self, delta)
-        else:
-            super().action_lane(delta)
+        move_or_hand_on(self, delta, self.state.lane == edge,
+                        functools.partial(super().action_lane, delta))
