@@ -81,7 +81,7 @@ def _is_module(name: str) -> bool:
 # Modules below every stage: they import nothing of graphdoctor (but each other), so any stage
 # may use them.
 GROUND = ["graphdoctor.errors", "graphdoctor.units", "graphdoctor.version",
-          "graphdoctor.clean_text", "graphdoctor.columns", "graphdoctor.writing"]
+          "graphdoctor.clean_text", "graphdoctor.columns", "graphdoctor.files.writing"]
 
 
 STAGES = ["trace", "diagnose", "report", "tui"]
