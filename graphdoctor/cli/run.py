@@ -22,7 +22,6 @@ from graphdoctor.cli.run_output import (
     held_a_file,
     keep_path,
     report_path,
-    run_files,
     write_report,
 )
 from graphdoctor.errors import GraphDoctorError
@@ -298,7 +297,8 @@ def _request(options: RunOptions) -> RunRequest:
     from graphdoctor.launch.progress import wanted
     from graphdoctor.launch.supervisor import RunRequest
 
-    files = run_files(options.output, options.nproc, options.keep_spool, options.in_place)
+    files = RunFiles.of_run(options.output, streamed=options.in_place, nproc=options.nproc,
+                            keep=options.keep_spool)
     return RunRequest(options.target, options.args, options.module, files, options.mode,
                       options.timeout, argv=tuple(sys.argv[1:]),
                       progress=wanted(options.quiet), follow=options.follow)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from graphdoctor.cli.output import named
 from graphdoctor.errors import GraphDoctorError
-from graphdoctor.files.run_files import RunFiles, default_report, report_beside, report_in_job
+from graphdoctor.files.run_files import default_report, report_beside, report_in_job
 from graphdoctor.files.writing import (
     Identity,
     OutputError,
@@ -54,12 +54,6 @@ def keep_path(keep: Path | None) -> Path | None:
     except OutputError as error:
         raise GraphDoctorError(f"--keep-spool {error}") from None
     return keep
-
-
-def run_files(output: Path, nproc: int, keep: Path | None, streamed: bool) -> RunFiles:
-    """The run's spools (and where ``--keep-spool`` keeps them), for a report at ``output``:
-    a report written in place (``streamed``) has nothing beside it."""
-    return RunFiles.of_run(output, streamed=streamed, nproc=nproc, keep=keep)
 
 
 def held_a_file(seen: Identity | None, streamed: bool) -> bool:
