@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from graphdoctor.files.run_files import RunFiles  # noqa: E402
 from graphdoctor.record import follow  # noqa: E402
-from graphdoctor.trace.run_files import RunFiles  # noqa: E402
 
 CODES = {"python -c pass": "pass", "python -c 'import torch'": "import torch"}
 

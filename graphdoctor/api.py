@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from graphdoctor.diagnose.findings import SEVERITY_RANK, WARNING, Finding, Verdict
 from graphdoctor.errors import GraphDoctorError, NoCudaWarning
+from graphdoctor.files.run_files import RunFiles, recording_report
 from graphdoctor.report.gates import TEST_CONDITIONS, Trip, parse_conditions
 from graphdoctor.report.gates import check as tripped
-from graphdoctor.trace.run_files import RunFiles, recording_report
 
 if TYPE_CHECKING:
     from graphdoctor.record.in_process import InProcessRecording

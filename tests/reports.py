@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from graphdoctor.diagnose import diagnose, diagnose_ranks
+from graphdoctor.files.run_files import RunFiles, is_process_spool
 from graphdoctor.report.document import Report, build, build_ranks
 from graphdoctor.trace.assemble import assemble_file
 from graphdoctor.trace.model import Trace
 from graphdoctor.trace.names import CHILD_TARGET
-from graphdoctor.trace.run_files import RunFiles, is_process_spool
 from tests.conftest import RECORDINGS, ROOT
 
 SCRIPTS = ROOT / "fixtures" / "scripts"

@@ -1,4 +1,4 @@
-"""The one writer (graphdoctor.writing): every file graphdoctor writes follows its rules, as
+"""The one writer (graphdoctor.files.writing): every file graphdoctor writes follows its rules, as
 root too. A path the user names: a file replaced whole, its owner and mode kept; a link's
 target written, the link kept; a device or a FIFO written in place; a block device or a
 folder refused; a failure one OutputError. Writers racing onto one path lose nothing. A
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from graphdoctor import writing
 from graphdoctor.errors import GraphDoctorError
-from graphdoctor.writing import (
+from graphdoctor.files import writing
+from graphdoctor.files.writing import (
     OutputError,
     create_new,
     identity,

@@ -1,7 +1,7 @@
 """``graphdoctor run --baseline``: once the script has run as written, it runs again with
 CUDA graphs off (``GRAPHDOCTOR_GRAPHS=off``: torch.compile without CUDA graphs,
 make_graphed_callables' callables as they are, raw captures as written), recorded to a
-spool of its own (:meth:`graphdoctor.trace.run_files.RunFiles.baseline`). Its eager calls
+spool of its own (:meth:`graphdoctor.files.run_files.RunFiles.baseline`). Its eager calls
 measure the graphs of the first run that ran nothing eagerly; its trace goes no further than
 that and the report's account of it."""
 

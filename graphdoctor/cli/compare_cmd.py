@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -13,9 +12,11 @@ import click
 
 from graphdoctor.cli.baseline_run import assembled
 from graphdoctor.cli.common import handle_errors, say
-from graphdoctor.cli.reporting import fail_on_option, gate_exit, use_color, width, write
+from graphdoctor.cli.output import deliver, format_option, to_stdout
+from graphdoctor.cli.reporting import fail_on_option, gate_exit, width
 from graphdoctor.cli.run import check_target
 from graphdoctor.errors import GraphDoctorError
+from graphdoctor.files.run_files import RunFiles, compare_report
 from graphdoctor.launch.variants import (
     AS_WRITTEN,
     VARIANT_HELP,
@@ -25,10 +26,10 @@ from graphdoctor.launch.variants import (
     parse_variant,
     schedule,
 )
-from graphdoctor.report.compare import CompareResult, CompareRun, VariantInfo, compared, to_json
+from graphdoctor.report.compare import CompareRun, VariantInfo, compared
 from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, describe_conditions
+from graphdoctor.report.render.formats import COMPARE_FORMATS, Options
 from graphdoctor.trace.endings import INTERRUPTED
-from graphdoctor.trace.run_files import RunFiles, compare_report
 
 if TYPE_CHECKING:
     from graphdoctor.report.document import Report
@@ -81,8 +82,7 @@ class _Recorded:
               help="Runs of each variant.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
               help="Stop each run after SECONDS (the list of runs says it timed out).")
-@click.option("-f", "--format", "output_format", default="text", show_default=True,
-              type=click.Choice(["text", "json"]), help="What to print.")
+@format_option(COMPARE_FORMATS)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the table (or JSON) to this file instead of stdout.")
 @click.option("--keep-reports", type=click.Path(file_okay=False, path_type=Path),
@@ -102,12 +102,13 @@ def compare(module: bool, variant_specs: tuple[str, ...], repeats: int,
     variants = all_variants(tuple(parse_variant(spec) for spec in variant_specs))
     if keep_reports is not None and not keep_reports.is_dir():
         raise GraphDoctorError(f"no such folder for the reports: {keep_reports}")
-    json_out = output_format == "json" and (output is None or str(output) == "-")
+    chosen = COMPARE_FORMATS[output_format]
+    json_out = chosen.read_by_programs and to_stdout(output)
     recorded = _record_all(target, args, module, variants, repeats, timeout, quiet, json_out)
     runs = [_run_of(one, recorded, keep_reports) for one in recorded]
     result = compared(target, args, repeats, tuple(VariantInfo(v.name, v.env, v.args)
                                                    for v in variants), runs, fail_on)
-    _print(result, output_format, output, columns)
+    deliver(result, chosen, output, Options(width=width(columns)))
     sys.exit(gate_exit(list(result.trips), otherwise=result.exit_code))
 
 
@@ -169,13 +170,3 @@ def _save(report: Report, path: Path) -> str:
         say(f"graphdoctor: {error}")
         return ""
     return str(path)
-
-
-def _print(result: CompareResult, output_format: str, output: Path | None,
-           columns: int | None) -> None:
-    if output_format == "json":
-        write(json.dumps(to_json(result), indent=1, ensure_ascii=False) + "\n", output)
-        return
-    from graphdoctor.report.render.compare import render_compare
-
-    write(render_compare(result, width=width(columns), color=use_color(output)), output)

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
 
-from graphdoctor.clean_text import clean_json
 from graphdoctor.cli.common import handle_errors
+from graphdoctor.cli.output import deliver, format_option
 from graphdoctor.cli.reporting import (
     fail_on_option,
     gate_exit,
     open_given,
-    use_color,
     width,
-    write,
 )
 from graphdoctor.report import diff as diffing
 from graphdoctor.report.gates import (
@@ -25,7 +22,7 @@ from graphdoctor.report.gates import (
     check_diff,
     describe_diff_conditions,
 )
-from graphdoctor.report.render.diff import render_diff_markdown, render_diff_text
+from graphdoctor.report.render.formats import DIFF_FORMATS, Options
 
 DIFF_HELP = f"""Show what changed from run A (the baseline) to run B.
 
@@ -56,8 +53,7 @@ Exit codes:
 @click.command("diff", help=DIFF_HELP)
 @click.argument("before_file", metavar="A", type=click.Path(path_type=Path))
 @click.argument("after_file", metavar="B", type=click.Path(path_type=Path))
-@click.option("-f", "--format", "output_format", default="text", show_default=True,
-              type=click.Choice(["text", "markdown", "json"]), help="What to print.")
+@format_option(DIFF_FORMATS)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write to this file instead of stdout.")
 @click.option("--tolerance", type=click.FloatRange(0, 100), default=10, show_default=True,
@@ -70,15 +66,5 @@ def diff(before_file: Path, after_file: Path, output_format: str, output: Path |
          tolerance: float, columns: int | None, fail_on: tuple[str, ...]) -> None:
     result = diffing.compare(open_given([before_file]), open_given([after_file]), str(before_file),
                              str(after_file), tolerance / 100)
-    write(_render(result, output_format, output, columns), output)
+    deliver(result, DIFF_FORMATS[output_format], output, Options(width=width(columns)))
     sys.exit(gate_exit(check_diff(result, fail_on)))
-
-
-def _render(result: diffing.ReportDiff, output_format: str, output: Path | None,
-            columns: int | None) -> str:
-    if output_format == "markdown":
-        return render_diff_markdown(result)
-    if output_format == "json":
-        return clean_json(json.dumps(diffing.to_json(result), indent=2,
-                                           ensure_ascii=False)) + "\n"
-    return render_diff_text(result, width=width(columns), color=use_color(output))

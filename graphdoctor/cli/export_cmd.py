@@ -3,13 +3,12 @@ one graph's nodes as Graphviz DOT)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
-from graphdoctor.clean_text import clean_json
-from graphdoctor.cli.common import handle_errors, say
+from graphdoctor.cli.common import handle_errors
+from graphdoctor.cli.output import deliver, format_option
 from graphdoctor.cli.reporting import (
     GIVEN_HELP,
     child_option,
@@ -17,16 +16,10 @@ from graphdoctor.cli.reporting import (
     open_given,
     redacted,
     reports_argument,
-    write,
 )
 from graphdoctor.report import redact as redaction
-from graphdoctor.report.document import Report
-from graphdoctor.report.render.chrome_trace import to_chrome_trace
-from graphdoctor.report.render.graph_dot import to_dot
+from graphdoctor.report.render.formats import EXPORT_FORMATS, Options
 from graphdoctor.trace.model import PHASES
-
-CHROME_TRACE, DOT = "chrome-trace", "dot"
-LARGE_BYTES = 300 * 2**20  # Perfetto's UI struggles well before 1 GB (google/perfetto#99)
 
 EXPORT_HELP = f"""Write REPORT's events in another tool's format.
 
@@ -56,8 +49,7 @@ Exit codes: 0 written; 2 the report cannot be read or the file not written.
 
 @click.command("export", help=EXPORT_HELP)
 @reports_argument()
-@click.option("-f", "--format", "output_format", default="chrome-trace", show_default=True,
-              type=click.Choice([CHROME_TRACE, DOT]), help="The format to write.")
+@format_option(EXPORT_FORMATS, "The format to write.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
               help="The file to write (.gz compresses; - for stdout). Default: REPORT's "
                    "name with .trace.json, in the current folder.")
@@ -74,41 +66,8 @@ def export(report_files: tuple[Path, ...], output_format: str, output: Path | No
            phases: tuple[str, ...], graph_id: int | None, rank: int | None, redact: bool,
            child: int | None) -> None:
     document = chosen(open_given(report_files), child)
-    report_file = report_files[0]
     if redact:
         document = redacted(document)
-    if output_format == DOT:
-        _export_dot(document, report_file, output, graph_id, rank)
-        return
-    trace = to_chrome_trace(document, phases)
-    data = clean_json(json.dumps(trace, separators=(",", ":"), ensure_ascii=False)).encode()
-    output = output or default_output(report_file)
-    write(data, output)
-    if str(output) != "-":
-        _tell(output, len(trace["traceEvents"]), len(data))
-
-
-def _export_dot(document: Report, report_file: Path, output: Path | None,
-                graph_id: int | None, rank: int | None) -> None:
-    if graph_id is None:
-        raise click.UsageError("--format dot draws one graph: name it with --graph N")
-    output = output or default_output(report_file, f".graph{graph_id}.dot")
-    write(to_dot(document, graph_id, -1 if rank is None else rank).encode(), output)
-    if str(output) != "-":
-        say(f"graphdoctor: wrote graph {graph_id} to {output}; draw it with "
-            f"dot -Tsvg {output} -o graph{graph_id}.svg")
-
-
-def default_output(report_file: Path, suffix: str = ".trace.json") -> Path:
-    """In the current folder, where the user is: the report's own folder may be one they
-    cannot or should not write in (a bundled demo's is inside the installed package)."""
-    name = report_file.name.removesuffix(".gz").removesuffix(".json")
-    return Path(f"{name}{suffix}")
-
-
-def _tell(output: Path, events: int, size: int) -> None:
-    say(f"graphdoctor: wrote {events:,} trace events to {output}; "
-        "open it at https://ui.perfetto.dev or chrome://tracing")
-    if size > LARGE_BYTES:
-        say(f"graphdoctor: the trace is {size / 2**20:.0f} MiB of JSON, more than Perfetto's "
-            "UI opens comfortably; try --phase replay (or capture) to export less")
+    options = Options(phases=phases, graph=graph_id, rank=-1 if rank is None else rank)
+    deliver(document, EXPORT_FORMATS[output_format], output, options,
+            named_after=report_files[0])

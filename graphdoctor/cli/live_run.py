@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from graphdoctor.cli.common import say
+from graphdoctor.files.run_files import output_of
 from graphdoctor.launch.relay import SignalRelay
-from graphdoctor.trace.run_files import output_of
-from graphdoctor.writing import written_in_place
 
 if TYPE_CHECKING:
     from graphdoctor.cli.run import RunOptions
@@ -71,7 +70,7 @@ def record_live(options: RunOptions, request: RunRequest, recording: Recording) 
     from graphdoctor.report.live import LiveFeed
     from graphdoctor.tui import run_live
 
-    output = output_of(options.output, streamed=written_in_place(options.output))
+    output = output_of(options.output, streamed=options.in_place)
     request = dataclasses.replace(request, output=output, progress=False)
     quiet = dataclasses.replace(options, quiet=True)  # its lines are said after the view
     with SignalRelay(None, suspends=False) as relay:

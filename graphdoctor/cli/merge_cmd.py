@@ -8,11 +8,12 @@ from pathlib import Path
 import click
 
 from graphdoctor.cli.common import handle_errors, say
-from graphdoctor.cli.reporting import named, open_given, reports_argument
+from graphdoctor.cli.output import named
+from graphdoctor.cli.reporting import open_given, reports_argument
 from graphdoctor.errors import GraphDoctorError
+from graphdoctor.files.run_files import job_report
+from graphdoctor.files.writing import check_writable
 from graphdoctor.report.io import save
-from graphdoctor.trace.run_files import job_report
-from graphdoctor.writing import check_writable
 
 MERGE_HELP = """Combine the reports (or spools) of a job's ranks into one report.
 

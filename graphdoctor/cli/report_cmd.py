@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from graphdoctor.clean_text import clean_json
 from graphdoctor.cli.common import handle_errors
+from graphdoctor.cli.output import deliver, format_option
 from graphdoctor.cli.reporting import (
     GIVEN_HELP,
     child_option,
@@ -18,17 +18,12 @@ from graphdoctor.cli.reporting import (
     open_given,
     redacted,
     reports_argument,
-    use_color,
     width,
-    write,
 )
 from graphdoctor.report import gates
-from graphdoctor.report.document import Report
 from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, describe_conditions
-from graphdoctor.report.io import dumps
 from graphdoctor.report.redact import WHAT_GOES
-from graphdoctor.report.render.markdown import render_markdown
-from graphdoctor.report.render.text import render_text
+from graphdoctor.report.render.formats import REPORT_FORMATS, Options
 
 REPORT_HELP = f"""Print a summary of REPORT (a file written by graphdoctor run; .gz is fine).
 
@@ -60,8 +55,7 @@ Exit codes:
 
 @click.command("report", help=REPORT_HELP)
 @reports_argument()
-@click.option("-f", "--format", "output_format", default="text", show_default=True,
-              type=click.Choice(["text", "markdown", "json"]), help="What to print.")
+@format_option(REPORT_FORMATS)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write to this file instead of stdout (.gz compresses).")
 @click.option("--redact", is_flag=True, help="Leave out private paths, names, environment "
@@ -75,14 +69,5 @@ def report(report_files: tuple[Path, ...], output_format: str, output: Path | No
            columns: int | None, child: int | None, fail_on: tuple[str, ...]) -> None:
     document = chosen(open_given(report_files), child)
     shown = redacted(document) if redact else document
-    write(_render(shown, output_format, output, columns), output)
+    deliver(shown, REPORT_FORMATS[output_format], output, Options(width=width(columns)))
     sys.exit(gate_exit(gates.check(document, fail_on)))
-
-
-def _render(document: Report, output_format: str, output: Path | None,
-            columns: int | None) -> str | bytes:
-    if output_format == "markdown":
-        return render_markdown(document)
-    if output_format == "json":
-        return clean_json(dumps(document).decode()) + "\n"
-    return render_text(document, width=width(columns), color=use_color(output))

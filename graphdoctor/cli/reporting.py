@@ -1,13 +1,11 @@
 """What the report-reading commands (report, export, diff, view, merge) and ``run --fail-on``
 share: the reports given (one, or a job's ranks), the --fail-on option, the exit code of a
-gate, and writing a result to a file or stdout."""
+gate and the width of a summary (where a result goes is :mod:`graphdoctor.cli.output`'s)."""
 
 from __future__ import annotations
 
-import gzip
 import os
 import shutil
-import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -15,15 +13,12 @@ from typing import Any, TypeVar
 import click
 
 from graphdoctor.clean_text import clean_line
-from graphdoctor.cli import colour
 from graphdoctor.cli.common import say
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.report.document import Report
 from graphdoctor.report.gates import GATE_EXIT, Trip, parse_conditions
 from graphdoctor.report.redact import redact
 from graphdoctor.report.secrets import secret_values
-from graphdoctor.trace.run_files import gzipped
-from graphdoctor.writing import write_file
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_WIDTH = 100
@@ -90,44 +85,8 @@ def redacted(report: Report) -> Report:
     return redact(report, secret_values(os.environ))
 
 
-def use_color(output: Path | None) -> bool:
-    """Colour for what goes to stdout as ``--color`` and the environment say (never for a
-    file written with -o, unless --color always)."""
-    return colour.use_color(to_terminal=output is None or str(output) == "-")
-
-
 def width(requested: int | None) -> int:
     """``--width``; else COLUMNS, then the terminal's width; else DEFAULT_WIDTH (a pipe)."""
     if requested:
         return requested
     return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
-
-
-def write(content: str | bytes, output: Path | None) -> None:
-    """Write to OUTPUT (gzip-compressed if it ends in .gz) as :mod:`graphdoctor.writing`
-    writes, or to stdout if it is None or -."""
-    data = content.encode() if isinstance(content, str) else content
-    if output is None or str(output) == "-":
-        _to_stdout(data)
-        return
-    named(output)
-    if gzipped(output):
-        data = gzip.compress(data, compresslevel=6, mtime=0)
-    write_file(output, data)
-
-
-def named(output: Path, option: str = "-o") -> Path:
-    """The file ``option`` (``-o``, ``--keep-spool``) names, or GraphDoctorError where it
-    names none (``-o ""`` reaches a command as Path(""), which is ".")."""
-    if str(output) in ("", "."):
-        raise GraphDoctorError(f"{option} needs a file name")
-    return output
-
-
-def _to_stdout(data: bytes) -> None:
-    try:
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-    except BrokenPipeError:  # `graphdoctor report r.json | head`: the reader left, fine
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())

@@ -22,16 +22,23 @@ from graphdoctor.cli.run_output import (
     held_a_file,
     keep_path,
     report_path,
-    run_files,
     write_report,
 )
 from graphdoctor.errors import GraphDoctorError
+from graphdoctor.files.compression import chunks_as_named, gzipped
+from graphdoctor.files.run_files import RunFiles
+from graphdoctor.files.writing import (
+    Identity,
+    OutputError,
+    identity,
+    move_file,
+    write_file,
+    written_in_place,
+)
 from graphdoctor.report.gates import CONDITIONS, GATE_EXIT, check, describe_conditions
 from graphdoctor.report.redact import WHAT_GOES
 from graphdoctor.report.secrets import secret_values
 from graphdoctor.trace.names import CUPTI_ENV, FULL_MODE
-from graphdoctor.trace.run_files import RunFiles, gzipped
-from graphdoctor.writing import Identity, OutputError, identity, move_file, write_file
 
 if TYPE_CHECKING:
     from graphdoctor.launch.relay import SignalRelay
@@ -124,7 +131,7 @@ def run(module: bool, output: Path | None, full: bool, cupti: bool, timeout: flo
                          timeout, nproc, keep_path(keep_spool), quiet, redact, baseline,
                          identity(path),
                          tuple(secret_values(os.environ)) if redact else (),
-                         follow=not no_children)
+                         follow=not no_children, in_place=written_in_place(path))
     exit_code, report, written = _record_and_report(options, live=_live_wanted(live))
     if tui and not live and report is not None and written is not None:
         _open_tui(report, written)
@@ -168,6 +175,7 @@ class RunOptions:
     seen: Identity | None = None  # what the report's path held when the run began
     secrets: tuple[str, ...] = ()  # the environment's secrets as the run began (--redact)
     follow: bool = True  # record the Python processes the script starts (not --no-children)
+    in_place: bool = False  # the report is streamed into a device or a FIFO: nothing beside it
 
 
 def _gated(exit_code: int, report: Report | None, fail_on: tuple[str, ...]) -> int:
@@ -289,7 +297,8 @@ def _request(options: RunOptions) -> RunRequest:
     from graphdoctor.launch.progress import wanted
     from graphdoctor.launch.supervisor import RunRequest
 
-    files = run_files(options.output, options.nproc, options.keep_spool)
+    files = RunFiles.of_run(options.output, streamed=options.in_place, nproc=options.nproc,
+                            keep=options.keep_spool)
     return RunRequest(options.target, options.args, options.module, files, options.mode,
                       options.timeout, argv=tuple(sys.argv[1:]),
                       progress=wanted(options.quiet), follow=options.follow)
@@ -324,7 +333,7 @@ def _saved(report: Report, options: RunOptions, spools: list[Path]) -> Path | No
     if path != options.output:
         say(f"graphdoctor: another run wrote {options.output} while this one ran; this "
             f"run's report is {path}")
-    elif held_a_file(path, options.seen):
+    elif held_a_file(options.seen, options.in_place):
         say(f"graphdoctor: {path} held a file before this run; this run's report replaced it")
     return path
 
@@ -343,14 +352,14 @@ def _finish_spool(files: RunFiles, redactor: Redactor | None) -> None:
     spool, keep = files.spool, files.keep
     if keep is not None:
         from graphdoctor.report.redact_spool import redacted_lines
-        from graphdoctor.trace.spool.file import file_chunks, gzip_chunks
+        from graphdoctor.trace.spool.file import file_chunks
 
         try:
             if redactor is None and not gzipped(keep):
                 move_file(spool, keep)
             else:
                 kept = file_chunks(spool) if redactor is None else redacted_lines(spool, redactor)
-                write_file(keep, gzip_chunks(kept) if gzipped(keep) else kept)
+                write_file(keep, chunks_as_named(keep, kept))
         except GraphDoctorError as error:
             say(f"graphdoctor: the raw recording could not be kept: {error}")
     spool.unlink(missing_ok=True)

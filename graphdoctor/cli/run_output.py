@@ -1,5 +1,5 @@
 """Where ``graphdoctor run`` writes its report and its spool, settled before the script
-starts (the names themselves are :mod:`graphdoctor.trace.run_files`').
+starts (the names themselves are :mod:`graphdoctor.files.run_files`').
 
 The default name carries the script's name and the second the run started. Runs started in
 the same second (a sweep, a CI matrix) each get a name of their own: the name is claimed,
@@ -9,7 +9,7 @@ for every command that writes a file.
 Runs told to write the same ``-o`` at once each keep their report: what the path held when a
 run began is noted, and a run that finds it written by another run meanwhile writes its
 report beside it, under a name of its own, and says so (decided under a lock on the file,
-:func:`graphdoctor.writing.write_unless_changed`, so that no two runs both replace it); a
+:func:`graphdoctor.files.writing.write_unless_changed`, so that no two runs both replace it); a
 report that replaces what the path held before the run says that too.
 
 The spool lies beside the report, but for a report sent to a device or a FIFO (``-o
@@ -21,16 +21,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphdoctor.cli.reporting import named
+from graphdoctor.cli.output import named
 from graphdoctor.errors import GraphDoctorError
-from graphdoctor.trace.run_files import RunFiles, default_report, report_beside, report_in_job
-from graphdoctor.writing import (
+from graphdoctor.files.run_files import default_report, report_beside, report_in_job
+from graphdoctor.files.writing import (
     Identity,
     OutputError,
     check_writable,
     write_file,
     write_unless_changed,
-    written_in_place,
 )
 
 
@@ -57,16 +56,10 @@ def keep_path(keep: Path | None) -> Path | None:
     return keep
 
 
-def run_files(output: Path, nproc: int, keep: Path | None) -> RunFiles:
-    """The run's spools (and where ``--keep-spool`` keeps them), for a report at ``output``:
-    a report written in place (a device, a FIFO, /dev/stdout) has nothing beside it."""
-    return RunFiles.of_run(output, streamed=written_in_place(output), nproc=nproc, keep=keep)
-
-
-def held_a_file(path: Path, seen: Identity | None) -> bool:
-    """Whether ``path`` held something when the run began that its report replaced: not a
-    name claimed empty for this run, not a device written in place."""
-    return seen is not None and seen[2] > 0 and not written_in_place(path)
+def held_a_file(seen: Identity | None, streamed: bool) -> bool:
+    """Whether the report's path held something when the run began (``seen``) that its
+    report replaced: not a name claimed empty for this run, not a device written in place."""
+    return seen is not None and seen[2] > 0 and not streamed
 
 
 def write_report(path: Path, data: bytes, seen: Identity | None) -> Path:

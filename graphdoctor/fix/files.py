@@ -10,7 +10,7 @@ rather than a project: inside a virtual environment (a folder with ``pyvenv.cfg`
 installation (``sys.prefix``, ``sys.base_prefix`` and the folders ``sysconfig`` names).
 
 Written only when asked, in place of the file itself (a link's target), through
-:mod:`graphdoctor.writing`: atomically, its owner and permissions kept; refused when the
+:mod:`graphdoctor.files.writing`: atomically, its owner and permissions kept; refused when the
 file changed since it was read for the patch, or changes while it is written.
 """
 
@@ -24,11 +24,11 @@ from functools import cache
 from pathlib import Path
 
 from graphdoctor.errors import GraphDoctorError
+from graphdoctor.files.writing import identity, write_unless_changed
 from graphdoctor.fix.plan import FilePatch, SourceReader
 from graphdoctor.fix.source import Source
 from graphdoctor.report.document import Report
 from graphdoctor.report.source_lines import CHANGED_SINCE, RecordedElsewhere, read_regular
-from graphdoctor.writing import identity, write_unless_changed
 
 NOT_TEXT = "not UTF-8 text"
 UNREADABLE = "not readable"

@@ -27,10 +27,10 @@ from pathlib import Path
 
 from graphdoctor.diagnose.findings import Verdict, verdict_rank
 from graphdoctor.errors import GraphDoctorError
+from graphdoctor.files.writing import write_file
 from graphdoctor.fix.plan import FilePatch, Fix, Plan
 from graphdoctor.report.document import Report
 from graphdoctor.units import format_speedup
-from graphdoctor.writing import write_file
 
 MOST_FILES = 10_000  # a script's folder, not a dataset: a bigger one is not copied
 MOST_BYTES = 1 << 30

@@ -1,7 +1,7 @@
 """The spools of the processes a run followed, closed once the run is over.
 
 Each Python process the script started (and theirs) that imported torch recorded into a
-spool of its own beside its recording process's (:meth:`graphdoctor.trace.run_files.
+spool of its own beside its recording process's (:meth:`graphdoctor.files.run_files.
 RunFiles.children`; :mod:`graphdoctor.record.follow`). Once the run is over (the script has
 ended or been ended, and whatever it left running with it), each spool gets what the
 script's gets: what its tail still held, and a ``run_end`` record saying how the process
@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from graphdoctor.files.run_files import RunFiles
 from graphdoctor.launch.leftovers import Leftovers
 from graphdoctor.launch.notice import tell
 from graphdoctor.launch.process_tree import descendants
 from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT
-from graphdoctor.trace.run_files import RunFiles
 from graphdoctor.trace.spool import records as sr
 from graphdoctor.trace.spool.file import appended_or_kept, encoded, records_in
 from graphdoctor.trace.spool.tail import unappended

@@ -30,11 +30,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from graphdoctor.files.run_files import RunFiles
 from graphdoctor.launch.children import RunOver, close_children
 from graphdoctor.launch.notice import tell
 from graphdoctor.launch.process_tree import kill_below
 from graphdoctor.trace.endings import INTERRUPTED
-from graphdoctor.trace.run_files import RunFiles
 
 # graphdoctor's pid, for the process it starts: a parent that dies before the watch begins
 # is still noticed. That process removes it, so that its own children watch their parent.

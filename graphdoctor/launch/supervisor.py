@@ -8,7 +8,7 @@ the run left is ended too, and the run is marked interrupted. Were graphdoctor k
 outright, the child notices and ends itself (:mod:`graphdoctor.launch.lifeline`). With
 ``nproc > 1`` the ranks start through torch.distributed's own launcher (by way of
 :mod:`graphdoctor.launch.launcher`), each recording to its own spool. Every file of the run
-is named by :class:`graphdoctor.trace.run_files.RunFiles`, here and in each rank alike.
+is named by :class:`graphdoctor.files.run_files.RunFiles`, here and in each rank alike.
 
 A script that goes on ``ESCALATE_AFTER_S`` after graphdoctor passed on SIGINT, SIGTERM or
 SIGHUP (it ignores or mishandles them) is killed with SIGKILL, and the report says so: the
@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphdoctor.errors import UnwritableFolderError
+from graphdoctor.files.run_files import RunFiles
+from graphdoctor.files.writing import create_new
 from graphdoctor.launch import launcher
 from graphdoctor.launch.child_process import CHILD_ENV, CHILD_MODULE, DUMP_STACKS_SIGNAL
 from graphdoctor.launch.children import RunOver, close_children, live_pids
@@ -51,11 +53,9 @@ from graphdoctor.launch.progress import ProgressLines
 from graphdoctor.launch.relay import SignalRelay, send
 from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED, TIMED_OUT, signal_name
 from graphdoctor.trace.event_kinds import LeftRunning
-from graphdoctor.trace.run_files import RunFiles
 from graphdoctor.trace.spool import records as sr
 from graphdoctor.trace.spool.file import appended_or_kept, encoded, read_records
 from graphdoctor.trace.spool.tail import unappended
-from graphdoctor.writing import create_new
 
 TIMEOUT_EXIT = 124
 DUMP_GRACE_S = 2.0

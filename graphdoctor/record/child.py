@@ -2,7 +2,7 @@
 
 The parent passes its settings in the ``GRAPHDOCTOR_CHILD`` environment variable, the run's
 files among them (each rank of a distributed run names its own from them, as the parent
-does: :class:`graphdoctor.trace.run_files.RunFiles`). The child opens the spool and its tail
+does: :class:`graphdoctor.files.run_files.RunFiles`). The child opens the spool and its tail
 (where batched records wait, safe from a crash), arms faulthandler (a crash writes every
 thread's stack to the fault file; ``DUMP_STACKS_SIGNAL``, a real-time signal, does the same
 on a time-out), runs the script as ``python`` would, with the recorder installed as soon as
@@ -24,6 +24,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from graphdoctor.files.run_files import RunFiles
+from graphdoctor.files.writing import open_own
 from graphdoctor.launch.child_process import CHILD_ENV, DUMP_STACKS_SIGNAL
 from graphdoctor.launch.lifeline import end_with_parent
 from graphdoctor.launch.runner import Target, run_target
@@ -40,11 +42,9 @@ from graphdoctor.trace.names import (
     RECORDING_NOTE,
     UNCAUGHT,
 )
-from graphdoctor.trace.run_files import RunFiles
 from graphdoctor.trace.spool import records as sr
 from graphdoctor.trace.spool.file import SpoolWriter
 from graphdoctor.version import __version__
-from graphdoctor.writing import open_own
 
 
 def main() -> int:

@@ -38,7 +38,7 @@ from graphdoctor.launch.child_process import CHILD_ENV, FOLLOW_ENV
 from graphdoctor.record.on_torch_import import call_when_imported
 
 if TYPE_CHECKING:
-    from graphdoctor.trace.run_files import RunFiles
+    from graphdoctor.files.run_files import RunFiles
 
 SITE_FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "follow_site")
 PYTHONPATH = "PYTHONPATH"

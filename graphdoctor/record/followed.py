@@ -4,7 +4,7 @@ comes to be followed: :mod:`graphdoctor.record.follow`).
 It records as the script's own process does (the recorder and its sources, a thread that
 writes the records out twice a second, faulthandler's stacks at a crash) into files of its
 own, named from those of the recording process it descends from
-(:meth:`~graphdoctor.trace.run_files.RunFiles.of_process`) and created exclusively. Its
+(:meth:`~graphdoctor.files.run_files.RunFiles.of_process`) and created exclusively. Its
 first record names it: its pid, its parent's, its command line.
 
 Only its run is not graphdoctor's to start: the process runs its own main as it would, so
@@ -31,13 +31,13 @@ from typing import IO
 
 import torch
 
+from graphdoctor.files.run_files import RunFiles
 from graphdoctor.launch.child_process import DUMP_STACKS_SIGNAL
 from graphdoctor.record.child import Flusher, Sources, stop_recorder
 from graphdoctor.record.errors import record_exception
 from graphdoctor.record.follow import own_helper
 from graphdoctor.record.recorder import Recorder, new_recorder, register_fork_guard
 from graphdoctor.trace.names import CHILD_TARGET, RECORDING_NOTE, UNCAUGHT
-from graphdoctor.trace.run_files import RunFiles
 from graphdoctor.trace.spool import records as sr
 from graphdoctor.trace.spool.file import SpoolWriter
 from graphdoctor.version import __version__

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Protocol
 
+from graphdoctor.files.writing import open_own, write_all
 from graphdoctor.record import session
 from graphdoctor.record.errors import record_exception
 from graphdoctor.record.recorder import Recorder, new_recorder
@@ -32,7 +33,6 @@ from graphdoctor.trace.names import IN_PROCESS_TARGET, UNCAUGHT
 from graphdoctor.trace.spool import records as sr
 from graphdoctor.trace.spool.file import SpoolWriter, append_record, file_chunks
 from graphdoctor.version import __version__
-from graphdoctor.writing import open_own, write_all
 
 _RECORDED_UNCAUGHT = "_graphdoctor_uncaught"  # set on an exception once it is recorded
 

@@ -19,7 +19,6 @@ gunzip.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import re
@@ -30,10 +29,12 @@ from typing import Any
 
 from graphdoctor import units
 from graphdoctor.errors import ReportError
+from graphdoctor.files.compression import as_named
+from graphdoctor.files.json_text import COMPACT, json_bytes
+from graphdoctor.files.writing import write_file
 from graphdoctor.report import schema
 from graphdoctor.report.document import FORMAT, SCHEMA_VERSION, Report, from_json, to_json
 from graphdoctor.trace.codec import TRACE_VERSION, TraceFormatError
-from graphdoctor.trace.run_files import gzipped
 from graphdoctor.trace.spool import records as spool_records
 from graphdoctor.trace.untrusted import (
     GZIP_MAGIC,
@@ -47,7 +48,6 @@ from graphdoctor.trace.untrusted import (
     sane,
     text_limit,
 )
-from graphdoctor.writing import write_file
 
 SUPPORTED_MAJOR = int(SCHEMA_VERSION.split(".")[0])
 MAX_REPORT_BYTES = MAX_FILE_BYTES
@@ -57,7 +57,7 @@ _GUNZIP_HINT = " (if it is one, decompress it with gunzip and open that)"
 
 
 def save(report: Report, path: str | os.PathLike[str]) -> Path:
-    """Write the report where ``path`` points, as :mod:`graphdoctor.writing` writes:
+    """Write the report where ``path`` points, as :mod:`graphdoctor.files.writing` writes:
     atomically to a file (a link's target, for a link), streamed to a device or a FIFO;
     OutputError, one line, where it cannot be written."""
     write_file(path, encoded(report, path))
@@ -66,15 +66,12 @@ def save(report: Report, path: str | os.PathLike[str]) -> Path:
 
 def encoded(report: Report, path: str | os.PathLike[str]) -> bytes:
     """The bytes of the report as a file named ``path`` holds it (gzip for ``.gz``)."""
-    data = dumps(report)
-    return gzip.compress(data, compresslevel=6, mtime=0) if gzipped(path) else data
+    return as_named(path, dumps(report))
 
 
 def dumps(report: Report) -> bytes:
-    """The report as compact UTF-8 JSON (a lone surrogate, which UTF-8 cannot hold and
-    reading never gives, written as U+FFFD)."""
-    text = json.dumps(to_json(report), separators=(",", ":"), ensure_ascii=False)
-    return text.encode("utf-8", "replace")
+    """The report as compact UTF-8 JSON, as :mod:`graphdoctor.files.json_text` writes it."""
+    return json_bytes(to_json(report), COMPACT)
 
 
 def load(path: str | os.PathLike[str]) -> Report:

@@ -20,10 +20,10 @@ from pathlib import Path
 
 from graphdoctor.diagnose.view import rank_ranges, runs_text
 from graphdoctor.errors import ReportError
+from graphdoctor.files.run_files import is_process_spool
 from graphdoctor.report import job, rank_groups
 from graphdoctor.report.document import FORMAT, Report
 from graphdoctor.report.io import SPOOL_START, is_spool, load, read_json, sniff
-from graphdoctor.trace.run_files import is_process_spool
 
 NOTE_KEYS = ("scenario", "recorded_at")  # a fixture's note, never a report's keys
 SCENARIO_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")

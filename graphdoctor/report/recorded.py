@@ -17,12 +17,12 @@ from pathlib import Path
 from graphdoctor.diagnose import diagnose, diagnose_ranks
 from graphdoctor.diagnose.findings import Rule
 from graphdoctor.diagnose.rules import ALL_RULES
+from graphdoctor.files.run_files import RunFiles
 from graphdoctor.report.children import ordered
 from graphdoctor.report.document import Report, build, build_ranks
 from graphdoctor.report.source_lines import OwnRecording, RecordedElsewhere
 from graphdoctor.trace.assemble import assemble_file
 from graphdoctor.trace.model import Note, Trace
-from graphdoctor.trace.run_files import RunFiles
 from graphdoctor.trace.spool import records as sr
 from graphdoctor.trace.spool.file import append_records
 

@@ -18,8 +18,8 @@ import typing
 from pathlib import Path
 from typing import Any
 
+from graphdoctor.files.writing import write_file
 from graphdoctor.trace.event_kinds import COLUMNAR, EventKind
-from graphdoctor.writing import write_file
 
 SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
 INT_COLUMN = {"$ref": "#/$defs/int_column"}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from graphdoctor.files.run_files import RunFiles
 from graphdoctor.launch.children import (
     ENDED_BY_GRAPHDOCTOR,
     RunOver,
@@ -20,7 +21,6 @@ from graphdoctor.launch.leftovers import Leftovers
 from graphdoctor.launch.process_tree import Process
 from graphdoctor.trace.assemble import assemble_file
 from graphdoctor.trace.endings import EXITED, SIGNALLED, TIMED_OUT, outcome
-from graphdoctor.trace.run_files import RunFiles
 from graphdoctor.trace.spool import records as sr
 from graphdoctor.trace.spool.file import SpoolWriter
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from graphdoctor.files.run_files import RunFiles
 from graphdoctor.launch.child_process import CHILD_ENV, FOLLOW_ENV
 from graphdoctor.record import follow
-from graphdoctor.trace.run_files import RunFiles
 
 SITE = follow.SITE_FOLDER
 PYTHON_312 = Path("/root/.pyenv/versions/3.12.1/bin/python3.12")

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import pytest
 
+from graphdoctor.files.run_files import RunFiles
 from graphdoctor.launch.leftovers import Leftovers
 from graphdoctor.launch.supervisor import ESCALATE_AFTER_S, RunEnd, RunRequest, close_spools
 from graphdoctor.report.io import load
 from graphdoctor.trace.endings import EXITED, INTERRUPTED, SIGNALLED
-from graphdoctor.trace.run_files import RunFiles
 from graphdoctor.trace.spool.file import read_records
 from tests.record.processes import (
     HAS_PROC,

@@ -16,8 +16,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from graphdoctor.cli import main
+from graphdoctor.files.writing import OutputError, write_file
 from graphdoctor.report import io
-from graphdoctor.writing import OutputError, write_file
 from tests.conftest import ROOT
 from tests.report.jobs import rank_file
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from graphdoctor.trace.run_files import RunFiles, is_process_spool
+from graphdoctor.files.run_files import RunFiles, is_process_spool
 
 
 def test_a_followed_process_names_its_files_from_its_recording_process(tmp_path: Path) -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from graphdoctor.errors import GraphDoctorError, UnwritableFolderError
-from graphdoctor.trace import run_files
-from graphdoctor.trace.run_files import (
+from graphdoctor.files import run_files
+from graphdoctor.files.run_files import (
     MOST_NAMES_TRIED,
     RunFiles,
     claim,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from graphdoctor.files.run_files import RunFiles
 from graphdoctor.trace.event_kinds import GcPause, Sync
-from graphdoctor.trace.run_files import RunFiles
 from graphdoctor.trace.spool.file import SpoolWriter, append_record, read_records
 from graphdoctor.trace.spool.records import (
     URGENT,

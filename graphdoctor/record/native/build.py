@@ -14,7 +14,7 @@ load, each is checked to be a folder (not a link) of this user's that no one els
 into, and the folders above them are checked too: none may be writable by anyone without
 the sticky bit (``/tmp`` has it), nor another user's and writable by more than that user.
 The library is compiled into a fresh file in the folder and renamed into place (through
-:mod:`graphdoctor.writing`), and loaded by descriptor (:func:`open_library`): opened
+:mod:`graphdoctor.files.writing`), and loaded by descriptor (:func:`open_library`): opened
 without following a link, checked once open (a regular file of this user's, writable by no
 one else), and handed to the program as ``/proc/self/fd/N``, so what is loaded is what was
 checked, whatever happens to the path after.
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphdoctor.errors import GraphDoctorError
-from graphdoctor.writing import move_file
+from graphdoctor.files.writing import move_file
 
 SOURCE = Path(__file__).resolve().parents[2] / "native" / "inject.c"
 LIBRARY = "libgraphdoctor_inject"

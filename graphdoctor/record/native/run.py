@@ -25,6 +25,7 @@ from types import FrameType
 from typing import TextIO
 
 from graphdoctor.errors import GraphDoctorError
+from graphdoctor.files.writing import create_new
 from graphdoctor.launch.runner import Outcome, Target
 from graphdoctor.record import devices
 from graphdoctor.record.native.build import open_library
@@ -32,7 +33,6 @@ from graphdoctor.record.native.translate import NativeEvents
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace.names import CUPTI_PART
 from graphdoctor.trace.spool import records as sr
-from graphdoctor.writing import create_new
 
 INJECTION_ENV = "CUDA_INJECTION64_PATH"  # the driver loads this library at CUDA's start
 PIPE_ENV = "GRAPHDOCTOR_NATIVE_FD"  # where the library writes its events

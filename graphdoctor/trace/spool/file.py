@@ -19,11 +19,11 @@ import os
 import sys
 import threading
 import time
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from graphdoctor.columns import notice, stderr_width
+from graphdoctor.files.writing import append_to_own, open_own, write_all
 from graphdoctor.trace.names import RECORDING_STOPPED
 from graphdoctor.trace.spool.records import URGENT, NoteRecord, SpoolRecord, encode
 from graphdoctor.trace.spool.tail import Pending
@@ -39,7 +39,6 @@ from graphdoctor.trace.untrusted import (
     sane,
     text_limit,
 )
-from graphdoctor.writing import append_to_own, open_own, write_all
 
 
 class SpoolWriter:
@@ -357,14 +356,6 @@ def _gunzipped(path: str | os.PathLike[str], limit: int) -> Iterator[bytes]:
 def _is_gzip(path: str | os.PathLike[str]) -> bool:
     with open(path, "rb") as handle:
         return handle.read(2) == GZIP_MAGIC
-
-
-def gzip_chunks(chunks: Iterable[bytes], level: int = 9) -> Iterator[bytes]:
-    """``chunks`` compressed as one gzip member, as they come (a kept spool's ``.gz``)."""
-    packer = zlib.compressobj(level, zlib.DEFLATED, 31)
-    for chunk in chunks:
-        yield packer.compress(chunk)
-    yield packer.flush()
 
 
 def file_chunks(path: str | os.PathLike[str]) -> Iterator[bytes]:

@@ -15,7 +15,7 @@ child counts a record in ``used`` only once its bytes are all copied, and after 
 batch sets ``used`` to 0 and then ``base``. So the spool's size tells recovery how much of
 the pending bytes already reached it, were the child killed in the middle of a batch: each
 byte is appended once, a torn line completed. The tail lies beside its spool
-(:attr:`graphdoctor.trace.run_files.RunFiles.tail`).
+(:attr:`graphdoctor.files.run_files.RunFiles.tail`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import stat
 import struct
 from pathlib import Path
 
-from graphdoctor.writing import append_to_own, open_own
+from graphdoctor.files.writing import append_to_own, open_own
 
 _HEADER = struct.Struct("=QQ")
 TAIL_BYTES = 1 << 20  # pending bytes before a batch is appended whatever the time

@@ -15,7 +15,8 @@ A run writes:
   its tail and fault file (``.procPID`` before ``.spool``), named from the spool of the
   recording process it descends from: the script's, or its rank's;
 - with ``--keep-spool``, the spools kept (each rank's, the baseline's, each followed
-  process's), compressed where the name ends in ``.gz``, as a report is (:func:`gzipped`).
+  process's), compressed where the name ends in ``.gz``, as a report is
+  (:mod:`graphdoctor.files.compression`).
 
 A name that must not be another run's (a default report name, the report of a run that found
 its ``-o`` written by another run meanwhile, an in-process recording's report) is claimed
@@ -25,9 +26,9 @@ A name made from another (a spool's from its report's, ``-2`` or ``.rank1`` adde
 shortened where it would pass the file system's limit of 255 bytes: a 245-character ``-o``
 still gets its spool and its numbered names.
 
-The lowest stage, so that the recorder, the supervisor, the reports and the commands all
-name files from here: torch-free, importing nothing of graphdoctor but its errors and its
-writer (:mod:`graphdoctor.writing`).
+In the ground package :mod:`graphdoctor.files`, so that the recorder, the supervisor, the
+reports and the commands all name files from here: torch-free, importing nothing of
+graphdoctor but its errors and the rest of :mod:`graphdoctor.files`.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from graphdoctor.errors import GraphDoctorError, UnwritableFolderError
-from graphdoctor.writing import created
+from graphdoctor.files.compression import gzipped
+from graphdoctor.files.writing import created
 
 REPORT = ".json"
 SPOOL = ".spool"
@@ -50,7 +52,6 @@ FAULT = ".fault"
 BASELINE = ".baseline"
 PROCESS = ".proc"  # a followed child's files: ".procPID" before ".spool"
 OUTPUT = ".output.txt"  # the script's stdout and stderr, under a live view (run --live)
-GZIP = ".gz"
 NAME_MAX = 255  # bytes in one file name, on every file system graphdoctor runs on
 # The names a run's report may take; past them, a run asks to be named with -o rather than
 # try on and on.
@@ -60,11 +61,6 @@ MOST_NAMES_TRIED = 1000
 MOST_RECORDING_NAMES = 9_999
 RUN_HINT = "name this one with -o"
 RECORDING_HINT = "record into another report_dir"
-
-
-def gzipped(path: str | os.PathLike[str]) -> bool:
-    """Whether a file of this name is written gzip-compressed (a report, a kept spool)."""
-    return Path(path).suffix == GZIP
 
 
 @dataclass(frozen=True)
