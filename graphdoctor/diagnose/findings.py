@@ -73,8 +73,6 @@ WITHOUT_GRAPHS = "graphs-off"  # ran without CUDA graphs, in a run that switched
 
 
 @dataclass(frozen=True)
-
-
 class Evidence:
     """A pointer into the trace: ``kind`` names a table or list, ``index`` a row in it."""
 
@@ -85,8 +83,6 @@ class Evidence:
 
 
 @dataclass(frozen=True)
-
-
 class Location:
     """Where in the user's code: the file, the line, and the line's text."""
 
@@ -97,8 +93,6 @@ class Location:
 
 
 @dataclass(frozen=True)
-
-
 class Finding:
     id: str  # the rule's id, GD###
     name: str  # the rule's kebab-case name
@@ -125,8 +119,6 @@ class Finding:
 
 
 @dataclass(frozen=True)
-
-
 class Verdict:
     """The answer for one graph or one compiled function."""
 
@@ -144,8 +136,6 @@ class Verdict:
 
 
 @dataclass(frozen=True)
-
-
 class Diagnosis:
     verdicts: tuple[Verdict, ...] = ()
     findings: tuple[Finding, ...] = ()
@@ -164,8 +154,6 @@ def no_source(file: str, line: int) -> str:
 
 
 @dataclass(frozen=True)
-
-
 class Rule:
     id: str
     name: str
