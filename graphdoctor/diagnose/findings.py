@@ -159,6 +159,15 @@ class Rule:
     name: str
     check: CheckFn
     explanation: str  # the rule module's docstring: what graphdoctor prints for ``explain``
+    severity: str  # of its findings, unless a case calls for another
+    category: str
+
+    def finding(self, title: str, explanation: str, fix: str, *, severity: str = "",
+                category: str = "", **where: Any) -> Finding:
+        """A finding of this rule, under its id and name; ``where`` holds the rest of a
+        Finding's fields (evidence, location, graph, function, measurements, rank)."""
+        return Finding(self.id, self.name, severity or self.severity,
+                       category or self.category, title, explanation, fix, **where)
 
     @property
     def title(self) -> str:
