@@ -73,8 +73,6 @@ WITHOUT_GRAPHS = "graphs-off"  # ran without CUDA graphs, in a run that switched
 
 
 @dataclass(frozen=True)
-
-
 class Evidence:
     """A pointer into the trace: ``kind`` names a table or list, ``index`` a row in it."""
 
@@ -85,8 +83,6 @@ class Evidence:
 
 
 @dataclass(frozen=True)
-
-
 class Location:
     """Where in the user's code: the file, the line, and the line's text."""
 
@@ -97,8 +93,6 @@ class Location:
 
 
 @dataclass(frozen=True)
-
-
 class Finding:
     id: str  # the rule's id, GD###
     name: str  # the rule's kebab-case name
@@ -125,8 +119,6 @@ class Finding:
 
 
 @dataclass(frozen=True)
-
-
 class Verdict:
     """The answer for one graph or one compiled function."""
 
@@ -144,8 +136,6 @@ class Verdict:
 
 
 @dataclass(frozen=True)
-
-
 class Diagnosis:
     verdicts: tuple[Verdict, ...] = ()
     findings: tuple[Finding, ...] = ()
@@ -164,13 +154,20 @@ def no_source(file: str, line: int) -> str:
 
 
 @dataclass(frozen=True)
-
-
 class Rule:
     id: str
     name: str
     check: CheckFn
     explanation: str  # the rule module's docstring: what graphdoctor prints for ``explain``
+    severity: str  # of its findings, unless a case calls for another
+    category: str
+
+    def finding(self, title: str, explanation: str, fix: str, *, severity: str = "",
+                category: str = "", **where: Any) -> Finding:
+        """A finding of this rule, under its id and name; ``where`` holds the rest of a
+        Finding's fields (evidence, location, graph, function, measurements, rank)."""
+        return Finding(self.id, self.name, severity or self.severity,
+                       category or self.category, title, explanation, fix, **where)
 
     @property
     def title(self) -> str:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphdoctor import units
-from graphdoctor.diagnose import findings, measure
+from graphdoctor.diagnose import findings, measure_read_back
 from graphdoctor.diagnose.findings import Verdict
 from graphdoctor.diagnose.view import ranks_named
 from graphdoctor.trace import queries
@@ -152,7 +152,7 @@ def summary(report: Report, kind: str, members: Sequence[Verdict]) -> str:
     """``faster 2.10x–3.40x (median 2.80x), replays 10–400 each, replay 212 µs–1.1 ms,
     pool 12.0 MiB–96.0 MiB``: what the members' verdicts and graphs have."""
     parts = [_head(kind, members)]
-    measured = [measure.from_dict(v.measurements) for v in members if v.measurements]
+    measured = [measure_read_back.from_dict(v.measurements) for v in members if v.measurements]
     replays = [m.replays for m in measured]
     if replays:
         parts.append(f"replays {_span(replays, str)} each")

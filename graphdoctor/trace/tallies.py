@@ -21,8 +21,6 @@ from graphdoctor.trace.model import PHASES, ExceptionRecord, Trace
 
 
 @dataclass(frozen=True)
-
-
 class PhaseTotal:
     phase: str
     spans: int
@@ -30,8 +28,6 @@ class PhaseTotal:
 
 
 @dataclass(frozen=True)
-
-
 class ReplayStats:
     graph: int
     count: int

@@ -12,7 +12,7 @@ import pytest
 
 import graphdoctor.diagnose.rules as rules_package
 from graphdoctor.diagnose import diagnose
-from graphdoctor.diagnose.findings import Rule
+from graphdoctor.diagnose.findings import ERROR, FAILED, Rule
 from graphdoctor.diagnose.rules import ALL_RULES, rule_named
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.report.document import build
@@ -79,7 +79,7 @@ def test_a_failing_rule_becomes_an_internal_error_and_the_report_still_renders()
     def broken(view: object) -> list[object]:
         raise ZeroDivisionError("bad maths")
 
-    rule = Rule("GD999", "broken-rule", broken, "Broken.\n\nHow to fix: nothing.")
+    rule = Rule("GD999", "broken-rule", broken, "Broken.\n\nHow to fix: nothing.", ERROR, FAILED)
     trace = Trace()
     diagnosis = diagnose(trace, rules=(rule, *ALL_RULES))
     assert [f.name for f in diagnosis.findings] == ["internal-error"]

@@ -11,7 +11,7 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Sparkline, Static
 
-from graphdoctor.diagnose import measure
+from graphdoctor.diagnose import measure, measure_read_back
 from graphdoctor.diagnose.findings import Verdict
 from graphdoctor.diagnose.measure import BASELINE_RUN
 from graphdoctor.diagnose.view import TraceView
@@ -275,7 +275,7 @@ def test_eager_figures_from_a_baseline_run_are_drawn_as_the_verdict_has_them() -
     view = view_of("launch_bound")
     verdict = view.verdict_for(0)
     assert verdict is not None
-    borrowed = measure.from_dict({**verdict.measurements, "eager_source": BASELINE_RUN})
+    borrowed = measure_read_back.from_dict({**verdict.measurements, "eager_source": BASELINE_RUN})
     found = step_story(view.trace, view.trace.graphs[0], borrowed, verdict.speedup)
     assert found.eager_elsewhere and found.eager == ()
     assert bar_rows(found)["eager GPU"].endswith(format_duration(median_ns(borrowed.eager)))

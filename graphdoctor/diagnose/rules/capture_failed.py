@@ -26,17 +26,16 @@ def check(view: TraceView) -> Iterator[Finding]:
         if cause is None or cause.kind != "other":
             continue
         if cause.link is None:
-            yield Finding(ID, NAME, ERROR, FAILED,
-                          title=f"the capture of graph {graph.id} never ended",
-                          explanation=f"Graph {graph.id} began capturing at "
-                                      f"{view.where(graph.stack)} and the run ended before "
-                                      f"capture_end: {_how_it_ended(view)}.",
-                          fix="See the stacks at the end of the run in the report.",
-                          location=view.location(graph.stack), graph=graph.id)
+            yield RULE.finding(
+                title=f"the capture of graph {graph.id} never ended",
+                explanation=f"Graph {graph.id} began capturing at "
+                            f"{view.where(graph.stack)} and the run ended before "
+                            f"capture_end: {_how_it_ended(view)}.",
+                fix="See the stacks at the end of the run in the report.",
+                location=view.location(graph.stack), graph=graph.id)
             continue
         message = cause.link.message.splitlines()[0] if cause.link.message else cause.link.type
-        yield Finding(
-            ID, NAME, ERROR, FAILED,
+        yield RULE.finding(
             title=f"the capture of graph {graph.id} failed first at "
                   f"{view.where(cause.link.stack)}: {message[:90]}",
             explanation=f"The first error of the capture was {cause.link.type}: {message}",
@@ -50,4 +49,4 @@ def _how_it_ended(view: TraceView) -> str:
     return view.trace.status.message or "no error was recorded"
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=FAILED)

@@ -76,8 +76,7 @@ def _finding(view: TraceView, views: dict[int, TraceView],
             parts.append(f"rank {rank} was at {_where(peer) or 'an unknown place'}")
     status = views[min(views)].trace.status
     located = min(waiting) if waiting else None
-    return Finding(
-        ID, NAME, ERROR, FAILED,
+    return RULE.finding(
         title="the run hung: " + "; ".join(parts),
         explanation=(f"The run did not finish ({status.message or status.reason}): "
                      + "; ".join(parts) + ". A collective completes only when every rank of "
@@ -92,4 +91,4 @@ def _finding(view: TraceView, views: dict[int, TraceView],
         rank=located if located is not None else -1)
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=FAILED)

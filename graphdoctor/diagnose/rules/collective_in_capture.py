@@ -31,8 +31,7 @@ def check(view: TraceView) -> Iterator[Finding]:
     ranks = [r for r in sorted(view.peers) if _captures(view.peer_view(r))] or [view.rank]
     where = f" on {ranks_named(ranks)}" if view.peers else ""
     where += _over_groups(view)
-    yield Finding(
-        ID, NAME, INFO, NEUTRAL,
+    yield RULE.finding(
         title=f"{len(captured)} collective{_s(len(captured))} ({', '.join(ops)}) captured in "
               f"graph{_s(len(graphs))} {', '.join(map(str, graphs))}{where}",
         explanation=("These collectives are part of the captured graphs: each replay runs them. "
@@ -66,4 +65,4 @@ def _s(count: int) -> str:
     return "" if count == 1 else "s"
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=INFO, category=NEUTRAL)

@@ -37,8 +37,7 @@ def check(view: TraceView) -> Iterator[Finding]:
         function = view.function(fn) if fn >= 0 else None
         name = function.name if function else "a compiled function"
         where = f"at {view.where(event.stack)}{_called_from(view, event)}"
-        yield Finding(
-            ID, NAME, WARNING, SKIPPED,
+        yield RULE.finding(
             title=f"CUDA graphs skipped for {name}: {event.reason} {where}",
             explanation=(f"torch.compile ran {name} without a CUDA graph because of "
                          f"\"{event.reason}\" {where}; every call launches its kernels one "
@@ -69,4 +68,4 @@ def _fix(reason: str) -> str:
     return "Address the reason PyTorch gives; set cudagraph_or_error=True to make skips loud."
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=WARNING, category=SKIPPED)

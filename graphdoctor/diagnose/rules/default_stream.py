@@ -27,8 +27,7 @@ def check(view: TraceView) -> Iterator[Finding]:
     for graph in view.graphs:
         cause = cause_of(view, graph)
         if cause is not None and cause.kind == "default_stream" and cause.link is not None:
-            yield Finding(
-                ID, NAME, ERROR, FAILED,
+            yield RULE.finding(
                 title=f"graph {graph.id} was captured on the default stream at "
                       f"{view.where(cause.link.stack)}",
                 explanation="capture_begin() ran while the current stream was the legacy "
@@ -47,8 +46,8 @@ def _default_stream_inside(view: TraceView, graph: Graph) -> Iterator[Finding]:
     if not switches or graph.status != CAPTURED:
         return
     first = switches[0][1]
-    yield Finding(
-        ID, NAME, ERROR, UNSAFE,
+    yield RULE.finding(
+        category=UNSAFE,
         title=f"work at {view.where(first.stack)} runs on the default stream inside the capture "
               f"of graph {graph.id}, so replays leave it out",
         explanation="Inside the captured block this code switched to the legacy default stream, "
@@ -60,4 +59,4 @@ def _default_stream_inside(view: TraceView, graph: Graph) -> Iterator[Finding]:
         location=view.location(first.stack), graph=graph.id)
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=FAILED)

@@ -35,8 +35,8 @@ def check(view: TraceView) -> Iterator[Finding]:
         replays = queries.replay_count(view.trace, graph)
         said = "PyTorch warned that the graph is empty" if graph.id in warned else ""
         read = "the driver listed 0 nodes in it" if no_nodes else ""
-        yield Finding(
-            ID, NAME, WARNING if replays else INFO, WASTEFUL,
+        yield RULE.finding(
+            severity=WARNING if replays else INFO,
             title=f"graph {graph.id} captured nothing ({replays} replays did no work)",
             explanation=f"No work reached the capture stream of graph {graph.id} "
                         f"(captured at {view.where(graph.stack)}); "
@@ -64,4 +64,4 @@ def _graph_at(view: TraceView, t: int) -> Graph | None:
     return None
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=WARNING, category=WASTEFUL)

@@ -28,8 +28,7 @@ def check(view: TraceView) -> Iterator[Finding]:
     for graph, cause in failures_of_kind(view, "python_exception"):
         first_line = cause.link.message.splitlines()[0] if cause.link.message else ""
         known = known_fix(view, cause.link)
-        yield Finding(
-            ID, NAME, ERROR, FAILED,
+        yield RULE.finding(
             title=(f"{known.what}: " if known else "")
             + f"{cause.link.type} at {view.where(cause.link.stack)} inside the capture of "
               f"graph {graph.id}",
@@ -41,4 +40,4 @@ def check(view: TraceView) -> Iterator[Finding]:
             measurements={KNOWN_ERROR: known.name} if known else {})
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=FAILED)

@@ -77,8 +77,8 @@ def _finding(view: TraceView, index: int, event: InputEvent, let_go_as: str, tit
     """The finding of an input event, located where the name let go of the tensor where
     that is known (``let_go_as`` names that line in the measurements), else at the read."""
     let_go = event.dropped
-    return Finding(
-        ID, NAME, ERROR, UNSAFE, title=title, explanation=explanation, fix=fix,
+    return RULE.finding(
+        title=title, explanation=explanation, fix=fix,
         evidence=(view.evidence("input_events", index),)
         + ((view.evidence("graphs", event.graph),)
            if 0 <= event.graph < len(view.trace.graphs) else ()),
@@ -88,4 +88,4 @@ def _finding(view: TraceView, index: int, event: InputEvent, let_go_as: str, tit
         | ({let_go_as: view.where(let_go)} if let_go != NONE else {}))
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=UNSAFE)

@@ -67,8 +67,8 @@ def _finding(view: TraceView, graph: Graph, first: FrozenValue, later: list[Row]
     latest = later[-1][1]
     after = replays - first.replays
     changed = _changed_at(view, first)
-    return Finding(
-        ID, NAME, WARNING if first.use == USE_BACKEND else ERROR, UNSAFE,
+    return RULE.finding(
+        severity=WARNING if first.use == USE_BACKEND else ERROR,
         # the change replays first ran under: a value that goes back and forth (a counter
         # picking one of two buffers) ends where it was captured, which says nothing
         title=f"graph {graph.id} {_what(first, first.value)} ({changed})",
@@ -196,4 +196,4 @@ def _changed_where(view: TraceView, row: FrozenValue) -> dict[str, object]:
     return {"changed_file": frame.file, "changed_line": frame.line} if frame else {}
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=WARNING, category=UNSAFE)

@@ -100,8 +100,7 @@ def _changed(view: TraceView, graph: Graph, later: list[Row], replays: int,
     row, values = later[-1][1], [r.value for _, r in later]
     changes = max(r.changes for _, r in later)
     captured, after = _short(row.captured), replays - first.replays
-    return Finding(
-        ID, NAME, ERROR, UNSAFE,
+    return RULE.finding(
         title=f"graph {graph.id} replays {_named(row)} frozen at {captured}; "
               f"{_changed_how(first, changes, row.value)} ({_changed_at(view, first)})",
         explanation=(f"Graph {graph.id} took {_named(row)} as {captured} at "
@@ -210,8 +209,7 @@ def _passed_eagerly(view: TraceView, graph: Graph, eager: list[Row], replays: in
     row = eager[0][1]  # where the graph first took it
     values = _distinct(eager)
     captured = _short(row.captured)
-    return Finding(
-        ID, NAME, ERROR, UNSAFE,
+    return RULE.finding(
         title=f"graph {graph.id} replays {_named(row)} frozen at {captured}; eager calls "
               f"passed {_listed(values)} ({view.where(row.site)})",
         explanation=(f"Eager calls of {row.owner or 'the function'} passed {row.name} as "
@@ -327,4 +325,4 @@ def _is_integer(shown: str) -> bool:
     return True
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=UNSAFE)

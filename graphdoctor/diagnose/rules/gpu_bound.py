@@ -36,8 +36,7 @@ def check(view: TraceView) -> Iterator[Finding]:
         busy, speedup = compared.busy_share, compared.speedup
         if speedup >= 1.1 or busy < BUSY or launch > LAUNCH:
             continue
-        yield Finding(
-            ID, NAME, WARNING, NEUTRAL,
+        yield RULE.finding(
             title=f"graph {graph.id} gives {format_speedup(speedup)}: the GPU is busy "
                   f"{busy:.0%} of the eager step and launches cost {launch:.1%}",
             explanation=(f"In eager mode one step takes {compared.eager.median_us:,.0f} µs of GPU "
@@ -51,4 +50,4 @@ def check(view: TraceView) -> Iterator[Finding]:
             location=view.location(graph.stack), graph=graph.id, measurements=m.as_dict())
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=WARNING, category=NEUTRAL)

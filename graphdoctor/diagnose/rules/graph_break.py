@@ -61,8 +61,8 @@ def _finding(view: TraceView, breaks: list[tuple[int, CompileEvent]], graphs: in
     index, event = breaks[0]
     cost = _cost(view, event)
     split = graphs > 1
-    return Finding(
-        ID, NAME, WARNING if split else INFO, NEUTRAL,
+    return RULE.finding(
+        severity=WARNING if split else INFO,
         title=f"graph break at {view.where(event.stack)}: {event.reason[:100]}"
               + (f" ({times(len(breaks))})" if len(breaks) > 1 else "")
               + (f"; {cost.gap_ns / 1e3:,.1f} µs a call outside CUDA graphs" if cost and cost.calls
@@ -135,4 +135,4 @@ def _cost_facts(cost: BreakCost | None) -> dict[str, Any]:
     return facts
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=WARNING, category=NEUTRAL)

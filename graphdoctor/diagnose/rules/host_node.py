@@ -29,8 +29,7 @@ def check(view: TraceView) -> Iterator[Finding]:
             continue
         hosts = held.count_of(anatomy.HOST)
         named = ", ".join(held.host_functions[:3]) or "not named"
-        yield Finding(
-            ID, NAME, WARNING, WASTEFUL,
+        yield RULE.finding(
             title=f"graph {graph.id} holds {hosts} host node{'s' if hosts > 1 else ''}: each "
                   "replay stops the GPU for a CPU callback",
             explanation=(f"Graph {graph.id} (captured at {view.where(graph.stack)}) has "
@@ -43,4 +42,4 @@ def check(view: TraceView) -> Iterator[Finding]:
             measurements={"host_nodes": hosts, "nodes": held.nodes})
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=WARNING, category=WASTEFUL)

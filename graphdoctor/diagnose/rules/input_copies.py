@@ -31,8 +31,7 @@ def check(view: TraceView) -> Iterator[Finding]:
         replay = measure.stat([r.gpu for r in view.trace.tables["replays"] if r.graph in graph_ids])
         timing = (f" A replaying call takes {m.replay.median_us:,.0f} µs of GPU time, the graph "
                   f"replay inside it {replay.median_us:,.0f} µs." if m.replay and replay else "")
-        yield Finding(
-            ID, NAME, WARNING, NEUTRAL,
+        yield RULE.finding(
             title=f"{fn.name} copies {mib(fn.copied_bytes)} of inputs into its graph on every "
                   "call",
             explanation=(f"{counted(fn.copied_inputs, 'input')} of {fn.name} "
@@ -47,4 +46,4 @@ def check(view: TraceView) -> Iterator[Finding]:
                           **({"replay": replay.as_dict()} if replay else {})})
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=WARNING, category=NEUTRAL)

@@ -39,8 +39,7 @@ def check(view: TraceView) -> Iterator[Finding]:
 def _finding(view: TraceView, index: int, row: KeptOutput) -> Finding:
     kept = view.location(row.stack)
     where = f" at {view.where(row.stack)}" if kept is not None else ""
-    return Finding(
-        ID, NAME, ERROR, UNSAFE,
+    return RULE.finding(
         title=f"graph {row.graph}'s output {row.name} is kept across replays in "
               f"{row.holder}{where}",
         explanation=(f"{_how(row)}, {_seen(row)}: {OVERWRITES}{_read(view, row)}"),
@@ -90,4 +89,4 @@ def _graph_stack(view: TraceView, row: KeptOutput) -> int:
     return graph.stack if graph is not None else -1
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=UNSAFE)

@@ -31,8 +31,7 @@ def check(view: TraceView) -> Iterator[Finding]:
     survived = [p for p in left if p.survived]
     named = ", ".join(f"pid {p.pid}: {p.name}" for p in left[:NAMED])
     more = f" and {len(left) - NAMED} more" if len(left) > NAMED else ""
-    yield Finding(
-        ID, NAME, WARNING, WASTEFUL,
+    yield RULE.finding(
         title=f"the script left {_processes(len(left))} running when it ended ({named}{more})",
         explanation=("graphdoctor ended them once the run was over; run plainly, they would "
                      "have gone on after the script, holding what they held (GPU memory, a "
@@ -48,4 +47,4 @@ def _processes(count: int) -> str:
     return f"{count} process" + ("" if count == 1 else "es")
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=WARNING, category=WASTEFUL)

@@ -26,8 +26,7 @@ def check(view: TraceView) -> Iterator[Finding]:
     for graph, cause in failures_of_kind(view, "library_init"):
         library = cause.link.cuda_error.split("_", 1)[0] or "a CUDA library"
         known = known_fix(view, cause.link)
-        yield Finding(
-            ID, NAME, ERROR, FAILED,
+        yield RULE.finding(
             title=(f"{known.what}, at {view.where(cause.link.stack)} (graph {graph.id}): the "
                    "step was not warmed up with these shapes" if known else
                    f"{library} first ran inside the capture of graph {graph.id}, at "
@@ -40,4 +39,4 @@ def check(view: TraceView) -> Iterator[Finding]:
             location=view.location(cause.link.stack), graph=graph.id)
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=FAILED)

@@ -42,8 +42,8 @@ def check(view: TraceView) -> Iterator[Finding]:
         launching = m.eager_host.median_us if m.eager_host else 0.0
         if launching >= LAUNCH_US or (saving >= SAVING_US and not _few_kernels(graph, replay)):
             continue  # a large saving of real work, or a step whose launch work is not small
-        yield Finding(
-            ID, NAME, WARNING, NEUTRAL, title=_title(graph, saving),
+        yield RULE.finding(
+            title=_title(graph, saving),
             explanation=(f"An eager step takes {eager.median_us:.1f} µs and a replay "
                          f"{replay.median_us:.1f} µs (GPU time, median of {replay.n} "
                          f"{'runs of back-to-back replays' if m.replay_lone else 'replays'}); "
@@ -68,4 +68,4 @@ def _few_kernels(graph: Graph, replay: measure.Stat) -> bool:
         and replay.median_us < SAVING_US
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=WARNING, category=NEUTRAL)

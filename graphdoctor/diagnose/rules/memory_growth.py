@@ -38,8 +38,7 @@ def check(view: TraceView) -> Iterator[Finding]:
     replays = sum(1 for r in view.trace.tables["replays"] if first.t <= r.t <= last.t)
     per_replay = growth / replays if replays else 0
     site, kept = _largest_kept_site(view, first.t, last.t)
-    yield Finding(
-        ID, NAME, WARNING, WASTEFUL,
+    yield RULE.finding(
         title=f"allocated memory grew by {mib(growth)} over {replays} replays "
               f"({mib(int(per_replay))} per replay)",
         explanation=(f"While graphs replayed, allocated memory rose from {mib(first.allocated)} "
@@ -74,4 +73,4 @@ def _largest_kept_site(view: TraceView, start: int, end: int) -> tuple[int | Non
     return (stack, by_site[stack])
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=WARNING, category=WASTEFUL)

@@ -32,8 +32,8 @@ def check(view: TraceView) -> Iterator[Finding]:
         if stack is None:
             continue
         devices = sorted({a.device for _, a in elsewhere}) or ["another device"]
-        yield Finding(
-            ID, NAME, ERROR, FAILED if graph.status != CAPTURED else UNSAFE,
+        yield RULE.finding(
+            category=FAILED if graph.status != CAPTURED else UNSAFE,
             title=f"graph {graph.id} is captured on cuda:{graph.device} but works on "
                   f"{', '.join(f'cuda:{d}' if isinstance(d, int) else d for d in devices)}",
             explanation=f"The capture of graph {graph.id} ran on cuda:{graph.device}, while work "
@@ -50,4 +50,4 @@ def check(view: TraceView) -> Iterator[Finding]:
             location=view.location(stack), graph=graph.id)
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=FAILED)

@@ -25,8 +25,7 @@ ID, NAME = "GD105", "other-thread-during-capture"
 def check(view: TraceView) -> Iterator[Finding]:
     for graph, cause in failures_of_kind(view, "other_thread"):
         thread = view.trace.exceptions[cause.exception].thread
-        yield Finding(
-            ID, NAME, ERROR, FAILED,
+        yield RULE.finding(
             title=f"thread {thread} used the GPU at {view.where(cause.link.stack)} while graph "
                   f"{graph.id} was capturing",
             explanation=(f"While graph {graph.id} was being captured in "
@@ -41,4 +40,4 @@ def check(view: TraceView) -> Iterator[Finding]:
             location=view.location(cause.link.stack), graph=graph.id)
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=FAILED)

@@ -30,8 +30,7 @@ def check(view: TraceView) -> Iterator[Finding]:
         link = next((lk for lk in record.chain if PATTERN.search(lk.message)), None)
         if link is None:
             continue
-        yield Finding(
-            ID, NAME, ERROR, UNSAFE,
+        yield RULE.finding(
             title=f"a compiled function's output is read at {view.where(link.stack)} after a "
                   "later call overwrote it",
             explanation="The tensor read here was returned by an earlier call of a "
@@ -43,4 +42,4 @@ def check(view: TraceView) -> Iterator[Finding]:
             location=view.location(link.stack), function=view.last_function_before(record.t))
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=UNSAFE)

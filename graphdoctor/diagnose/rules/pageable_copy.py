@@ -23,8 +23,7 @@ ID, NAME = "GD102", "pageable-copy-in-capture"
 
 def check(view: TraceView) -> Iterator[Finding]:
     for graph, cause in failures_of_kind(view, "pageable_copy"):
-        yield Finding(
-            ID, NAME, ERROR, FAILED,
+        yield RULE.finding(
             title=f"a host-to-GPU copy at {view.where(cause.link.stack)} inside the capture of "
                   f"graph {graph.id}",
             explanation="This line copies between pageable CPU memory and the GPU while the "
@@ -36,4 +35,4 @@ def check(view: TraceView) -> Iterator[Finding]:
             location=view.location(cause.link.stack), graph=graph.id)
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=FAILED)

@@ -27,8 +27,7 @@ def check(view: TraceView) -> Iterator[Finding]:
     if len({g.pool for g in own}) < LIMIT:
         return
     total, largest = sum(g.pool_bytes for g in own), max(g.pool_bytes for g in own)
-    yield Finding(
-        ID, NAME, WARNING, WASTEFUL,
+    yield RULE.finding(
         title=f"{len(own)} graphs each keep a private pool: {mib(total)} reserved where one "
               f"shared pool would need about {mib(largest)}",
         explanation=(f"{len(own)} graphs were captured without pool=, so each reserves its own "
@@ -42,4 +41,4 @@ def check(view: TraceView) -> Iterator[Finding]:
                       "shared_estimate_bytes": largest})
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=WARNING, category=WASTEFUL)

@@ -100,8 +100,7 @@ def _finding(view: TraceView, threads: list[_Stuck]) -> Finding:
     sentences = [t.sentence() for t in threads] or ["no thread was in your code"]
     more = len(sentences) - MAX_THREADS_IN_TITLE
     main = threads[0] if threads else None
-    return Finding(
-        ID, NAME, ERROR, FAILED,
+    return RULE.finding(
         title="the run hung: " + "; ".join(sentences[:MAX_THREADS_IN_TITLE])
               + (f"; and {counted(more, 'more thread')}" if more > 0 else ""),
         explanation=(f"The run did not finish ({status.message or status.reason}). When it "
@@ -113,4 +112,4 @@ def _finding(view: TraceView, threads: list[_Stuck]) -> Finding:
         measurements={"threads": [t.measured() for t in threads]})
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=FAILED)

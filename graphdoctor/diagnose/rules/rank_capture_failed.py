@@ -33,8 +33,7 @@ def check(view: TraceView) -> Iterator[Finding]:
     rank = bad[0]
     peer = view.peer_view(rank)
     graph = failed[rank][0]
-    yield Finding(
-        ID, NAME, ERROR, FAILED,
+    yield RULE.finding(
         title=f"rank {rank}'s capture of graph {graph.id} failed while "
               f"{ranks_named(good)} captured theirs",
         explanation=(f"The capture started at {peer.where(graph.stack)} failed on "
@@ -56,4 +55,4 @@ def _how_they_ended(view: TraceView, ranks: list[int]) -> str:
     return ("They ended: " + "; ".join(sorted(endings)) + ".") if endings else ""
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=FAILED)

@@ -176,8 +176,7 @@ def _finding(view: TraceView, group: str, per_rank: dict[int, list[Issued]], pos
     culprit = min(issued, key=lambda r: (r not in extra, left[r] is None, r))
     _, culprit_row = issued[culprit]
     counts = _nccl_kernels(view)
-    return Finding(
-        ID, NAME, ERROR, FAILED,
+    return RULE.finding(
         title=f"ranks diverge at collective #{position} of group {group}: " + "; ".join(parts),
         explanation=(f"Up to collective #{position} every rank issued the same collectives on "
                      f"group {group}; there they differ (" + "; ".join(parts) + "). "
@@ -219,4 +218,4 @@ def _location(frame: Frame | None) -> Location | None:
     return Location(frame.file, frame.line, frame.func) if frame is not None else None
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=FAILED)

@@ -80,8 +80,8 @@ def _finding(view: TraceView, frame: CompiledFrame, cause: _Cause) -> Finding:
     dominated = share is not None and share > DOMINATED
     many = len(cause.recompiles) > 1 or (share or 0.0) >= NOTABLE
     count = len(cause.recompiles)
-    return Finding(
-        ID, NAME, ERROR if dominated else WARNING if many else INFO, NEUTRAL,
+    return RULE.finding(
+        severity=ERROR if dominated else WARNING if many else INFO,
         title=("most of the run was recompiling: " if dominated else "")
         + f"{frame.name} recompiled {times(count)} {_because(cause)} ({_cost(cause.ns, share)})",
         explanation=_explanation(view, frame, cause),
@@ -273,4 +273,4 @@ def _tensor_facts(view: TraceView, r: Recompile, tensor: GuardedTensor) -> dict[
                if r.allocated_at != NONE else {})}
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=NEUTRAL)

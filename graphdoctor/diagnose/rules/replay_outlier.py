@@ -76,8 +76,7 @@ def _finding(view: TraceView, graph: Graph, slow: list[tuple[int, int, Any]],
     usual = f"{format_duration(medians[0])} and {format_duration(medians[1])}"
     others = f" ({counted(len(slow), 'replay')} of {timed} so slow)" if len(slow) > 1 else ""
     meanwhile = _meanwhile(view, worst.t, worst.t + max(worst.dur, worst.gpu, 0))
-    return Finding(
-        ID, NAME, INFO, NEUTRAL,
+    return RULE.finding(
         title=f"replay {number} of graph {graph.id} took {took}, against medians of "
               f"{usual}{others}",
         explanation=(f"Graph {graph.id}'s replays take {usual} at the median; replay "
@@ -115,4 +114,4 @@ def _meanwhile(view: TraceView, start: int, end: int) -> str:
     return "; ".join(said) or "nothing else (the hold was outside what graphdoctor records)"
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=INFO, category=NEUTRAL)

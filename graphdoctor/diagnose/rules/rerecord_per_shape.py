@@ -145,8 +145,8 @@ def _finding(view: TraceView, fn: Function, r: Recordings) -> Finding:
                   if compile_costs.frame_of(e.compile_id) == compile_costs.frame_of(
                       fn.compile_id)]
     stack = recompiles[0][1].stack if recompiles else r.graphs[0].stack
-    return Finding(
-        ID, NAME, WARNING, NEUTRAL, title=_title(fn, r),
+    return RULE.finding(
+        title=_title(fn, r),
         explanation=_explanation(view, fn, r), fix=_fix(r),
         evidence=tuple(view.evidence("compile_events", i) for i, _ in records + recompiles)
         + tuple(view.evidence("graphs", view.trace.graphs.index(g)) for g in r.graphs),
@@ -182,4 +182,4 @@ def _other_causes(view: TraceView, fn: Function) -> bool:
                         if f.frame == frame for r in f.recompiles)
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=WARNING, category=NEUTRAL)

@@ -26,8 +26,7 @@ FIX = ("Register the generator with the graph (graph.register_generator_state(ge
 
 def check(view: TraceView) -> Iterator[Finding]:
     for graph, cause in failures_of_kind(view, "rng"):
-        yield Finding(
-            ID, NAME, ERROR, FAILED,
+        yield RULE.finding(
             title=f"random numbers at {view.where(cause.link.stack)} use a generator graph "
                   f"{graph.id} cannot replay",
             explanation="PyTorch refused an RNG operation during capture: "
@@ -42,4 +41,4 @@ def _fix(view: TraceView, link: ErrorLink) -> str:
     return known.fix if known else FIX
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=FAILED)

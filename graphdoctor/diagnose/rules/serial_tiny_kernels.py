@@ -44,8 +44,7 @@ def check(view: TraceView) -> Iterator[Finding]:
         per_kernel = replay.median_us / held.kernel_count
         if held.serial_share < SERIAL or per_kernel >= TINY_US:
             continue
-        yield Finding(
-            ID, NAME, INFO, WASTEFUL,
+        yield RULE.finding(
             title=f"graph {graph.id} is one chain of {held.kernel_count} kernels of "
                   f"{per_kernel:.1f} µs each: fusing them is the next saving",
             explanation=(f"Graph {graph.id} has {anatomy.summary(held)}; a replay takes "
@@ -62,4 +61,4 @@ def check(view: TraceView) -> Iterator[Finding]:
                           "per_kernel_us": round(per_kernel, 2)})
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=INFO, category=WASTEFUL)

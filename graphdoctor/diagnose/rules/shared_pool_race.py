@@ -92,8 +92,7 @@ def _ordered(view: TraceView, earlier: Any, later: Any) -> bool:
 
 def _finding(view: TraceView, earlier: Any, later: Any, index: int) -> Finding:
     first, second = earlier.graph, later.graph
-    return Finding(
-        ID, NAME, ERROR, UNSAFE,
+    return RULE.finding(
         title=f"graph {second} was replayed at {view.where(later.stack)} on another stream "
               f"while graph {first}, which shares its memory pool, may still run",
         explanation=(f"Graphs {first} and {second} were captured into one memory pool, so "
@@ -112,4 +111,4 @@ def _finding(view: TraceView, earlier: Any, later: Any, index: int) -> Finding:
                       "second_stream": later.stream, "first_at": view.where(earlier.stack)})
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=UNSAFE)

@@ -69,8 +69,7 @@ def _finding(view: TraceView, fn: int, moves: list[Move]) -> Finding:
     inputs = list(dict.fromkeys(named.get((m.name, m.new), m.name)
                                 for _, _, moved in moves for m in moved))
     placed = _allocation_sites(view, moves)
-    return Finding(
-        ID, NAME, WARNING, WASTEFUL,
+    return RULE.finding(
         title=f"{name} was recorded again {times(rerecords)}: {_inputs(inputs)} came at new "
               f"addresses",
         explanation=_explanation(view, name, moves, inputs, placed),
@@ -132,4 +131,4 @@ def _fix(allocated_at: str) -> str:
             "instead of assigning new tensors or nn.Parameters.")
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=WARNING, category=WASTEFUL)

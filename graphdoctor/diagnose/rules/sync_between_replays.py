@@ -36,8 +36,7 @@ def check(view: TraceView) -> Iterator[Finding]:
 
 def _finding(view: TraceView, indexes: list[int], replays: int) -> Finding:
     first = view.trace.tables["syncs"][indexes[0]]
-    return Finding(
-        ID, NAME, WARNING, NEUTRAL,
+    return RULE.finding(
         title=f"{first.kind} at {view.where(first.stack)} syncs with the GPU "
               f"{len(indexes)} times over {replays} replays",
         explanation=(f"This line waits for the GPU {len(indexes) / replays:.1f} times per "
@@ -49,4 +48,4 @@ def _finding(view: TraceView, indexes: list[int], replays: int) -> Finding:
         measurements={"syncs": len(indexes), "replays": replays})
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=WARNING, category=NEUTRAL)

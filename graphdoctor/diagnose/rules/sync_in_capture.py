@@ -42,8 +42,7 @@ def check(view: TraceView) -> Iterator[Finding]:
         calls = NATIVE_SYNC_CALLS if is_native_api(graph.api) else CALLS
         what = calls.get(syncs[0][1].kind, "a synchronizing call") if syncs else \
             (known.what if known else "an operation that is not permitted while capturing")
-        yield Finding(
-            ID, NAME, ERROR, FAILED,
+        yield RULE.finding(
             title=(f"{what}: at {view.where(stack)}, inside the capture of graph {graph.id}"
                    if known else f"{what} at {view.where(stack)} waits for the GPU inside the "
                    f"capture of graph {graph.id}"),
@@ -57,4 +56,4 @@ def check(view: TraceView) -> Iterator[Finding]:
             location=view.location(stack), graph=graph.id)
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=FAILED)

@@ -38,8 +38,7 @@ def check(view: TraceView) -> Iterator[Finding]:
     index, begin = unfinished
     alive = [g for g in view.graphs if g.status == CAPTURED and g.deleted_at < 0
              and any(c.graph == g.id for c in view.trace.tables["collectives"])]
-    yield Finding(
-        ID, NAME, ERROR, UNSAFE,
+    yield RULE.finding(
         title=f"destroy_process_group() at {view.where(begin.stack)} never returned"
               + (f" while {_graphs(len(alive))} with captured collectives "
                  f"{'was' if len(alive) == 1 else 'were'} alive" if alive else ""),
@@ -57,4 +56,4 @@ def _graphs(count: int) -> str:
     return f"{count} graph" + ("" if count == 1 else "s")
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=UNSAFE)

@@ -53,8 +53,7 @@ def _finding(view: TraceView, index: int, record: ExceptionRecord, link: ErrorLi
     cause, workaround = _trigger(rows)
     first = (link.message.strip().splitlines() or [link.type])[0][:300]
     listed = "; ".join(_input(r) for r in rows) or "not recorded"
-    return Finding(
-        ID, NAME, ERROR, FAILED,
+    return RULE.finding(
         title=f"torch failed its own check calling {name} at {where}" + (
             f", set off by {cause}" if cause else "") + ": a bug in torch",
         explanation=(f"{link.type}: {first} This is torch's own check failing (its message "
@@ -100,4 +99,4 @@ def _facts(row: CallInput) -> dict[str, object]:
             "dtype": row.dtype, "shape": row.shape, "alias": row.alias}
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=FAILED)

@@ -46,8 +46,7 @@ def _finding(view: TraceView, graph: Graph, calls: list[tuple[int, UncapturedCal
     first = calls[0][1]
     runtime = runtime_call(first.call)
     others = f" (and {counted(len(by_line) - 1, 'other line')})" if len(by_line) > 1 else ""
-    return Finding(
-        ID, NAME, ERROR, UNSAFE,
+    return RULE.finding(
         title=f"{runtime} at {view.where(first.stack)} ran once during the capture of graph "
               f"{graph.id} and is not in it{others}",
         explanation=(f"While graph {graph.id} was being captured (from "
@@ -102,4 +101,4 @@ def _fix(runtime: str) -> str:
             "cudaGraphLaunch, outside the capture.")
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=UNSAFE)

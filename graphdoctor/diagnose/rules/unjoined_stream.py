@@ -51,18 +51,17 @@ def _finding(view: TraceView, graph: Graph, unjoined: list[tuple[int, Any]],
              exception: int) -> Finding:
     evidence = tuple(view.evidence("stream_ops", i) for i, _ in unjoined)
     if not unjoined:
-        return Finding(ID, NAME, ERROR, FAILED,
-                       title=f"graph {graph.id}: a side stream's work was never joined back",
-                       explanation="capture_end failed with \"capturing stream has unjoined "
-                                   "work\"; no fork was recorded, so the side stream forked "
-                                   "outside graphdoctor's view (a library, or raw CUDA).",
-                       fix="Join every side stream back into the capture stream before the "
-                           "captured block ends.",
-                       evidence=(view.evidence("exceptions", exception),), graph=graph.id)
+        return RULE.finding(
+            title=f"graph {graph.id}: a side stream's work was never joined back",
+            explanation="capture_end failed with \"capturing stream has unjoined "
+                        "work\"; no fork was recorded, so the side stream forked "
+                        "outside graphdoctor's view (a library, or raw CUDA).",
+            fix="Join every side stream back into the capture stream before the "
+                "captured block ends.",
+            evidence=(view.evidence("exceptions", exception),), graph=graph.id)
     fork = unjoined[0][1]
     created = _creation(view, fork.stream)
-    return Finding(
-        ID, NAME, ERROR, FAILED,
+    return RULE.finding(
         title=f"the side stream forked at {view.where(fork.stack)} is never joined back into "
               f"the capture of graph {graph.id}",
         explanation=(f"Stream {stream_label(view.stream_names, fork.stream)}{created} waits "
@@ -82,4 +81,4 @@ def _creation(view: TraceView, stream: int) -> str:
     return ""
 
 
-RULE = Rule(ID, NAME, check, __doc__ or "")
+RULE = Rule(ID, NAME, check, __doc__ or "", severity=ERROR, category=FAILED)

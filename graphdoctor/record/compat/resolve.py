@@ -20,6 +20,7 @@ import inspect
 import logging
 import re
 import sys
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -163,15 +164,11 @@ class TorchParameters:
         return f"{self.function.describe()}({', '.join(self.names)})"
 
     def missing(self) -> str | None:
-        function = self.function.resolve()
-        if function is None:
-            return f"{self.function.describe()} is missing"
         try:
-            parameters = inspect.signature(function).parameters
-        except (TypeError, ValueError):
+            return _lacking(self.function, self.names, "takes no",
+                            lambda function: inspect.signature(function).parameters)
+        except (TypeError, ValueError):  # a native function without a signature
             return f"the signature of {self.function.describe()} cannot be read"
-        absent = [name for name in self.names if name not in parameters]
-        return f"{self.function.describe()} takes no {', '.join(absent)}" if absent else None
 
 
 @dataclass(frozen=True)
@@ -186,12 +183,19 @@ class TorchSource:
         return f"{self.owner.describe()} mentions {', '.join(self.words)}"
 
     def missing(self) -> str | None:
-        owner = self.owner.resolve()
-        if owner is None:
-            return f"{self.owner.describe()} is missing"
-        source = _source(owner)
-        absent = [word for word in self.words if word not in source]
-        return f"{self.owner.describe()} never mentions {', '.join(absent)}" if absent else None
+        return _lacking(self.owner, self.words, "never mentions", _source)
+
+
+def _lacking(name: TorchName, wanted: tuple[str, ...], lacks: str,
+             held: Callable[[Any], Container[str]]) -> str | None:
+    """What the object ``name`` resolves to lacks of ``wanted`` (the keywords, words, ...
+    ``held`` finds in it), in words; None where it has them all."""
+    found = name.resolve()
+    if found is None:
+        return f"{name.describe()} is missing"
+    has = held(found)
+    absent = [item for item in wanted if item not in has]
+    return f"{name.describe()} {lacks} {', '.join(absent)}" if absent else None
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """One graph's eager step beside its replay: the picture behind its verdict.
 
 Every number is the verdict's own: the medians are the measurement the verdict rests on,
-read back from the report (:func:`.measure.from_dict` of ``Verdict.measurements``; a
+read back from the report (:func:`.measure_read_back.from_dict` of ``Verdict.measurements``; a
 compiled function's graph has its function's verdict), never measured again here, and the
 per-step series are the samples those medians were taken of, in run order, so the picture
 can never disagree with the verdict. The bars start at each call's start: the host bar is
@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from graphdoctor.diagnose import measure
+from graphdoctor.diagnose import measure, measure_read_back
 from graphdoctor.diagnose.findings import Verdict
 from graphdoctor.diagnose.measure import (
     BASELINE_RUN,
@@ -138,7 +138,7 @@ def verdicts_measurement(trace: Trace, graph: Graph, verdict: Verdict | None) ->
     """The measurement the verdict rests on, as the report holds it; a graph whose verdict
     measured nothing (a failed capture, torch's own graph) has its replay count only."""
     if verdict is not None and verdict.measurements:
-        return measure.from_dict(verdict.measurements)
+        return measure_read_back.from_dict(verdict.measurements)
     return Measurement(None, None, None, None, queries.replay_count(trace, graph))
 
 
