@@ -163,11 +163,14 @@ class Rule:
     category: str
 
     def finding(self, title: str, explanation: str, fix: str, *, severity: str = "",
-                category: str = "", **where: Any) -> Finding:
-        """A finding of this rule, under its id and name; ``where`` holds the rest of a
-        Finding's fields (evidence, location, graph, function, measurements, rank)."""
+                category: str = "", evidence: tuple[Evidence, ...] = (),
+                location: Location | None = None, graph: int = -1, function: int = -1,
+                measurements: dict[str, Any] | None = None, rank: int = -1) -> Finding:
+        """A finding of this rule, under its id and name, with its severity and category
+        unless this one differs."""
         return Finding(self.id, self.name, severity or self.severity,
-                       category or self.category, title, explanation, fix, **where)
+                       category or self.category, title, explanation, fix, evidence,
+                       location, graph, function, measurements or {}, rank)
 
     @property
     def title(self) -> str:
@@ -175,8 +178,6 @@ class Rule:
 
 
 # How bad a verdict is, worst highest; a kind this version does not know ranks as unmeasured.
-
-
 VERDICT_RANK = {FASTER: 0, UNMEASURED: 1, NEUTRAL: 2, RERECORDED: 3, SKIPPED: 3, SLOWER: 4,
                 UNSAFE: 5, FAILED: 6}
 
