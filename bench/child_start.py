@@ -2,7 +2,7 @@
 imports nothing (a helper that never imports torch, which graphdoctor only looks at), and one
 that imports torch (which graphdoctor then records), each started plainly and as a process
 started below ``graphdoctor run`` is (its ``PYTHONPATH`` and settings as a recording process
-leaves them, :func:`graphdoctor.record.follow.offer`).
+leaves them, :func:`graphdoctor.record.processes.follow.offer`).
 
     python bench/child_start.py [--repeat 21] [--torch-repeat 5]
 
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from graphdoctor.files.run_files import RunFiles  # noqa: E402
-from graphdoctor.record import follow  # noqa: E402
+from graphdoctor.record.processes import follow  # noqa: E402
 
 CODES = {"python -c pass": "pass", "python -c 'import torch'": "import torch"}
 

@@ -29,7 +29,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from graphdoctor.record import frozen_values, kept_outputs, scalar_uses  # noqa: E402
+from graphdoctor.record.capture import kept_outputs  # noqa: E402
+from graphdoctor.record.frozen import frozen_values, scalar_uses  # noqa: E402
 from graphdoctor.record.recorder import CaptureState, Recorder  # noqa: E402
 from graphdoctor.trace.names import GRAPH_CONTEXT  # noqa: E402
 from graphdoctor.trace.spool.file import SpoolWriter  # noqa: E402

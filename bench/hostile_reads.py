@@ -32,9 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from graphdoctor.files.untrusted import MIN_MEMORY_BUDGET  # noqa: E402
 from graphdoctor.trace.assemble import assemble  # noqa: E402
 from graphdoctor.trace.spool.file import read_records  # noqa: E402
-from graphdoctor.trace.untrusted import MIN_MEMORY_BUDGET  # noqa: E402
 from tests.report.hostile_spools import (  # noqa: E402
     HUGE_RECORDS,
     RECORDING,

@@ -2,7 +2,7 @@
 
     python bench/replay_path_cost.py [--calls 200000] [--repeats 7]
 
-The wrapper of ``CUDAGraph.replay`` (``record/replay_path.py``) wraps a stand-in graph whose
+The wrapper of ``CUDAGraph.replay`` (``record/capture/replay_path.py``) wraps a stand-in graph whose
 ``replay`` does nothing, with a stand-in recorder that keeps nothing: the difference from
 calling the stand-in directly is the wrapper's own Python, per untimed replay, as a loop of
 tiny graphs pays it. Timed replays (one per millisecond) and samples (every 100 ms) are
@@ -20,7 +20,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from graphdoctor.record import replay_path  # noqa: E402
+from graphdoctor.record.capture import replay_path  # noqa: E402
 
 
 class _Ranges:

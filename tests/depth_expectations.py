@@ -11,7 +11,7 @@ from typing import Any
 from graphdoctor.diagnose import compile_costs, diagnose, diagnose_ranks
 from graphdoctor.diagnose.findings import Finding
 from graphdoctor.diagnose.measure import WANTED_SAMPLES
-from graphdoctor.trace import queries
+from graphdoctor.facts import queries
 from graphdoctor.trace.event_kinds import FREED, REBOUND
 from graphdoctor.trace.model import Trace
 from graphdoctor.trace.names import CALLEES_BASIS, CAPTURED, RECOMPILE

@@ -15,11 +15,12 @@ from typing import Any
 from graphdoctor.diagnose import diagnose, measure
 from graphdoctor.diagnose.findings import Verdict
 from graphdoctor.diagnose.view import TraceView
-from graphdoctor.trace import anatomy, rerecords
+from graphdoctor.trace import anatomy
 from graphdoctor.trace.anatomy import Anatomy
 from graphdoctor.trace.event_kinds import FREED
 from graphdoctor.trace.model import Frame, Trace
 from graphdoctor.trace.names import CALLEES_BASIS, COVERING_BASIS, STEP_BASIS, STEP_FUNCTION
+from graphdoctor.trace.torch_logs import rerecords
 
 Check = Callable[[Trace, dict[str, Any]], None]
 EXPECTATIONS: dict[str, Check] = {}

@@ -12,7 +12,7 @@ from typing import Any
 
 from graphdoctor.diagnose import diagnose
 from graphdoctor.diagnose.findings import Finding
-from graphdoctor.trace import queries
+from graphdoctor.facts import queries
 from graphdoctor.trace.event_kinds import BY_NAME, rows_of
 from graphdoctor.trace.model import Trace
 from graphdoctor.trace.names import (

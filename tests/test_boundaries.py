@@ -87,7 +87,7 @@ GROUND = ["graphdoctor.errors", "graphdoctor.units", "graphdoctor.version",
                   if p.stem != "__init__")]
 
 
-STAGES = ["trace", "diagnose", "report", "tui"]
+STAGES = ["trace", "facts", "diagnose", "report", "tui"]
 
 
 @pytest.mark.parametrize("path", sorted(p for p in PACKAGE.rglob("*.py")
@@ -134,3 +134,9 @@ def test_the_document_never_imports_its_renderers(path: Path) -> None:
     """report/ is the document (model, io, schema, redact, gates, diff); report/render/ draws
     it as text, markdown, Chrome trace and DOT: data flows one way between them too."""
     assert not [m for m in imported_modules(path) if m.startswith("graphdoctor.report.render")]
+
+
+@pytest.mark.parametrize("init", sorted(PACKAGE.rglob("__init__.py")), ids=str)
+def test_every_package_says_what_it_holds(init: Path) -> None:
+    """A newcomer finds where a thing goes from the packages' docstrings (and the README)."""
+    assert ast.get_docstring(ast.parse(init.read_text())), f"{init} has no docstring"

@@ -1,9 +1,9 @@
 """One owner per fact: the rules, the reports and the viewer read a derived fact from one
-place (graphdoctor.trace.queries, graphdoctor.trace.locations, the verdict's measurements,
+place (graphdoctor.facts.queries, graphdoctor.facts.locations, the verdict's measurements,
 graphdoctor.units), so on every committed recording they give the same answer for the
 same event. And in the code: whether a frame is graphdoctor's own (graphdoctor.own_code), a
 frame as text (locations.frame_text), the culprit's kinds (queries.CULPRIT_KINDS), graphs
-grouped by their site (trace.graph_sites) and a measurement's fields each have one owner,
+grouped by their site (facts.graph_sites) and a measurement's fields each have one owner,
 and a second one fails the scans at the end of this file."""
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from graphdoctor.diagnose.view import TraceView
+from graphdoctor.facts import locations, queries
 from graphdoctor.report.document import Report
 from graphdoctor.report.render.chrome_trace import to_chrome_trace, us
 from graphdoctor.report.render.drawn_kinds import DRAWN_APART
-from graphdoctor.trace import locations, queries
 from graphdoctor.trace.event_kinds import KINDS
 from graphdoctor.trace.model import NONE, Trace
 from graphdoctor.tui.capture_story import _where as story_line
@@ -171,23 +171,24 @@ def test_a_frame_is_written_as_text_by_locations_alone() -> None:
         parts = [v.value if isinstance(v, ast.Constant) else None for v in node.values]
         return any(parts[i:i + 3] == [None, ":", None] and parts[i + 3:i + 5] == [" in ", None]
                    for i in range(len(parts)))
-    found = [name for name, node in nodes_elsewhere("trace/locations.py", ast.JoinedStr)
+    found = [name for name, node in nodes_elsewhere("facts/locations.py", ast.JoinedStr)
              if writes_a_frame(node)]  # type: ignore[arg-type]
     assert found == []
 
 
 def test_the_culprit_kinds_are_named_in_queries_alone() -> None:
     """No second (USER, LIBRARY) policy: every other module imports CULPRIT_KINDS."""
-    found = [name for name, node in nodes_elsewhere("trace/queries.py", ast.Tuple)
-             if [ast.unparse(e) for e in node.elts] == ["USER", "LIBRARY"]]  # type: ignore[attr-defined]
+    found = [name for name, node in nodes_elsewhere("facts/queries.py", ast.Tuple)
+             if [ast.unparse(e) for e in node.elts] == ["USER", "LIBRARY"]]  # type:
+             # ignore[attr-defined]
     assert found == []
 
 
 def test_graphs_are_grouped_by_graph_sites_alone() -> None:
-    """GROUP_FROM is compared, and a graph's site made, in trace.graph_sites only."""
-    found = [name for name, node in nodes_elsewhere("trace/graph_sites.py", ast.Name)
+    """GROUP_FROM is compared, and a graph's site made, in facts.graph_sites only."""
+    found = [name for name, node in nodes_elsewhere("facts/graph_sites.py", ast.Name)
              if node.id == "GROUP_FROM"]  # type: ignore[attr-defined]
-    sites = [name for name, node in nodes_elsewhere("trace/graph_sites.py", ast.Call)
+    sites = [name for name, node in nodes_elsewhere("facts/graph_sites.py", ast.Call)
              if ast.unparse(node).endswith("where(trace, graph.stack)")]
     assert found == [] and sites == []
 

@@ -2,7 +2,8 @@
 run, and why each recompile happened.
 
 A function is dynamo's frame F of the compile ids F/N. Each recompile counts under the cause
-of the guard that failed for its latest compile (:mod:`graphdoctor.trace.guards`), with one
+of the guard that failed for its latest compile (:mod:`graphdoctor.trace.torch_logs.guards`), with
+one
 exception: a graph compiled after a tensor was re-allocated is specialised afresh on the
 Python values of that call (``pos == 0``: 0 and 1 are always specialised), so the recompile
 that the next value then causes is the re-allocation's doing, and counts under it. Pure:
@@ -14,8 +15,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from graphdoctor.trace import guards
-from graphdoctor.trace.guards import GuardFailure
 from graphdoctor.trace.model import NONE, CompileEvent, GuardedTensor, Trace
 from graphdoctor.trace.names import (
     COMPILE,
@@ -26,6 +25,8 @@ from graphdoctor.trace.names import (
     RECORDING_TRIGGER,
     SPECIALISED_VALUE,
 )
+from graphdoctor.trace.torch_logs import guards
+from graphdoctor.trace.torch_logs.guards import GuardFailure
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ from typing import Any
 
 from graphdoctor.diagnose import baseline
 from graphdoctor.diagnose.view import TraceView
-from graphdoctor.trace import queries
+from graphdoctor.facts import queries
 from graphdoctor.trace.event_kinds import HOST_NOT_TIMED
 from graphdoctor.trace.loop_pace import host_gaps
 from graphdoctor.trace.model import Call, Graph, Trace

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from graphdoctor.facts import locations
+from graphdoctor.facts.queries import CULPRIT_KINDS, culprit_of
 from graphdoctor.own_code import is_own_file
-from graphdoctor.trace import locations
 from graphdoctor.trace.frames import classify_path
 from graphdoctor.trace.model import Frame
-from graphdoctor.trace.queries import CULPRIT_KINDS, culprit_of
 
 _THREAD = re.compile(r"^(Current thread|Thread) (0x[0-9a-f]+)", re.M)
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')

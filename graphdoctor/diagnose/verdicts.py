@@ -31,10 +31,10 @@ from graphdoctor.diagnose.findings import (
 )
 from graphdoctor.diagnose.measure_text import compared_detail, us
 from graphdoctor.diagnose.rules import (
-    empty_graph,
-    recompiles,
-    rerecord_per_shape,
-    static_input_moved,
+    gd109_empty_graph,
+    gd205_rerecord_per_shape,
+    gd208_recompiles,
+    gd209_static_input_moved,
 )
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.model import Function, Graph
@@ -93,7 +93,7 @@ def _why_unmeasured(m: measure.Measurement) -> str:
 def _measured(subject: str, m: measure.Measurement, mine: list[Finding], ids: tuple[str, ...],
               advice: str, graph: int = -1, function: int = -1) -> Verdict:
     unsafe = [f for f in mine if f.category == UNSAFE]
-    empty = [f for f in mine if f.name == empty_graph.NAME]
+    empty = [f for f in mine if f.name == gd109_empty_graph.NAME]
     kind, summary = _kind_and_summary(m, advice)
     if unsafe:
         kind, summary = UNSAFE, f"unsafe: {unsafe[0].title}; {summary}"
@@ -171,16 +171,17 @@ def _replays_measured(m: measure.Measurement) -> str:
 def _rerecorded(graphs: int, replays: int, mine: list[Finding]) -> str:
     """Why a compiled function recorded a graph per shape, per recompile, or per move of
     its static inputs."""
-    recompiled = [f for f in mine if f.name == recompiles.NAME]
-    moved = [f for f in mine if f.name == static_input_moved.NAME]
-    per_shape = [f for f in mine if f.name == rerecord_per_shape.NAME]
+    recompiled = [f for f in mine if f.name == gd208_recompiles.NAME]
+    moved = [f for f in mine if f.name == gd209_static_input_moved.NAME]
+    per_shape = [f for f in mine if f.name == gd205_rerecord_per_shape.NAME]
     if moved:
         return (f"recorded {graphs} graphs for {replays} replays, a new one at each move of "
                 f"its static inputs: {moved[0].title}")
     if per_shape:
         return per_shape[0].title
     if recompiled:
-        count = sum(int(f.measurements.get(recompiles.RECOMPILE_COUNT, 0)) for f in recompiled)
+        count = sum(int(f.measurements.get(gd208_recompiles.RECOMPILE_COUNT,
+                                           0)) for f in recompiled)
         each = ", a new one at each recompile" if graphs == count + 1 else ""
         return f"recorded {graphs} graphs for {replays} replays{each}: {recompiled[0].title}"
     return f"recorded {graphs} graphs, one per input shape, for {replays} replays"

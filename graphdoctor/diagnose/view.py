@@ -5,8 +5,8 @@ graph?"); the answers live here once, so two rules never disagree about them. Ev
 computed lazily and cached: a view is built per diagnosis and never changes.
 
 The facts that need only the trace (a stack's user frame, the user's syncs, a graph's
-replays, where a line is in words) are :mod:`graphdoctor.trace.queries`' and
-:mod:`graphdoctor.trace.locations`', which the reports and the viewer read too; the view
+replays, where a line is in words) are :mod:`graphdoctor.facts.queries`' and
+:mod:`graphdoctor.facts.locations`', which the reports and the viewer read too; the view
 asks them on the rules' behalf, so a rule and a screen never name different lines.
 
 Two answers are computed elsewhere but kept here, once per graph: a graph's measurement
@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from graphdoctor.diagnose.findings import Evidence, LineReader, Location, no_source
-from graphdoctor.trace import locations, queries
+from graphdoctor.facts import locations, queries
+from graphdoctor.facts.stream_names import stream_names
 from graphdoctor.trace.event_kinds import BY_NAME, rows_of
 from graphdoctor.trace.model import (
     NONE,
@@ -42,7 +43,6 @@ from graphdoctor.trace.names import (
     GRAPHED_FUNCTION,
 )
 from graphdoctor.trace.phases import PhaseIndex
-from graphdoctor.trace.stream_names import stream_names
 
 if TYPE_CHECKING:  # these modules compute the answers and import this one
     from graphdoctor.diagnose.failures import Cause
@@ -114,7 +114,7 @@ class TraceView:
     def manual_graphs(self) -> list[Graph]:
         return [g for g in self.graphs if g.api != COMPILED]
 
-    # -- locations: the answers are trace.queries' and trace.locations', shared with the
+    # -- locations: the answers are facts.queries' and facts.locations', shared with the
     # reports and the viewer; the rules ask them through the view -------------------------
     def culprit_frame(self, stack: int) -> Frame | None:
         """The user's frame of a stack (:func:`.queries.culprit_of` says which)."""

@@ -19,5 +19,6 @@ DUMP_STACKS_SIGNAL = _HIGHEST_REAL_TIME - 1 if _HIGHEST_REAL_TIME is not None el
     int(signal.SIGUSR2)
 
 # What a recording process leaves in its environment for the Python processes it starts, a
-# JSON object: its spool, which theirs are named from, and the mode (graphdoctor.record.follow).
+# JSON object: its spool, which theirs are named from, and the mode
+# (graphdoctor.record.processes.follow).
 FOLLOW_ENV = "GRAPHDOCTOR_FOLLOW"

@@ -2,7 +2,8 @@
 
 Each Python process the script started (and theirs) that imported torch recorded into a
 spool of its own beside its recording process's (:meth:`graphdoctor.files.run_files.
-RunFiles.children`; :mod:`graphdoctor.record.follow`). Once the run is over (the script has
+RunFiles.children`; :mod:`graphdoctor.record.processes.follow`). Once the run is over (the script
+has
 ended or been ended, and whatever it left running with it), each spool gets what the
 script's gets: what its tail still held, and a ``run_end`` record saying how the process
 ended, as far as graphdoctor can tell:

@@ -80,7 +80,8 @@ class RunRequest:
     # the script's stdout goes to stderr: graphdoctor's own stdout carries JSON
     stdout_to_stderr: bool = False
     progress: bool = False  # a line now and then on a long run (graphdoctor.launch.progress)
-    follow: bool = True  # record the Python processes it starts (graphdoctor.record.follow)
+    follow: bool = True  # record the Python processes it starts
+    # (graphdoctor.record.processes.follow)
     # the script's stdout and stderr go to this file (created empty before), its stdin is
     # /dev/null: the terminal is a live view's (run --live)
     output: Path | None = None

@@ -9,7 +9,7 @@ on a time-out), runs the script as ``python`` would, with the recorder installed
 the script imports torch, and exits with the script's own exit code. Should graphdoctor die
 first, the child writes out its records and ends itself and all it started. Unless told not
 to (``--no-children``), it offers recording to the Python processes the script starts
-(:mod:`graphdoctor.record.follow`).
+(:mod:`graphdoctor.record.processes.follow`).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from graphdoctor.files.writing import open_own
 from graphdoctor.launch.child_process import CHILD_ENV, DUMP_STACKS_SIGNAL
 from graphdoctor.launch.lifeline import end_with_parent
 from graphdoctor.launch.runner import Target, run_target
-from graphdoctor.record import follow
 from graphdoctor.record.errors import record_exception
 from graphdoctor.record.native.run import LIBRARY_ENV, run_native
 from graphdoctor.record.on_torch_import import call_when_imported
+from graphdoctor.record.processes import follow
 from graphdoctor.record.recorder import Recorder, new_recorder, register_fork_guard
 from graphdoctor.trace.names import (
     CUPTI_ENV,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from types import CodeType, FrameType
 from typing import Any, Protocol
 
-from graphdoctor.record.nvtx_ranges import NvtxRanges
+from graphdoctor.record.device.nvtx_ranges import NvtxRanges
 from graphdoctor.record.stacks import StackTable, qualname
 from graphdoctor.trace.event_kinds import Timed
 from graphdoctor.trace.names import GRAPHS_ENV, GRAPHS_OFF
@@ -34,7 +34,7 @@ TimerToken = tuple[Any, Any, Any, int]
 
 
 class GpuTimer(Protocol):
-    """GPU time of replays and calls (``graphdoctor.record.timing.EventTimer``): once CUDA
+    """GPU time of replays and calls (``graphdoctor.record.device.timing.EventTimer``): once CUDA
     is up, on ``recorder.timer``."""
 
     untimed: int  # calls left untimed
@@ -59,7 +59,7 @@ TimerSource = Callable[[], GpuTimer | None]  # where a source finds the timer it
 
 class CaptureMemory(Protocol):
     """What the capture source asks of the allocator
-    (``graphdoctor.record.memory.AllocatorWatch``, on ``recorder.memory``)."""
+    (``graphdoctor.record.device.memory.AllocatorWatch``, on ``recorder.memory``)."""
 
     def capture_starting(self, graph: int) -> None:
         """A capture begins: sample the allocator's totals."""
@@ -90,7 +90,7 @@ class CaptureMemory(Protocol):
 
 class EagerClaims(Protocol):
     """The user's functions' calls kept from before anything named them
-    (``graphdoctor.record.eager_history.EagerHistory``, on ``recorder.history``)."""
+    (``graphdoctor.record.eager.eager_history.EagerHistory``, on ``recorder.history``)."""
 
     def claim(self, code: CodeType, fn: int, part: bool = False) -> None:
         """``code`` is function ``fn``: its kept calls become its eager calls (a torch
@@ -117,7 +117,7 @@ class EagerClaims(Protocol):
 
 
 class FrozenWatch(Protocol):
-    """The host values graphs took by value (``graphdoctor.record.frozen_values``, on
+    """The host values graphs took by value (``graphdoctor.record.frozen.frozen_values``, on
     ``recorder.frozen``): the graphs source tells it of manual captures and of the replays
     it samples anyway, so comparing costs no replay anything."""
 

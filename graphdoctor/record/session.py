@@ -10,22 +10,16 @@ from typing import Any
 
 import torch
 
-from graphdoctor.record import (
-    compat,
-    compiled,
-    devices,
-    distributed,
-    eager_history,
-    frozen_values,
-    graphs,
-    kept_outputs,
-    memory,
-    streams,
-    syncs,
-)
+from graphdoctor.record import compat
+from graphdoctor.record.capture import graphs, kept_outputs
+from graphdoctor.record.compile import compiled
+from graphdoctor.record.device import devices, memory
+from graphdoctor.record.device.timing import EventTimer
+from graphdoctor.record.eager import eager_history
 from graphdoctor.record.errors import record_exception
+from graphdoctor.record.frozen import frozen_values
+from graphdoctor.record.host import distributed, streams, syncs
 from graphdoctor.record.recorder import OFF_ENV, Recorder, Uninstall
-from graphdoctor.record.timing import EventTimer
 from graphdoctor.trace.names import CUDA_AT_END, CUDA_AT_INIT, IN_THREAD
 from graphdoctor.trace.spool import records as sr
 

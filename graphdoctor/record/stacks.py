@@ -16,10 +16,10 @@ from collections.abc import Callable
 from types import CodeType, FrameType
 from typing import Any
 
+from graphdoctor.facts.queries import CULPRIT_KINDS
 from graphdoctor.own_code import is_own_file
 from graphdoctor.trace.frames import classify_path
 from graphdoctor.trace.model import LIBRARY, PYTHON, TORCH, USER
-from graphdoctor.trace.queries import CULPRIT_KINDS
 from graphdoctor.trace.spool import records as sr
 from graphdoctor.trace.spool.records import SpoolRecord
 

@@ -1,4 +1,4 @@
-"""The processes the script started, recorded with it (:mod:`graphdoctor.record.follow`).
+"""The processes the script started, recorded with it (:mod:`graphdoctor.record.processes.follow`).
 
 Each is a report of its own inside the run's (``Report.children``): its trace, diagnosed on
 its own (a rule that compares ranks compares the ranks of the run, never a child with them),

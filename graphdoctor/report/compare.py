@@ -21,9 +21,10 @@ from typing import Any
 
 from graphdoctor.diagnose.findings import Verdict
 from graphdoctor.diagnose.measure import Stat, stat
+from graphdoctor.facts import locations, queries
 from graphdoctor.report import gates
 from graphdoctor.report.document import Report
-from graphdoctor.trace import endings, locations, queries
+from graphdoctor.trace import endings
 from graphdoctor.trace.model import Function, Graph, Trace
 from graphdoctor.trace.names import COMPILED, EAGER_CALL, REPLAYING_CALL, STEP_FUNCTION
 

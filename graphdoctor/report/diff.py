@@ -22,8 +22,9 @@ from typing import Any
 from graphdoctor.clean_text import clean
 from graphdoctor.diagnose import findings
 from graphdoctor.diagnose.findings import SEVERITY_RANK, SLOWER, WARNING, Finding, Verdict
+from graphdoctor.facts import locations, tallies
 from graphdoctor.report.document import Report
-from graphdoctor.trace import endings, locations, tallies
+from graphdoctor.trace import endings
 from graphdoctor.trace.names import CUDAGRAPH_SKIP, GRAPH_BREAK, RERECORD
 
 DIFF_FORMAT = "graphdoctor-diff"

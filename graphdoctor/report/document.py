@@ -26,8 +26,9 @@ from graphdoctor.diagnose.findings import (
     no_source,
     severity_counts,
 )
+from graphdoctor.facts import tallies
 from graphdoctor.report import children, finding_groups, verdict_groups
-from graphdoctor.trace import codec, endings, tallies
+from graphdoctor.trace import codec, endings
 from graphdoctor.trace.model import Trace
 from graphdoctor.trace.names import EAGER_CALL, KEPT_AS_WRITTEN, SWITCHED_OFF
 from graphdoctor.version import __version__

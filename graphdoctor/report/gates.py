@@ -29,10 +29,11 @@ from graphdoctor.diagnose.findings import (
     WASTEFUL,
 )
 from graphdoctor.errors import GraphDoctorError
+from graphdoctor.facts import locations, queries
 from graphdoctor.report import children
 from graphdoctor.report.diff import ReportDiff
 from graphdoctor.report.document import Report
-from graphdoctor.trace import endings, locations, queries
+from graphdoctor.trace import endings
 from graphdoctor.trace.names import CAPTURE_FAILED, CUDAGRAPH_SKIP, GRAPH_BREAK, RECOMPILE, RERECORD
 
 GATE_EXIT = 3  # the exit code when a --fail-on condition trips

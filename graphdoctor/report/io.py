@@ -9,7 +9,7 @@ non-standard NaN and Infinity, nesting too deep to parse, and a file that would 
 memory to read than a file of its size may.
 
 JSON can ask for far more memory than it takes on disk, and gzip multiplies that: the budget
-a file of its size may take is :mod:`graphdoctor.trace.untrusted`' (which spools share).
+a file of its size may take is :mod:`graphdoctor.files.untrusted`' (which spools share).
 Decompression stops at a share of it, and before any object is built the memory the text's
 objects will take is estimated from its punctuation; a file asking for more than its budget
 is refused. The estimate for a real report is 11 to 16 bytes per byte of JSON, well within a
@@ -31,12 +31,7 @@ from graphdoctor import units
 from graphdoctor.errors import ReportError
 from graphdoctor.files.compression import as_named
 from graphdoctor.files.json_text import COMPACT, json_bytes
-from graphdoctor.files.writing import write_file
-from graphdoctor.report import schema
-from graphdoctor.report.document import FORMAT, SCHEMA_VERSION, Report, from_json, to_json
-from graphdoctor.trace.codec import TRACE_VERSION, TraceFormatError
-from graphdoctor.trace.spool import records as spool_records
-from graphdoctor.trace.untrusted import (
+from graphdoctor.files.untrusted import (
     GZIP_MAGIC,
     MAX_FILE_BYTES,
     GzipDamaged,
@@ -48,6 +43,11 @@ from graphdoctor.trace.untrusted import (
     sane,
     text_limit,
 )
+from graphdoctor.files.writing import write_file
+from graphdoctor.report import schema
+from graphdoctor.report.document import FORMAT, SCHEMA_VERSION, Report, from_json, to_json
+from graphdoctor.trace.codec import TRACE_VERSION, TraceFormatError
+from graphdoctor.trace.spool import records as spool_records
 
 SUPPORTED_MAJOR = int(SCHEMA_VERSION.split(".")[0])
 MAX_REPORT_BYTES = MAX_FILE_BYTES

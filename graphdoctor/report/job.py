@@ -5,7 +5,7 @@ Under a launcher every rank runs graphdoctor and writes its own report
 ``job.rank1.json``... on each node). Given together, they become one report, diagnosed
 again as a whole, so the rules that compare ranks (diverged collectives, a hang, one rank's
 failed capture) see the whole job: ranks in global-rank order, each rank's times set on
-one axis by :mod:`graphdoctor.trace.job_clock`.
+one axis by :mod:`graphdoctor.facts.job_clock`.
 
 Files that are not one job are refused, never combined: a rank given twice, ranks of
 different world sizes, scripts or launches (torchrun's run id, a scheduler's job id, the

@@ -24,7 +24,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from graphdoctor.diagnose.findings import Diagnosis, Rule
-from graphdoctor.diagnose.rules import ALL_RULES, collective_hang, process_hang, teardown_hang
+from graphdoctor.diagnose.rules import (
+    ALL_RULES,
+    gd404_distributed_hang,
+    gd405_teardown_hang,
+    gd406_process_hang,
+)
 from graphdoctor.errors import ReportError
 from graphdoctor.report.document import Report
 from graphdoctor.report.io import is_spool
@@ -35,8 +40,9 @@ from graphdoctor.trace.model import NONE, RunStatus, Trace
 from graphdoctor.trace.names import CUDA_STATE_UNREAD, STILL_CAPTURING
 from graphdoctor.trace.spool.follow import SpoolFollower
 
-HELD_TILL_THE_END: frozenset[Rule] = frozenset({collective_hang.RULE, teardown_hang.RULE,
-                                                process_hang.RULE})
+HELD_TILL_THE_END: frozenset[Rule] = frozenset({gd404_distributed_hang.RULE,
+                                                gd405_teardown_hang.RULE,
+                                                gd406_process_hang.RULE})
 WHILE_RUNNING: tuple[Rule, ...] = tuple(r for r in ALL_RULES if r not in HELD_TILL_THE_END)
 
 

@@ -4,7 +4,7 @@ At 64 ranks a line per rank buries the one that matters. Ranks are grouped by wh
 did: how they ended, what became of their graphs, how many collectives they issued, what
 they raised and which findings name them. The smallest groups come first, so the rank that
 departed is read before the 63 that agree; the hosts and how their clocks were lined up
-(:mod:`graphdoctor.trace.job_clock`) are said once, above them.
+(:mod:`graphdoctor.facts.job_clock`) are said once, above them.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 from graphdoctor import units
 from graphdoctor.diagnose.view import rank_ranges, ranks_named, runs_text
-from graphdoctor.trace import tallies
+from graphdoctor.facts import tallies
+from graphdoctor.facts.job_clock import JobClock, job_clock
 from graphdoctor.trace.endings import outcome
-from graphdoctor.trace.job_clock import JobClock, job_clock
 from graphdoctor.trace.model import Trace
 
 if TYPE_CHECKING:

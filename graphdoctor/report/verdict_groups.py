@@ -3,7 +3,7 @@ ranks, read as one.
 
 A loop that captures a graph per sequence length gives dozens of near-identical verdicts.
 Where GROUP_FROM or more manual graphs of one rank, captured by one API at one line
-(:mod:`graphdoctor.trace.graph_sites`, the grouping every reader shares), got the same
+(:mod:`graphdoctor.facts.graph_sites`, the grouping every reader shares), got the same
 kind of verdict, the rendered outputs show them as one row: how many, the range
 of their speedups (with the median), replays, replay times and pool sizes, and the
 members listed below it. Every rank of a job runs the same script, so its 64 ranks give
@@ -27,8 +27,8 @@ from graphdoctor import units
 from graphdoctor.diagnose import findings, measure_read_back
 from graphdoctor.diagnose.findings import Verdict
 from graphdoctor.diagnose.view import ranks_named
-from graphdoctor.trace import queries
-from graphdoctor.trace.graph_sites import grouped, site
+from graphdoctor.facts import queries
+from graphdoctor.facts.graph_sites import grouped, site
 from graphdoctor.trace.model import NONE, Trace
 
 if TYPE_CHECKING:

@@ -10,7 +10,6 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from graphdoctor.trace import compile_logs, guards
 from graphdoctor.trace.builder import Builder
 from graphdoctor.trace.event_kinds import RECORDED, Call, EventKind, Replay
 from graphdoctor.trace.model import (
@@ -31,6 +30,7 @@ from graphdoctor.trace.model import (
 from graphdoctor.trace.names import COMPILE, COMPILE_START, RECOMPILE, REPLAYING_CALL
 from graphdoctor.trace.spool import records as sr
 from graphdoctor.trace.spool.typed import number
+from graphdoctor.trace.torch_logs import compile_logs, guards
 
 Handler = Callable[[Builder, Any], None]
 

@@ -180,7 +180,7 @@ class Meta:
     backend: str = ""
     sources: tuple[SourceFile, ...] = ()  # the digests of the files its stacks name
     # the wall clock (ns since the epoch) at the trace's time 0, which lines up the ranks of
-    # a job (graphdoctor.trace.job_clock); 0 where it was not recorded (before schema 1.14)
+    # a job (graphdoctor.facts.job_clock); 0 where it was not recorded (before schema 1.14)
     clock_unix_ns: int = 0
     # the recording process's pid; for a process the script started (target_kind "child"),
     # its parent's pid and its command line (before schema 1.15: -1, -1, ())

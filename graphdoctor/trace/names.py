@@ -17,7 +17,7 @@ RECORDING_STOPPED = "recording stopped"  # the note of a spool that could not be
 PATH_TARGET = "path"
 MODULE_TARGET = "module"
 IN_PROCESS_TARGET = "in-process"
-CHILD_TARGET = "child"  # a Python process the script started, followed (record/follow.py)
+CHILD_TARGET = "child"  # a Python process the script started, followed (record/processes/follow.py)
 
 # A graph's status at the end of its capture.
 CAPTURED = "captured"
@@ -88,7 +88,7 @@ COMPILE_END = "compile_end"
 # run time, not compiled: it is not counted in a compile's cost
 RECORDING_TRIGGER = "CUDAGRAPH_RECORDING"
 
-# What changed to make a guard fail, as read from its text (graphdoctor.trace.guards): a
+# What changed to make a guard fail, as read from its text (graphdoctor.trace.torch_logs.guards): a
 # tensor the code reads through an attribute, a module buffer or a global that is now a
 # new tensor of another size (re-allocated); an input tensor of another shape; a Python
 # value the graph was specialised on; another object where the graph expected the same one;

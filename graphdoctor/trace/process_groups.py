@@ -1,7 +1,7 @@
 """How a trace names a process group: its own name and its ranks (``2[2, 3]``), so that the
 ranks of a job agree on it and a reader knows who is in it; ``default`` for the world.
 
-The recorder writes the label (:mod:`graphdoctor.record.distributed`); the rules that
+The recorder writes the label (:mod:`graphdoctor.record.host.distributed`); the rules that
 compare ranks read the members back, so a rank is held to a group's collectives only when
 it is in the group (rank 0 issues none on the pair {2, 3}, and that is no divergence).
 """

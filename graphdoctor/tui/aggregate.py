@@ -9,12 +9,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from itertools import compress
 
-from graphdoctor.trace import queries
+from graphdoctor.facts import queries
+from graphdoctor.facts.locations import file_name, frame_text
+from graphdoctor.facts.queries import culprit_of
 from graphdoctor.trace.event_kinds import HOST_NOT_TIMED
-from graphdoctor.trace.locations import file_name, frame_text
 from graphdoctor.trace.model import NONE, Frame, Graph, Trace
 from graphdoctor.trace.names import ALLOC_ACTION
-from graphdoctor.trace.queries import culprit_of
 
 GROUPINGS = {"phase": "phase", "pool": "pool", "site": "stack"}
 NO_STACK, NO_USER_LINE = "(no stack recorded)", "(no line of the user's code)"

@@ -19,14 +19,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from graphdoctor.diagnose.findings import ERROR, SEVERITY_RANK
+from graphdoctor.facts.locations import frame_text
+from graphdoctor.facts.queries import culprit_frame, culprit_of
+from graphdoctor.facts.stream_links import FORK, JOIN, StreamLink, stream_links
+from graphdoctor.facts.stream_names import stream_label
 from graphdoctor.report.disk_lines import ReportSources
 from graphdoctor.trace import anatomy
-from graphdoctor.trace.locations import frame_text
 from graphdoctor.trace.model import NONE, OWN, Frame, Graph, Trace
 from graphdoctor.trace.names import ALLOC_ACTION
-from graphdoctor.trace.queries import culprit_frame, culprit_of
-from graphdoctor.trace.stream_links import FORK, JOIN, StreamLink, stream_links
-from graphdoctor.trace.stream_names import stream_label
 from graphdoctor.tui.events import EventRef, describe
 from graphdoctor.tui.rank_view import capture_window
 from graphdoctor.tui.report_view import ReportView

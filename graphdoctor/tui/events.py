@@ -14,14 +14,14 @@ from functools import partial
 from typing import Any, NamedTuple
 
 from graphdoctor.diagnose.findings import Evidence
+from graphdoctor.facts.locations import where
+from graphdoctor.facts.queries import graph_by_id
+from graphdoctor.facts.stream_names import stream_label, stream_names
+from graphdoctor.facts.tallies import teardown_calls
 from graphdoctor.report.disk_lines import CONTEXT_RADIUS, around
 from graphdoctor.report.document import Report
 from graphdoctor.trace.event_kinds import BY_NAME, HOST_NOT_TIMED, EventKind, rows_of
-from graphdoctor.trace.locations import where
 from graphdoctor.trace.model import NONE, Frame, Trace
-from graphdoctor.trace.queries import graph_by_id
-from graphdoctor.trace.stream_names import stream_label, stream_names
-from graphdoctor.trace.tallies import teardown_calls
 from graphdoctor.units import NOT_MEASURED_WORDS, format_bytes, format_duration, format_moment
 
 # What a ref may name besides the kinds of event: the trace's structure.

@@ -5,7 +5,7 @@ from one line. Where GROUP_FROM or more graphs of one rank were captured by one 
 one line, the Graphs screen shows them as one row (how many, how their captures ended,
 their replays and median times), which opens to list its members under it. The Summary
 groups their verdicts the same way (:mod:`graphdoctor.report.verdict_groups`; both by
-:mod:`graphdoctor.trace.graph_sites`). Pure.
+:mod:`graphdoctor.facts.graph_sites`). Pure.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from graphdoctor.trace.graph_sites import grouped, sites
+from graphdoctor.facts.graph_sites import grouped, sites
 from graphdoctor.tui.aggregate import GraphRow
 from graphdoctor.tui.report_view import ReportView
 from graphdoctor.units import counted

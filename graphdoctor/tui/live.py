@@ -30,10 +30,10 @@ from textual.app import ScreenStackError, UnknownModeError
 from textual.binding import Binding
 from textual.widgets import Input
 
+from graphdoctor.files.untrusted import TooLarge
 from graphdoctor.report.document import Report
 from graphdoctor.report.live import LiveFeed
 from graphdoctor.trace.model import Trace
-from graphdoctor.trace.untrusted import TooLarge
 from graphdoctor.tui.app import GraphDoctorApp
 from graphdoctor.tui.live_facts import LiveFacts
 from graphdoctor.tui.report_view import ReportView

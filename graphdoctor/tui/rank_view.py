@@ -7,10 +7,10 @@ from __future__ import annotations
 import dataclasses
 from functools import cached_property
 
-from graphdoctor.trace import tallies
+from graphdoctor.facts import tallies
+from graphdoctor.facts.stream_names import stream_names
 from graphdoctor.trace.model import NONE, ExceptionRecord, Graph, Trace
 from graphdoctor.trace.phases import PhaseIndex
-from graphdoctor.trace.stream_names import stream_names
 from graphdoctor.tui.aggregate import AllocGroup, GraphRow, graph_rows, group_allocs
 from graphdoctor.tui.events import EventDetails, EventRef, describe, event_span
 from graphdoctor.tui.timeline.build import build_lanes

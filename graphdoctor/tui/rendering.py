@@ -14,11 +14,11 @@ from rich.text import Text
 
 from graphdoctor.clean_text import clean
 from graphdoctor.diagnose.findings import Evidence, Finding
+from graphdoctor.facts.locations import frame_text
+from graphdoctor.facts.queries import culprit_frame, culprit_of
 from graphdoctor.report.disk_lines import FROM_DISK, NOT_KEPT
 from graphdoctor.report.render.common import folded
-from graphdoctor.trace.locations import frame_text
 from graphdoctor.trace.model import NONE, PYTHON, USER, ErrorLink, Frame
-from graphdoctor.trace.queries import culprit_frame, culprit_of
 from graphdoctor.tui.capture_story import StoryLine
 from graphdoctor.tui.events import EventDetails, EventRef, SourceLine, marked
 from graphdoctor.tui.palette import severity_badge, severity_style

@@ -52,7 +52,7 @@ class ReportView:
         self.trace = report.trace  # the main (lowest) rank's, or the only one
         self.name = name or report.trace.meta.target or "report"
         self.ranks: list[int] = report.ranks  # [] for a single-process run
-        # the job's time axis, every rank's times moved onto it (trace.job_clock)
+        # the job's time axis, every rank's times moved onto it (facts.job_clock)
         self.clock = clock = rank_groups.clock_of(report)
         self.rank_views = {rank: RankView(report.trace_of(rank), rank, clock.offset(rank))
                            for rank in self.ranks} or {NONE: RankView(report.trace)}

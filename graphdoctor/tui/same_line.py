@@ -14,10 +14,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from graphdoctor.facts.locations import package_path
+from graphdoctor.facts.queries import SourceLine, culprit_line
 from graphdoctor.trace.event_kinds import KINDS, ExceptionRecord
-from graphdoctor.trace.locations import package_path
 from graphdoctor.trace.model import NONE, Frame, Trace
-from graphdoctor.trace.queries import SourceLine, culprit_line
 from graphdoctor.tui.events import EventRef, event_span
 from graphdoctor.tui.palette import SAME_LINE_STYLE
 from graphdoctor.tui.timeline.lanes import Lane

@@ -11,8 +11,8 @@ import pytest
 from graphdoctor.diagnose import diagnose
 from graphdoctor.diagnose.findings import Finding
 from graphdoctor.trace.assemble import assemble
-from graphdoctor.trace.compile_logs import parse
 from graphdoctor.trace.model import Trace
+from graphdoctor.trace.torch_logs.compile_logs import parse
 
 S = 1_000_000_000
 LOGGER = "torch._inductor.cudagraph_utils.__cudagraphs"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from graphdoctor.diagnose import diagnose
 from graphdoctor.diagnose.findings import Finding, Location
-from graphdoctor.diagnose.rules import frozen_host_state, kept_output
+from graphdoctor.diagnose.rules import gd306_frozen_host_state, gd307_output_kept_across_replays
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.report.document import build, to_json
 from graphdoctor.report.render.text import render_text
@@ -53,7 +53,7 @@ def state(use: str, name: str, captured: str, value: str, replays: int, *,
 
 
 def host_findings(trace: Trace) -> list[Finding]:
-    return list(frozen_host_state.check(TraceView(trace)))
+    return list(gd306_frozen_host_state.check(TraceView(trace)))
 
 
 def test_eval_after_a_training_capture_names_the_call_and_the_models_line() -> None:
@@ -128,7 +128,7 @@ def kept(how: str, holder: str, aliases: int, read: int = NONE) -> KeptOutput:
 def test_an_output_kept_in_a_list_is_named_at_the_line_that_keeps_it() -> None:
     trace = trace_of([], {0: 20}, CAPTURE_DECODE)
     trace.tables["kept_outputs"].append(kept(KEPT_IN_LIST, "generated", 3))
-    [finding] = kept_output.check(TraceView(trace))
+    [finding] = gd307_output_kept_across_replays.check(TraceView(trace))
     assert (finding.id, finding.name, finding.category) == (
         "GD307", "output-kept-across-replays", "unsafe")
     assert finding.title == ("graph 0's output static_next is kept across replays in "
@@ -142,7 +142,7 @@ def test_an_output_kept_in_a_list_is_named_at_the_line_that_keeps_it() -> None:
 def test_an_attribute_read_after_the_next_replay_names_the_read() -> None:
     trace = trace_of([], {0: 20}, CAPTURE_DECODE)
     trace.tables["kept_outputs"].append(kept(KEPT_IN_ATTRIBUTE, "self.prev", 1, POS_SITE))
-    [finding] = kept_output.check(TraceView(trace))
+    [finding] = gd307_output_kept_across_replays.check(TraceView(trace))
     assert "decode.py:31 reads self.prev after a replay" in finding.explanation
     assert "self.prev = static_next.clone()" in finding.fix
 

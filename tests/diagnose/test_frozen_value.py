@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from graphdoctor.diagnose import diagnose
 from graphdoctor.diagnose.findings import Finding, Location
-from graphdoctor.diagnose.rules.frozen_value import check
+from graphdoctor.diagnose.rules.gd305_frozen_host_value import check
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.report.document import build, to_json
 from graphdoctor.report.render.text import render_text
@@ -258,10 +258,10 @@ def test_the_report_carries_the_finding_and_the_graph_is_unsafe() -> None:
 def test_a_graph_per_value_is_the_pattern_not_a_frozen_value() -> None:
     # many_private_pools captures 8 graphs at one line, graph i adding the loop's i: the
     # recorder sees i move on after each capture, and each graph is meant to keep its own
-    from graphdoctor.diagnose.rules import frozen_value
+    from graphdoctor.diagnose.rules import gd305_frozen_host_value
     from tests.reports import report_for
 
     report = report_for("many_private_pools")
     watched = {(r.graph, r.name, r.captured) for r in report.trace.tables["frozen_values"]}
     assert {(g, "i", str(g)) for g in range(7)} <= watched  # the last one never moved on
-    assert not [f for f in report.diagnosis.findings if f.id == frozen_value.ID]
+    assert not [f for f in report.diagnosis.findings if f.id == gd305_frozen_host_value.ID]

@@ -12,7 +12,7 @@ import pytest
 
 from graphdoctor.diagnose import known_errors
 from graphdoctor.diagnose.known_errors import KNOWN_ERRORS
-from graphdoctor.diagnose.rules import exception_in_capture
+from graphdoctor.diagnose.rules import gd108_exception_in_capture
 from graphdoctor.trace.model import ErrorLink, Frame
 from tests.reports import report_for, traces_for
 
@@ -88,8 +88,8 @@ def test_watchdog_row_comes_before_the_plain_not_permitted_one() -> None:
 def test_an_unknown_error_keeps_the_rules_own_words() -> None:
     assert known_errors.known(ErrorLink("ValueError", "shapes do not match"), []) is None
     [finding] = [f for f in report_for("exception_in_capture").diagnosis.findings
-                 if f.id == exception_in_capture.ID]
-    assert finding.fix == exception_in_capture.FIX
+                 if f.id == gd108_exception_in_capture.ID]
+    assert finding.fix == gd108_exception_in_capture.FIX
 
 
 @pytest.mark.parametrize(("scenario", "rule", "words"), [

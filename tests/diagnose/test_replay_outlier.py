@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from graphdoctor.diagnose.rules import replay_outlier
+from graphdoctor.diagnose.rules import gd212_replay_outlier
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.trace.event_kinds import Table
 from graphdoctor.trace.model import Trace
@@ -17,8 +17,8 @@ from tests.reports import scenario_names, scenario_params, trace_for
 FOUND = {"dist_healthy_capture", "dist_pipeline_p2p_capture", "host_node_in_capture"}
 
 
-def outliers(trace: Trace) -> list[replay_outlier.Finding]:
-    return list(replay_outlier.check(TraceView(trace)))
+def outliers(trace: Trace) -> list[gd212_replay_outlier.Finding]:
+    return list(gd212_replay_outlier.check(TraceView(trace)))
 
 
 @pytest.mark.parametrize("name", scenario_params(scenario_names()))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from graphdoctor.diagnose import diagnose
 from graphdoctor.diagnose.findings import Finding
-from graphdoctor.diagnose.rules.shared_pool_race import check
+from graphdoctor.diagnose.rules.gd309_shared_pool_concurrent_replay import check
 from graphdoctor.diagnose.view import TraceView
 from graphdoctor.report.document import build, to_json
 from graphdoctor.report.schema import check as check_schema

@@ -7,7 +7,7 @@ import pytest
 
 from graphdoctor.diagnose import stacks_at_end, waits
 from graphdoctor.diagnose.findings import no_source
-from graphdoctor.diagnose.rules import collective_hang, process_hang
+from graphdoctor.diagnose.rules import gd404_distributed_hang, gd406_process_hang
 from tests.reports import report_for, traces_for
 
 
@@ -63,7 +63,7 @@ def test_the_call_the_user_made_wins_over_what_it_called() -> None:
 
 def test_the_distributed_hang_says_what_each_rank_waited_on() -> None:
     hang = [f for f in report_for("dist_extra_allreduce_in_capture").diagnosis.findings
-            if f.id == collective_hang.ID]
+            if f.id == gd404_distributed_hang.ID]
     assert len(hang) == 1
     assert ("rank 1 was at dist_extra_allreduce_in_capture.py:28 in <module>, waiting on "
             f"{waits.GPU_SYNC} in torch.cuda.synchronize()") in hang[0].title
@@ -74,7 +74,7 @@ def test_the_distributed_hang_says_what_each_rank_waited_on() -> None:
 @pytest.mark.parametrize("scenario", ["dist_extra_allreduce_in_capture", "segfault_after_capture"])
 def test_only_a_single_process_time_out_gets_the_hang_finding(scenario: str) -> None:
     """Several ranks: GD404's; a crash: not a hang."""
-    assert process_hang.ID not in {f.id for f in report_for(scenario).diagnosis.findings}
+    assert gd406_process_hang.ID not in {f.id for f in report_for(scenario).diagnosis.findings}
 
 
 def test_the_main_thread_is_known_wherever_the_signal_landed() -> None:

@@ -81,7 +81,7 @@ def test_a_copy_the_capture_left_out_makes_the_graph_unsafe(tmp_path: Path) -> N
 
 
 def test_driver_names_are_said_as_a_program_writes_them() -> None:
-    from graphdoctor.diagnose.rules.uncaptured_copy import runtime_call
+    from graphdoctor.diagnose.rules.gd308_copy_outside_capture import runtime_call
 
     assert [runtime_call(name) for name in ("cuMemcpyHtoD_v2", "cuMemcpyAsync_ptsz",
                                             "cuMemsetD32_v2_ptds", "cuMemcpy2DUnaligned_v2",

@@ -12,8 +12,8 @@ import enum
 from types import SimpleNamespace
 from typing import Any
 
-from graphdoctor.record import anatomy_reader as reader_module
-from graphdoctor.record.anatomy_reader import INLINE_NODES, AnatomyReader, symbol_at
+from graphdoctor.record.capture import anatomy_reader as reader_module
+from graphdoctor.record.capture.anatomy_reader import INLINE_NODES, AnatomyReader, symbol_at
 from graphdoctor.trace import anatomy
 from graphdoctor.trace.spool import records as sr
 

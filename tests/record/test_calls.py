@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from graphdoctor.record.calls import callee_code
+from graphdoctor.record.eager.calls import callee_code
 
 
 def step(x: int) -> int:
@@ -74,7 +74,7 @@ def test_compiled_code_is_no_callee_however_it_looks() -> None:
 
 WATCH = '''
 import sys, threading, tempfile, os
-from graphdoctor.record.calls import CallSiteWatcher, Monitor
+from graphdoctor.record.eager.calls import CallSiteWatcher, Monitor
 from graphdoctor.record.recorder import CaptureState, Recorder
 from graphdoctor.trace.spool.file import SpoolWriter
 
@@ -134,7 +134,7 @@ def test_the_capturing_frames_own_calls_are_its_callees(tmp_path: Path) -> None:
 
 def test_torch_work_names_what_an_eager_step_of_the_callees_leaves_out() -> None:
     torch = pytest.importorskip("torch")
-    from graphdoctor.record.calls import torch_work
+    from graphdoctor.record.eager.calls import torch_work
 
     x = torch.ones(2, requires_grad=True)
     model = torch.nn.Linear(2, 2)
@@ -150,8 +150,8 @@ def test_torch_work_names_what_an_eager_step_of_the_callees_leaves_out() -> None
 
 SAMPLED = '''
 import json, os, tempfile
-from graphdoctor.record import gpu_sample
-from graphdoctor.record.calls import EagerCallTimer, Monitor
+from graphdoctor.record.device import gpu_sample
+from graphdoctor.record.eager.calls import EagerCallTimer, Monitor
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace.spool.file import SpoolWriter, read_records
 
@@ -190,7 +190,7 @@ print(json.dumps({"started": timer.started, "n": len(calls),
 
 @pytest.mark.skipif(_python_with_monitoring() is None, reason="needs Python 3.12+")
 def test_every_eager_call_is_kept_and_a_sample_timed_on_the_gpu(tmp_path: Path) -> None:
-    from graphdoctor.record.gpu_sample import TIMED_FIRST
+    from graphdoctor.record.device.gpu_sample import TIMED_FIRST
 
     done = run_with_monitoring(tmp_path, SAMPLED)
     assert done.returncode == 0, done.stderr
@@ -202,7 +202,7 @@ def test_every_eager_call_is_kept_and_a_sample_timed_on_the_gpu(tmp_path: Path) 
 def test_torchs_step_parts_are_forwards_backward_and_an_optimizers_step() -> None:
     import torch
 
-    from graphdoctor.record.step_parts import torch_step_part
+    from graphdoctor.record.eager.step_parts import torch_step_part
 
     param = torch.nn.Parameter(torch.zeros(2))
     optimizer = torch.optim.SGD([param], lr=0.1)
@@ -218,7 +218,7 @@ def test_a_ranks_collectives_are_step_parts_and_its_other_calls_are_not() -> Non
     as under it; asking for the rank is not."""
     import torch.distributed as dist
 
-    from graphdoctor.record.step_parts import torch_step_part
+    from graphdoctor.record.eager.step_parts import torch_step_part
 
     for collective in (dist.all_reduce, dist.all_gather_into_tensor, dist.send, dist.broadcast,
                        *(getattr(dist, n) for n in ("all_gather_single",) if hasattr(dist, n))):
@@ -243,7 +243,7 @@ class _Recorder:
 def test_a_call_through_module_call_frames_is_the_users_own() -> None:
     import sys
 
-    from graphdoctor.record.step_parts import called_by_user_itself
+    from graphdoctor.record.eager.step_parts import called_by_user_itself
 
     def forward() -> bool:
         return called_by_user_itself(_Recorder(), sys._getframe())  # type: ignore[arg-type]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from graphdoctor.record.captured_names import bound_values, names_read
+from graphdoctor.record.frozen.captured_names import bound_values, names_read
 
 SCRIPT = textwrap.dedent('''\
     import torch
@@ -94,7 +94,7 @@ PYTHON_312 = Path("/root/.pyenv/versions/3.12.1/bin/python")
 def test_on_python_312_function_locals_are_read_and_not_kept() -> None:
     root = Path(__file__).resolve().parents[2]
     code = ("import sys, gc, weakref\n"
-            "from graphdoctor.record.captured_names import bound_values\n"
+            "from graphdoctor.record.frozen.captured_names import bound_values\n"
             "class P: pass\n"
             "def f():\n"
             "    kept = P(); ref = weakref.ref(kept)\n"

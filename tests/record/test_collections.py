@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from graphdoctor.record.host.syncs import LONG_COLLECTION_NS, _watch_collections
 from graphdoctor.record.recorder import Recorder
-from graphdoctor.record.syncs import LONG_COLLECTION_NS, _watch_collections
 from graphdoctor.trace.event_kinds import GcPause
 from graphdoctor.trace.spool.file import SpoolWriter
 from graphdoctor.trace.spool.records import SpoolRecord

@@ -12,11 +12,12 @@ import pytest
 
 pytest.importorskip("torch")
 
-from graphdoctor.record import compiled, gpu_sample  # noqa: E402
-from graphdoctor.record.call_lane import CallLane  # noqa: E402
-from graphdoctor.record.gpu_sample import TIMED_FIRST  # noqa: E402
+from graphdoctor.record.capture.replay_path import LOG_ATTR, ReplayPath  # noqa: E402
+from graphdoctor.record.compile import compiled  # noqa: E402
+from graphdoctor.record.compile.call_lane import CallLane  # noqa: E402
+from graphdoctor.record.device import gpu_sample  # noqa: E402
+from graphdoctor.record.device.gpu_sample import TIMED_FIRST  # noqa: E402
 from graphdoctor.record.recorder import Recorder  # noqa: E402
-from graphdoctor.record.replay_path import LOG_ATTR, ReplayPath  # noqa: E402
 from graphdoctor.trace.assemble import assemble_file  # noqa: E402
 from graphdoctor.trace.event_kinds import NONE  # noqa: E402
 from graphdoctor.trace.names import REPLAYING_CALL  # noqa: E402

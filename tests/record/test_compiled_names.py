@@ -12,7 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from graphdoctor.record.compiled import _method_name  # noqa: E402
+from graphdoctor.record.compile.compiled import _method_name  # noqa: E402
 
 
 def returns_tuple(method: Callable[..., Any]) -> Callable[..., Any]:

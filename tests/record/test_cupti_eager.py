@@ -162,7 +162,7 @@ def test_a_framework_half_imported_leaves_the_call_untimed(monkeypatch: Any) -> 
     sys.modules without its ``cuda`` yet: asking it must not raise into the import."""
     from types import ModuleType
 
-    from graphdoctor.record.driver_timer import current_stream
+    from graphdoctor.record.device.driver_timer import current_stream
 
     monkeypatch.setitem(__import__("sys").modules, "cupy", ModuleType("cupy"))
     assert current_stream(lambda: 0x1000) is None

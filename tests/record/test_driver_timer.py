@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphdoctor.record.driver_timer import INVALID_CONTEXT, DriverEventTimer
+from graphdoctor.record.device.driver_timer import INVALID_CONTEXT, DriverEventTimer
 from graphdoctor.record.recorder import CaptureState, Recorder
 from graphdoctor.trace.event_kinds import Call
 from graphdoctor.trace.spool.file import SpoolWriter

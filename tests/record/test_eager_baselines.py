@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from graphdoctor.record.gpu_sample import TIMED_FIRST
-from graphdoctor.record.kept_calls import GPU_EVERY, KEPT, TIMED_CALLS
+from graphdoctor.record.device.gpu_sample import TIMED_FIRST
+from graphdoctor.record.eager.kept_calls import GPU_EVERY, KEPT, TIMED_CALLS
 from tests.record.test_calls import _python_with_monitoring, run_with_monitoring
 
 needs_monitoring = pytest.mark.skipif(_python_with_monitoring() is None,
@@ -21,9 +21,9 @@ needs_monitoring = pytest.mark.skipif(_python_with_monitoring() is None,
 
 SETUP = '''
 import json, os, sys, tempfile, threading
-from graphdoctor.record.calls import call_key
-from graphdoctor.record.eager_history import EagerHistory
-from graphdoctor.record.kept_calls import KEPT, TIMED_CALLS
+from graphdoctor.record.eager.calls import call_key
+from graphdoctor.record.eager.eager_history import EagerHistory
+from graphdoctor.record.eager.kept_calls import KEPT, TIMED_CALLS
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace.spool.file import SpoolWriter, read_records
 

@@ -13,8 +13,8 @@ from tests.record.test_calls import _python_with_monitoring, run_with_monitoring
 
 HISTORY = '''
 import json, os, sys, tempfile, types
-from graphdoctor.record.eager_history import EagerHistory
-from graphdoctor.record.kept_calls import KEPT, TIMED_CALLS
+from graphdoctor.record.eager.eager_history import EagerHistory
+from graphdoctor.record.eager.kept_calls import KEPT, TIMED_CALLS
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace.spool.file import SpoolWriter, read_records
 
@@ -101,9 +101,9 @@ class Fails(Module):
 """)
 sys.path.insert(0, site)
 import torch
-from graphdoctor.record.eager_history import EagerHistory
-from graphdoctor.record.kept_calls import TIMED_CALLS
-from graphdoctor.record.part_sites import STALE_AFTER
+from graphdoctor.record.eager.eager_history import EagerHistory
+from graphdoctor.record.eager.kept_calls import TIMED_CALLS
+from graphdoctor.record.eager.part_sites import STALE_AFTER
 from graphdoctor.record.recorder import Recorder
 from graphdoctor.trace.spool.file import SpoolWriter
 

@@ -15,12 +15,13 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from graphdoctor.diagnose.rules import (  # noqa: E402
-    capture_failed,
-    exception_in_capture,
-    torch_bug,
+    gd108_exception_in_capture,
+    gd111_capture_failed,
+    gd112_torch_internal_error,
 )
 from graphdoctor.diagnose.view import TraceView  # noqa: E402
-from graphdoctor.record import captured_names, failed_calls  # noqa: E402
+from graphdoctor.record.compile import failed_calls  # noqa: E402
+from graphdoctor.record.frozen import captured_names  # noqa: E402
 from graphdoctor.record.recorder import CompiledCall, Recorder  # noqa: E402
 from graphdoctor.trace.event_kinds import CallInput, ErrorLink, ExceptionRecord  # noqa: E402
 from graphdoctor.trace.model import Frame, Function, Graph, Trace  # noqa: E402
@@ -103,7 +104,7 @@ def test_gd112_names_the_call_the_cpu_tensor_and_the_report() -> None:
             CallInput(8_000, 0, 2, "position", "cpu", "int64", "scalar", -1, 0)]
     trace = bug_trace(rows)
     trace.meta = type(trace.meta)(torch="2.11.0+cu130")
-    [finding] = torch_bug.check(TraceView(trace))
+    [finding] = gd112_torch_internal_error.check(TraceView(trace))
     assert (finding.id, finding.name, finding.category) == ("GD112", "torch-internal-error",
                                                            "failed")
     assert finding.title == ("torch failed its own check calling pick() at pick.py:12, set off "
@@ -120,12 +121,12 @@ def test_gd112_without_inputs_and_the_failed_capture_rules_leave_it_alone() -> N
     trace.exceptions = [ExceptionRecord(0, 9_000, "capture_end", 0, chain=(
         ErrorLink("RuntimeError", POOL, stack=1),))]
     trace.graphs = [Graph(0, "torch.compile", "failed", 100, 9_000, stack=0, error=0)]
-    [finding] = torch_bug.check(TraceView(trace))
+    [finding] = gd112_torch_internal_error.check(TraceView(trace))
     assert finding.location is not None and finding.location.line == 5
     assert "without CUDA graphs" in finding.fix
-    assert list(capture_failed.check(TraceView(trace))) == []
-    assert list(exception_in_capture.check(TraceView(trace))) == []
+    assert list(gd111_capture_failed.check(TraceView(trace))) == []
+    assert list(gd108_exception_in_capture.check(TraceView(trace))) == []
     # the same error without torch's request for a report: the script's own, GD108
     trace.exceptions = [ExceptionRecord(0, 9_000, "capture_end", 0, chain=(
         ErrorLink("RuntimeError", "index out of range", stack=1),))]
-    assert [f.id for f in exception_in_capture.check(TraceView(trace))] == ["GD108"]
+    assert [f.id for f in gd108_exception_in_capture.check(TraceView(trace))] == ["GD108"]

@@ -24,14 +24,18 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from graphdoctor.record import (  # noqa: E402
-    captured_names,
     compat,
-    frozen_values,
+)
+from graphdoctor.record.capture import (  # noqa: E402
     kept_outputs,
+)
+from graphdoctor.record.frozen import (  # noqa: E402
+    captured_names,
+    frozen_values,
     scalar_uses,
     watches,
 )
-from graphdoctor.record.captured_names import FRAME_VAR  # noqa: E402
+from graphdoctor.record.frozen.captured_names import FRAME_VAR  # noqa: E402
 from graphdoctor.record.recorder import CaptureState, Recorder  # noqa: E402
 from graphdoctor.trace.event_kinds import FrozenValue, KeptOutput  # noqa: E402
 from graphdoctor.trace.names import (  # noqa: E402

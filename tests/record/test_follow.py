@@ -16,7 +16,7 @@ import pytest
 
 from graphdoctor.files.run_files import RunFiles
 from graphdoctor.launch.child_process import CHILD_ENV, FOLLOW_ENV
-from graphdoctor.record import follow
+from graphdoctor.record.processes import follow
 
 SITE = follow.SITE_FOLDER
 PYTHON_312 = Path("/root/.pyenv/versions/3.12.1/bin/python3.12")

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from graphdoctor.record.compiled import MAX_FORCED, _ForcedRecords  # noqa: E402
+from graphdoctor.record.compile.compiled import MAX_FORCED, _ForcedRecords  # noqa: E402
 
 TREES = '''
 def _run(child, ask):

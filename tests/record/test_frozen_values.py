@@ -15,7 +15,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from graphdoctor.record import frozen_values, source_assignments  # noqa: E402
+from graphdoctor.record.frozen import frozen_values, source_assignments  # noqa: E402
 from graphdoctor.record.recorder import CaptureState, Recorder  # noqa: E402
 from graphdoctor.trace.event_kinds import FrozenValue  # noqa: E402
 from graphdoctor.trace.names import (  # noqa: E402
@@ -104,7 +104,8 @@ def _recorded(tmp_path: Path, source: str) -> list[FrozenValue]:
     script = tmp_path / "script.py"
     script.write_text(source)
     try:
-        runpy.run_path(str(script), {"hooks": Hooks(recorder, recorder.frozen)})  # type: ignore[arg-type]
+        runpy.run_path(str(script), {"hooks": Hooks(recorder, recorder.frozen)})  # type:
+        # ignore[arg-type]
         recorder.frozen.finish(dict(recorder.replays))
     finally:
         uninstall()

@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("torch")
 
 from graphdoctor.diagnose.findings import WITHOUT_GRAPHS  # noqa: E402
-from graphdoctor.record.graphs_off import Notes, compile_kwargs  # noqa: E402
+from graphdoctor.record.compile.graphs_off import Notes, compile_kwargs  # noqa: E402
 from graphdoctor.record.recorder import Recorder  # noqa: E402
 from graphdoctor.report.io import load  # noqa: E402
 from graphdoctor.trace.names import (  # noqa: E402

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from graphdoctor.record import guarded  # noqa: E402
+from graphdoctor.record.compile import guarded  # noqa: E402
 from graphdoctor.trace.spool import records as sr
 
 MESSAGE = ("Re-recording function=forward, mode=inference, reason=static input data pointer "

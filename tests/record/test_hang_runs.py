@@ -18,7 +18,7 @@ from textual.widgets import OptionList
 
 from graphdoctor.diagnose import waits
 from graphdoctor.diagnose.findings import Finding
-from graphdoctor.diagnose.rules import process_hang
+from graphdoctor.diagnose.rules import gd406_process_hang
 from graphdoctor.report.io import load
 from graphdoctor.report.render.markdown import escape
 from tests.tui.helpers import app_for, plain
@@ -118,7 +118,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outputs]:
 
 
 def hang_finding(outputs: Outputs) -> Finding:
-    findings = [f for f in load(outputs.report).diagnosis.findings if f.id == process_hang.ID]
+    findings = [f for f in load(outputs.report).diagnosis.findings if f.id == gd406_process_hang.ID]
     assert len(findings) == 1, [f.id for f in load(outputs.report).diagnosis.findings]
     return findings[0]
 
@@ -150,7 +150,7 @@ def test_run_report_and_markdown_show_it(outputs: dict[str, Outputs], name: str)
     said = f"{script(name)}:{hang.line} in <module>, waiting on {hang.kind}"
     for shown, wanted in ((result.run.stderr, said), (result.text, said),
                           (result.markdown, escape(said))):
-        assert process_hang.ID in shown and wanted in shown, shown
+        assert gd406_process_hang.ID in shown and wanted in shown, shown
 
 
 def test_the_text_report_shows_the_stacks_with_the_users_frames_first(
@@ -168,4 +168,4 @@ async def test_view_lists_the_hang_among_its_findings(outputs: dict[str, Outputs
     async with app.run_test(size=(160, 40)):
         findings = app.screen.query_one("#top-findings", OptionList)
         first = plain(findings.get_option_at_index(0).prompt, width=160)  # type: ignore[arg-type]
-        assert "No findings" not in first and process_hang.ID in first, first
+        assert "No findings" not in first and gd406_process_hang.ID in first, first

@@ -16,8 +16,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from graphdoctor.record import captured_reads, frozen_values  # noqa: E402
-from graphdoctor.record.host_state import reads_training  # noqa: E402
+from graphdoctor.record.frozen import captured_reads, frozen_values  # noqa: E402
+from graphdoctor.record.frozen.host_state import reads_training  # noqa: E402
 from graphdoctor.record.recorder import CaptureState, Recorder  # noqa: E402
 from graphdoctor.trace.event_kinds import FrozenValue  # noqa: E402
 from graphdoctor.trace.names import (  # noqa: E402

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from graphdoctor.record import compat
-from graphdoctor.record.inputs import (
+from graphdoctor.record.capture.inputs import (
     CaptureSite,
     GraphInputs,
     _check_names,
@@ -133,7 +133,7 @@ def test_a_tensor_freed_by_a_garbage_collection_notes_no_stack() -> None:
     tensor go; and a callback inside one must do the least it can (no frames walked)."""
     import gc
 
-    from graphdoctor.record.inputs import watch_collections
+    from graphdoctor.record.capture.inputs import watch_collections
 
     undo = watch_collections()
     try:
@@ -150,7 +150,7 @@ def test_a_tensor_freed_by_a_garbage_collection_notes_no_stack() -> None:
 
 def test_the_callback_never_raises_into_the_program(monkeypatch: pytest.MonkeyPatch) -> None:
     """Whatever fails while noting the stack stays inside the callback."""
-    import graphdoctor.record.inputs as inputs
+    import graphdoctor.record.capture.inputs as inputs
 
     def broken(frame: object) -> list[tuple[str, int, str]]:
         raise RuntimeError("noting failed")

@@ -14,7 +14,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from graphdoctor.record import compat, kept_lines, kept_outputs  # noqa: E402
+from graphdoctor.record import compat  # noqa: E402
+from graphdoctor.record.capture import kept_lines, kept_outputs  # noqa: E402
 from graphdoctor.record.recorder import Recorder  # noqa: E402
 from graphdoctor.trace.event_kinds import KeptOutput  # noqa: E402
 from graphdoctor.trace.names import (  # noqa: E402

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphdoctor.record.nvtx_ranges import NvtxRanges
+from graphdoctor.record.device.nvtx_ranges import NvtxRanges
 
 
 def test_every_call_is_a_no_op_until_enabled() -> None:

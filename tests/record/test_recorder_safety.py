@@ -17,15 +17,16 @@ import pytest
 
 pytest.importorskip("torch")
 
-from graphdoctor.record import compat, memory  # noqa: E402
-from graphdoctor.record.graphs import _graph_deleted  # noqa: E402
-from graphdoctor.record.inputs import (  # noqa: E402
+from graphdoctor.record import compat  # noqa: E402
+from graphdoctor.record.capture.graphs import _graph_deleted  # noqa: E402
+from graphdoctor.record.capture.inputs import (  # noqa: E402
     CaptureSite,
     GraphInputs,
     GraphOutputs,
     _check,
     _Input,
 )
+from graphdoctor.record.device import memory  # noqa: E402
 from graphdoctor.record.recorder import Recorder  # noqa: E402
 from graphdoctor.trace.assemble import assemble_file  # noqa: E402
 from graphdoctor.trace.event_kinds import FREED  # noqa: E402
@@ -114,7 +115,7 @@ def test_a_monitoring_callback_that_fails_never_reaches_the_script(
     import threading
     import types
 
-    from graphdoctor.record import calls
+    from graphdoctor.record.eager import calls
     from graphdoctor.record.recorder import CaptureState
 
     disable = object()
@@ -139,7 +140,8 @@ def test_a_graph_s_first_replays_do_not_read_its_block_s_source_again(
     does) is looked at once: its first replays parse nothing."""
     import torch
 
-    from graphdoctor.record import captured_names, inputs
+    from graphdoctor.record.capture import inputs
+    from graphdoctor.record.frozen import captured_names
 
     script = tmp_path / "loop.py"
     script.write_text("g.capture_begin()\nb = a.clone()\ng.capture_end()\n")

@@ -15,11 +15,11 @@ import pytest
 
 pytest.importorskip("torch")
 
-from graphdoctor.record import gpu_sample  # noqa: E402
-from graphdoctor.record.gpu_sample import TIMED_FIRST  # noqa: E402
-from graphdoctor.record.inputs import GraphInputs  # noqa: E402
+from graphdoctor.record.capture.inputs import GraphInputs  # noqa: E402
+from graphdoctor.record.capture.replay_path import LOG_ATTR, ReplayPath  # noqa: E402
+from graphdoctor.record.device import gpu_sample  # noqa: E402
+from graphdoctor.record.device.gpu_sample import TIMED_FIRST  # noqa: E402
 from graphdoctor.record.recorder import Recorder  # noqa: E402
-from graphdoctor.record.replay_path import LOG_ATTR, ReplayPath  # noqa: E402
 from graphdoctor.trace.assemble import assemble, assemble_file  # noqa: E402
 from graphdoctor.trace.event_kinds import NONE  # noqa: E402
 from graphdoctor.trace.spool.file import SpoolWriter  # noqa: E402

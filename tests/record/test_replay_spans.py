@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-from graphdoctor.record import timing  # noqa: E402
+from graphdoctor.record.device import timing  # noqa: E402
+from graphdoctor.record.device.timing import EventTimer  # noqa: E402
 from graphdoctor.record.recorder import Recorder  # noqa: E402
-from graphdoctor.record.timing import EventTimer  # noqa: E402
 from graphdoctor.trace.event_kinds import NONE, Call, Replay  # noqa: E402
 from graphdoctor.trace.spool.file import SpoolWriter  # noqa: E402
 from graphdoctor.trace.spool.records import ReplaySpan  # noqa: E402

@@ -86,7 +86,7 @@ def _run(tmp_path: Path, script: str, *options: str,
 def _site_folder_of_the_run(tmp_path: Path, environ: dict[str, str]) -> str:
     """The site folder of the graphdoctor ``_run`` starts: run from ``tmp_path`` it may be the
     installed package, not the checkout this test imported."""
-    code = "from graphdoctor.record.follow import SITE_FOLDER; print(SITE_FOLDER)"
+    code = "from graphdoctor.record.processes.follow import SITE_FOLDER; print(SITE_FOLDER)"
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                           text=True, check=True, env={**_environment(), **environ})
     return done.stdout.strip()

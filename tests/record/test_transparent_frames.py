@@ -15,12 +15,12 @@ import pytest
 
 pytest.importorskip("torch")
 
-from graphdoctor.record import syncs  # noqa: E402
+from graphdoctor.facts.queries import culprit_frame, is_users_sync  # noqa: E402
+from graphdoctor.record.frozen.scalar_uses import ScalarUses  # noqa: E402
+from graphdoctor.record.host import syncs  # noqa: E402
 from graphdoctor.record.recorder import Recorder  # noqa: E402
-from graphdoctor.record.scalar_uses import ScalarUses  # noqa: E402
 from graphdoctor.trace.assemble import assemble_file  # noqa: E402
 from graphdoctor.trace.names import INTERNAL_SYNC  # noqa: E402
-from graphdoctor.trace.queries import culprit_frame, is_users_sync  # noqa: E402
 from graphdoctor.trace.spool.file import SpoolWriter  # noqa: E402
 
 

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
+from graphdoctor.facts.job_clock import job_clock
+from graphdoctor.facts.node_schedule import schedule
 from graphdoctor.report.document import Report
 from graphdoctor.report.render.chrome_gpu import MOST_NODE_SLICES
 from graphdoctor.report.render.chrome_trace import to_chrome_trace
-from graphdoctor.trace.job_clock import job_clock
 from graphdoctor.trace.model import Graph, Replay, Trace
-from graphdoctor.trace.node_schedule import schedule
 from tests.report.helpers import NAMES, real
 
 PHASE_TYPES = {"X", "i", "C", "M", "s", "t", "f", "b", "n", "e"}

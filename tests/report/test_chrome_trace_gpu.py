@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from graphdoctor.facts.node_schedule import schedule
 from graphdoctor.report.render.chrome_gpu import MOST_NODE_SLICES, NODE_FLOW
 from graphdoctor.report.render.chrome_trace import to_chrome_trace
-from graphdoctor.trace.node_schedule import schedule
 from tests.report.helpers import real
 from tests.report.test_chrome_trace import structure_problems
 

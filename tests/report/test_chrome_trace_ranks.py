@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from graphdoctor.facts.job_clock import job_clock
 from graphdoctor.report.document import Report
 from graphdoctor.report.render.chrome_trace import to_chrome_trace
-from graphdoctor.trace.job_clock import job_clock
 from graphdoctor.trace.model import Collective, Table
 from tests.report.helpers import real
 from tests.report.test_chrome_trace import structure_problems

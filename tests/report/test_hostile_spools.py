@@ -17,9 +17,9 @@ import pytest
 from click.testing import CliRunner
 
 from graphdoctor.cli import main
+from graphdoctor.files.untrusted import MIN_MEMORY_BUDGET
 from graphdoctor.report import source_lines
 from graphdoctor.report.io import load
-from graphdoctor.trace.untrusted import MIN_MEMORY_BUDGET
 from graphdoctor.tui.report_view import ReportView
 from tests.conftest import RECORDINGS
 from tests.report.hostile_spools import (

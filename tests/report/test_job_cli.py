@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from graphdoctor.cli import main
+from graphdoctor.facts.job_clock import job_clock
 from graphdoctor.report import io
-from graphdoctor.trace.job_clock import job_clock
 from tests.report.jobs import DEPARTING_RANK, TWO_NODES, rank_file
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from graphdoctor.files.untrusted import TooLarge
 from graphdoctor.trace.assemble import assemble_file
 from graphdoctor.trace.spool.file import MAX_LINE_BYTES
 from graphdoctor.trace.spool.follow import SpoolFollower
-from graphdoctor.trace.untrusted import TooLarge
 from tests.conftest import RECORDINGS
 
 # a raw capture, a compiled run whose compile logs carry stacks as text, a failed capture

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from graphdoctor.trace.job_clock import OWN_STARTS, job_clock
+from graphdoctor.facts.job_clock import OWN_STARTS, job_clock
 from graphdoctor.trace.model import Collective, Meta, RunStatus, Table, Trace
 
 SECOND = 10**9

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from graphdoctor.diagnose import diagnose
+from graphdoctor.facts.tallies import event_counts, event_summary
 from graphdoctor.report.document import build, from_json, to_json
 from graphdoctor.report.render.chrome_trace import to_chrome_trace
 from graphdoctor.report.schema import check
@@ -16,7 +17,6 @@ from graphdoctor.trace.assemble import assemble
 from graphdoctor.trace.event_kinds import BY_NAME
 from graphdoctor.trace.model import CAPTURE, Trace
 from graphdoctor.trace.spool.file import read_records
-from graphdoctor.trace.tallies import event_counts, event_summary
 from graphdoctor.tui.events import EventRef, describe
 from graphdoctor.tui.palette import kind_mark
 from graphdoctor.tui.screens.summary import event_counts as summary_counts

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from graphdoctor.facts.node_schedule import schedule
 from graphdoctor.trace import anatomy as shapes
 from graphdoctor.trace.anatomy import Anatomy, KernelGroup
-from graphdoctor.trace.node_schedule import schedule
 from tests.reports import trace_for
 
 KERNEL = shapes.NODE_TYPES.index(shapes.KERNEL)

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from graphdoctor.trace import compile_logs, guards
 from graphdoctor.trace.assemble import assemble
 from graphdoctor.trace.names import (
     INPUT_SHAPE,
@@ -18,6 +17,7 @@ from graphdoctor.trace.names import (
     RECOMPILE,
     SPECIALISED_VALUE,
 )
+from graphdoctor.trace.torch_logs import compile_logs, guards
 from tests import recompile_texts as texts
 
 LOGGER = "torch._dynamo.guards.__recompiles"

@@ -8,13 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from graphdoctor.trace import codec, compile_logs, queries
+from graphdoctor.facts import queries
+from graphdoctor.trace import codec
 from graphdoctor.trace.assemble import assemble
 from graphdoctor.trace.frames import classify_path, frames_in_text, trim_runner_frames
 from graphdoctor.trace.model import CAPTURE, EAGER, REPLAY, WARMUP, Graph, Replay, Table, Trace
 from graphdoctor.trace.phases import Interval, PhaseIndex, derive
 from graphdoctor.trace.spool.file import SpoolWriter, append_record, read_records
 from graphdoctor.trace.spool.records import Hello, RunEnd
+from graphdoctor.trace.torch_logs import compile_logs
 from tests.reports import scenario_names, trace_for
 
 
@@ -194,8 +196,8 @@ def test_a_hung_gpu_run_is_not_said_to_have_no_cuda_device() -> None:
 
 
 def test_graphdoctors_own_time_in_a_capture_is_a_phase_apart() -> None:
+    from graphdoctor.facts.tallies import phase_totals
     from graphdoctor.trace.model import OWN
-    from graphdoctor.trace.tallies import phase_totals
 
     trace = assemble([
         ["hello", {"version": 1, "target": "t.py", "mode": "default"}],

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("torch")
 
 from graphdoctor.record import compat  # noqa: E402 - only once torch is known to be there
-from graphdoctor.record.memory import AllocatorWatch  # noqa: E402
+from graphdoctor.record.device.memory import AllocatorWatch  # noqa: E402
 from graphdoctor.record.recorder import RecordConfig, Recorder  # noqa: E402
 from graphdoctor.trace.event_kinds import Alloc
 from graphdoctor.trace.spool.file import SpoolWriter  # noqa: E402

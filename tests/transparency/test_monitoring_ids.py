@@ -15,7 +15,7 @@ from tests.record.test_calls import _python_with_monitoring
 ROOT = Path(__file__).resolve().parents[2]
 GIVE_WAY = '''
 import sys
-from graphdoctor.record.calls import Monitor
+from graphdoctor.record.eager.calls import Monitor
 
 mon = sys.monitoring
 calls = []

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from graphdoctor.trace.stream_links import FORK, JOIN, WAIT, stream_links, unjoined_forks
+from graphdoctor.facts.stream_links import FORK, JOIN, WAIT, stream_links, unjoined_forks
 from graphdoctor.tui.capture_story import BEGIN, END, OWN_TIME, capture_links, own_time, story
 from graphdoctor.tui.capture_view import capture_lanes, capture_limits, capture_overlays
 from graphdoctor.tui.graph_groups import GraphGroup, group_of, group_rows, shown_rows

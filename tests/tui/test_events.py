@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from graphdoctor.diagnose.findings import Evidence
-from graphdoctor.trace.locations import package_path
+from graphdoctor.facts.locations import package_path
+from graphdoctor.facts.queries import culprit_of
+from graphdoctor.facts.stream_names import stream_names
 from graphdoctor.trace.model import Frame
-from graphdoctor.trace.queries import culprit_of
-from graphdoctor.trace.stream_names import stream_names
 from graphdoctor.tui.aggregate import graph_rows
 from graphdoctor.tui.events import (
     EventRef,

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 
 from graphdoctor.diagnose.findings import Finding
 from graphdoctor.diagnose.rules import (
-    exception_in_capture,
-    freed_input,
-    frozen_value,
-    pageable_copy,
-    sync_between_replays,
-    sync_in_capture,
-    unjoined_stream,
+    gd101_sync_in_capture,
+    gd102_pageable_copy_in_capture,
+    gd103_unjoined_side_stream,
+    gd108_exception_in_capture,
+    gd203_sync_between_replays,
+    gd302_freed_captured_input,
+    gd305_frozen_host_value,
 )
 from graphdoctor.fix.edits import Edit
 from graphdoctor.fix.source import Source
@@ -46,10 +46,13 @@ def _patchers() -> dict[str, Patcher]:
         sync_every,
     )
 
-    return {sync_in_capture.ID: keep_on_device.patch, unjoined_stream.ID: join_stream.patch,
-            pageable_copy.ID: hoist_copy.patch, exception_in_capture.ID: capturable.patch,
-            freed_input.ID: copy_into_input.patch, frozen_value.ID: frozen_lr.patch,
-            sync_between_replays.ID: sync_every.patch}
+    return {gd101_sync_in_capture.ID: keep_on_device.patch,
+            gd103_unjoined_side_stream.ID: join_stream.patch,
+            gd102_pageable_copy_in_capture.ID: hoist_copy.patch,
+            gd108_exception_in_capture.ID: capturable.patch,
+            gd302_freed_captured_input.ID: copy_into_input.patch,
+            gd305_frozen_host_value.ID: frozen_lr.patch,
+            gd203_sync_between_replays.ID: sync_every.patch}
 
 
 PATCHERS = _patchers()

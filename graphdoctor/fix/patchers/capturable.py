@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from graphdoctor.diagnose.findings import Finding
 from graphdoctor.diagnose.known_errors import OPTIMIZER_NOT_CAPTURABLE
-from graphdoctor.diagnose.rules.exception_in_capture import KNOWN_ERROR
+from graphdoctor.diagnose.rules.gd108_exception_in_capture import KNOWN_ERROR
 from graphdoctor.fix.patchers import Change, Options
 from graphdoctor.fix.patchers.optimizer import made_at, with_keywords
 from graphdoctor.fix.source import Source

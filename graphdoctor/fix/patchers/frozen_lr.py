@@ -11,7 +11,7 @@ import ast
 import re
 
 from graphdoctor.diagnose.findings import Finding
-from graphdoctor.diagnose.rules.frozen_value import (
+from graphdoctor.diagnose.rules.gd305_frozen_host_value import (
     CAPTURED_VALUE,
     CHANGED_FILE,
     CHANGED_LINE,

@@ -3,7 +3,7 @@
 A verdict compares a graph's replays with the same work run eagerly. For PyTorch's graphs
 the graph source finds that work (the user functions the captured block called) and times
 its eager calls; a graph CUPTI sees gets the same, from the same parts
-(:mod:`graphdoctor.record.calls`, :mod:`graphdoctor.record.eager_history`):
+(:mod:`graphdoctor.record.eager.calls`, :mod:`graphdoctor.record.eager.eager_history`):
 
 - while a capture is open, the frame that began it is watched for the user functions it
   calls (``step(x)`` between ``stream.begin_capture()`` and ``end_capture()``), and the
@@ -13,7 +13,7 @@ its eager calls; a graph CUPTI sees gets the same, from the same parts
   from then on; the calls they made before (the warmup, an eager loop the script timed
   first) come from the eager history, which the layer installs from the start of the run
   when the script has no torch to install it;
-- GPU time comes from driver events (:mod:`graphdoctor.record.driver_timer`), since torch's
+- GPU time comes from driver events (:mod:`graphdoctor.record.device.driver_timer`), since torch's
   events may not exist.
 
 Cost: timing a call cost a CuPy eager step of 10 small kernels about 35 µs of host time on
@@ -31,8 +31,9 @@ import threading
 from collections.abc import Callable
 from types import CodeType, FrameType
 
-from graphdoctor.record import eager_history
-from graphdoctor.record.calls import (
+from graphdoctor.record.device.driver_timer import CudaDriver, Driver, DriverEventTimer
+from graphdoctor.record.eager import eager_history
+from graphdoctor.record.eager.calls import (
     EAGER_TIMES_LOST,
     SCRIPT_TOOK_THE_ID,
     CallSiteWatcher,
@@ -40,8 +41,7 @@ from graphdoctor.record.calls import (
     Monitor,
     innermost_user_frame,
 )
-from graphdoctor.record.driver_timer import CudaDriver, Driver, DriverEventTimer
-from graphdoctor.record.kept_calls import TIMED_CALLS
+from graphdoctor.record.eager.kept_calls import TIMED_CALLS
 from graphdoctor.record.recorder import CaptureState, GpuTimer, Recorder
 from graphdoctor.trace.names import CALLEES_BASIS, CAPTURED_FUNCTION
 from graphdoctor.trace.spool import records as sr

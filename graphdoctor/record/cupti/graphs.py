@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
-from graphdoctor.record.anatomy_reader import new_reader
+from graphdoctor.record.capture.anatomy_reader import new_reader
 from graphdoctor.record.cupti.calls import (
     CAPTURE_MODES,
     ENTER,

@@ -27,7 +27,7 @@ from typing import TextIO
 from graphdoctor.errors import GraphDoctorError
 from graphdoctor.files.writing import create_new
 from graphdoctor.launch.runner import Outcome, Target
-from graphdoctor.record import devices
+from graphdoctor.record.device import devices
 from graphdoctor.record.native.build import open_library
 from graphdoctor.record.native.translate import NativeEvents
 from graphdoctor.record.recorder import Recorder

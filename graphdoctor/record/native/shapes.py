@@ -1,6 +1,7 @@
 """What a native program's graph holds, from the injection library's node list: the driver's
 node types (CUgraphNodeType numbers), each kernel node's (mangled) name, and the edges; in
-the JSON form every other recorder writes (:func:`graphdoctor.record.anatomy_reader.described`).
+the JSON form every other recorder writes
+(:func:`graphdoctor.record.capture.anatomy_reader.described`).
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from graphdoctor.record.anatomy_reader import described, node_type_named
+from graphdoctor.record.capture.anatomy_reader import described, node_type_named
 from graphdoctor.trace import anatomy
 
 # CUgraphNodeType, by number (cuda.h), as the driver names them less CU_GRAPH_NODE_TYPE_
@@ -19,7 +20,7 @@ DRIVER_NODE_TYPES = ("KERNEL", "MEMCPY", "MEMSET", "HOST", "GRAPH", "EMPTY", "WA
 
 def anatomy_of(event: dict[str, Any], demangle: Callable[[str], str]) -> dict[str, Any]:
     """The anatomy of an ``anatomy`` event, read time included; kernel names demangled with
-    ``demangle`` (:func:`graphdoctor.record.anatomy_reader.demangler`)."""
+    ``demangle`` (:func:`graphdoctor.record.capture.anatomy_reader.demangler`)."""
     types = [_type(int(number)) for number in event.get("types") or []]
     names = event.get("kernels") or []
     kernels = [anatomy.group_name(demangle(str(names[i] if i < len(names) and names[i] else "?")))

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphdoctor.record.anatomy_reader import demangler
+from graphdoctor.record.capture.anatomy_reader import demangler
 from graphdoctor.record.cupti.calls import CAPTURE_MODES
 from graphdoctor.record.cupti.records import (
     OutsideGraph,

@@ -6,7 +6,7 @@ kernels a native program ran beside them.
   (a stream runs in order; the recording has the GPU time, not the GPU start), as the
   viewer's timeline draws it. A replay whose GPU time was not taken (outside the sample)
   has no GPU span: where it ran is not known.
-- Its nodes are where :mod:`graphdoctor.trace.node_schedule` estimates they ran, as the
+- Its nodes are where :mod:`graphdoctor.facts.node_schedule` estimates they ran, as the
   timeline's node lane draws them: each row of the schedule a track (``stream 7 nodes
   (estimated, equal shares)``, ``stream 7 nodes 2 (...)``), each node a slice named by its
   kernel's short name (or its type), with its graph, its number and whether it is on the
@@ -26,9 +26,9 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 
 from graphdoctor.clean_text import clean
+from graphdoctor.facts.node_schedule import NodeSchedule, schedule
 from graphdoctor.trace.anatomy import Anatomy, short_kernel_name
 from graphdoctor.trace.model import Trace
-from graphdoctor.trace.node_schedule import NodeSchedule, schedule
 
 Event = dict[str, Any]
 NODE_FLOW = 1 << 40  # a replay's flow to its first node: the replay's flow id plus this

@@ -20,7 +20,7 @@ export keeps pids 1 and 10+N. The torch.distributed calls are slices on their th
 (one that never returned runs to the end of the recording, with a note saying so), and so is
 ``destroy_process_group()``. NVML reads every GPU of the host, so a rank's counters keep only
 the GPUs it used. The ranks share one time axis, set by each rank's wall clock at its start
-and, across hosts, by the barriers they left together (:mod:`graphdoctor.trace.job_clock`;
+and, across hosts, by the barriers they left together (:mod:`graphdoctor.facts.job_clock`;
 ``otherData.clocks`` says how).
 
 Perfetto needs the slices of a lane to nest, with no partial overlap: slices that would
@@ -37,6 +37,8 @@ from collections.abc import Collection, Iterator
 from typing import Any
 
 from graphdoctor.clean_text import clean
+from graphdoctor.facts import locations, tallies
+from graphdoctor.facts.job_clock import JobClock
 from graphdoctor.report import rank_groups
 from graphdoctor.report.document import Report
 from graphdoctor.report.render.chrome_gpu import (
@@ -48,9 +50,7 @@ from graphdoctor.report.render.chrome_gpu import (
     us,
 )
 from graphdoctor.report.render.drawn_kinds import drawn_from_the_registry
-from graphdoctor.trace import locations, tallies
 from graphdoctor.trace.event_kinds import EventKind, rows_of
-from graphdoctor.trace.job_clock import JobClock
 from graphdoctor.trace.model import NONE, Trace
 from graphdoctor.trace.names import ALLOC_ACTION
 

@@ -13,13 +13,14 @@ from graphdoctor.clean_text import clean
 from graphdoctor.diagnose import compile_costs, stacks_at_end
 from graphdoctor.diagnose.findings import ERROR, Finding, severity_counts, verdict_rank
 from graphdoctor.diagnose.view import ranks_named
+from graphdoctor.facts import locations, queries
+from graphdoctor.facts.tallies import ReplayStats, replay_stats
 from graphdoctor.own_code import is_own_file
 from graphdoctor.report import children, rank_groups
-from graphdoctor.trace import anatomy, locations, queries
+from graphdoctor.trace import anatomy
 from graphdoctor.trace.endings import outcome
 from graphdoctor.trace.model import Graph, Trace
 from graphdoctor.trace.names import CAPTURE_FAILED, CHILD_TARGET, IN_PROCESS_TARGET
-from graphdoctor.trace.tallies import ReplayStats, replay_stats
 
 if TYPE_CHECKING:
     from graphdoctor.report.document import Report

@@ -15,11 +15,11 @@ from rich.text import Text
 from graphdoctor import units
 from graphdoctor.clean_text import clean
 from graphdoctor.diagnose.findings import Verdict
+from graphdoctor.facts import locations
 from graphdoctor.report.diff import Figure, FindingChange, ReportDiff, VerdictChange
 from graphdoctor.report.render import markdown
 from graphdoctor.report.render.markdown_escape import escape
 from graphdoctor.report.render.terminal import item, printed
-from graphdoctor.trace import locations
 
 MAX_ROWS = 50
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from graphdoctor.clean_text import clean
 from graphdoctor.errors import GraphDoctorError
+from graphdoctor.facts import queries
 from graphdoctor.report.document import Report
 from graphdoctor.report.render import common
-from graphdoctor.trace import anatomy, queries
+from graphdoctor.trace import anatomy
 from graphdoctor.trace.anatomy import Anatomy
 from graphdoctor.trace.model import Graph
 

@@ -21,6 +21,7 @@ from graphdoctor import units
 from graphdoctor.clean_text import clean, first_line
 from graphdoctor.diagnose.findings import Evidence, Finding
 from graphdoctor.diagnose.view import rank_ranges
+from graphdoctor.facts import locations, queries, tallies
 from graphdoctor.report import rank_groups, verdict_groups
 from graphdoctor.report.document import Report
 from graphdoctor.report.finding_groups import FindingGroup, finding_groups
@@ -29,7 +30,6 @@ from graphdoctor.report.render import common
 from graphdoctor.report.render.markdown_escape import Where
 from graphdoctor.report.render.markdown_escape import escape as escape  # as markdown.escape too
 from graphdoctor.report.render.text import summary_without_speedup
-from graphdoctor.trace import locations, queries, tallies
 from graphdoctor.trace.model import ExceptionRecord, Graph, Trace
 
 MAX_CHARS = 60_000

@@ -32,13 +32,13 @@ from graphdoctor.diagnose.findings import (
     Finding,
     Verdict,
 )
+from graphdoctor.facts import locations, queries, tallies
 from graphdoctor.report import rank_groups, verdict_groups
 from graphdoctor.report.document import Report
 from graphdoctor.report.finding_groups import finding_groups
 from graphdoctor.report.redact import KEPT_NOTICE, REDACTED_NOTICE
 from graphdoctor.report.render import common
 from graphdoctor.report.render.terminal import printed
-from graphdoctor.trace import locations, queries, tallies
 from graphdoctor.trace.model import ExceptionRecord, Graph, Trace
 from graphdoctor.trace.names import CAPTURE_FAILED
 

@@ -23,11 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from graphdoctor.columns import notice, stderr_width
-from graphdoctor.files.writing import append_to_own, open_own, write_all
-from graphdoctor.trace.names import RECORDING_STOPPED
-from graphdoctor.trace.spool.records import URGENT, NoteRecord, SpoolRecord, encode
-from graphdoctor.trace.spool.tail import Pending
-from graphdoctor.trace.untrusted import (
+from graphdoctor.files.untrusted import (
     GZIP_MAGIC,
     MAX_FILE_BYTES,
     GzipDamaged,
@@ -39,6 +35,10 @@ from graphdoctor.trace.untrusted import (
     sane,
     text_limit,
 )
+from graphdoctor.files.writing import append_to_own, open_own, write_all
+from graphdoctor.trace.names import RECORDING_STOPPED
+from graphdoctor.trace.spool.records import URGENT, NoteRecord, SpoolRecord, encode
+from graphdoctor.trace.spool.tail import Pending
 
 
 class SpoolWriter:
@@ -247,7 +247,7 @@ def read_records(path: str | os.PathLike[str], *, limited: bool = False
     middle of a record, plain or gzip, still yields every record before the cut. A line
     longer than MAX_LINE_BYTES, or nested too deeply to parse, yields :data:`UNREADABLE`.
     ``limited``: the spool may be a stranger's, and reading it keeps to the budget of a
-    report of its size (:mod:`graphdoctor.trace.untrusted`), raising ``TooLarge`` past it."""
+    report of its size (:mod:`graphdoctor.files.untrusted`), raising ``TooLarge`` past it."""
     meter = _Meter(path) if limited else None
     for line in _lines(path, meter):
         if line is None:

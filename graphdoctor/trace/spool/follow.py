@@ -12,7 +12,7 @@ A spool being followed may be a stranger's (``graphdoctor view --follow`` of a f
 shared disk): a line past :data:`MAX_LINE_BYTES` or nested too deeply counts as a record
 that could not be read, as it does in a spool read whole, and reading stops with
 ``TooLarge`` once the records read would take more memory than a report of the spool's
-size may (:mod:`graphdoctor.trace.untrusted`).
+size may (:mod:`graphdoctor.files.untrusted`).
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from graphdoctor.files.untrusted import GZIP_MAGIC, TooLarge, estimated_memory, memory_budget
 from graphdoctor.trace.assemble import so_far, take
 from graphdoctor.trace.builder import Builder
 from graphdoctor.trace.model import Trace
 from graphdoctor.trace.spool.file import MAX_LINE_BYTES, parsed_lines, read_records
-from graphdoctor.trace.untrusted import GZIP_MAGIC, TooLarge, estimated_memory, memory_budget
 
 READ_MOST = 16 << 20  # bytes taken in one look: a spool far ahead is caught up over several
 

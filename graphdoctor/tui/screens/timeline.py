@@ -18,7 +18,7 @@ from textual.css.query import NoMatches
 from textual.widgets import Footer, Static
 
 from graphdoctor.clean_text import clean
-from graphdoctor.trace.job_clock import OWN_STARTS
+from graphdoctor.facts.job_clock import OWN_STARTS
 from graphdoctor.tui.capture_view import run_overlays
 from graphdoctor.tui.events import EventRef
 from graphdoctor.tui.rendering import cut_at_word, details_view

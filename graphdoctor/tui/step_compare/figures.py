@@ -31,9 +31,9 @@ from graphdoctor.diagnose.measure import (
     Stat,
 )
 from graphdoctor.diagnose.verdicts import FASTER_FROM, SLOWER_BELOW
-from graphdoctor.trace import queries
+from graphdoctor.facts import queries
+from graphdoctor.facts.locations import frame_text
 from graphdoctor.trace.event_kinds import HOST_NOT_TIMED
-from graphdoctor.trace.locations import frame_text
 from graphdoctor.trace.model import NONE, Function, Graph, Trace
 from graphdoctor.trace.names import (
     CAPTURE_FAILED,

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from graphdoctor.facts.stream_names import stream_names
 from graphdoctor.report.render.drawn_kinds import drawn_from_the_registry
 from graphdoctor.trace.event_kinds import BY_NAME
 from graphdoctor.trace.model import CAPTURE, NONE, REPLAY, Trace
-from graphdoctor.trace.stream_names import stream_names
 from graphdoctor.tui import palette as marks
 from graphdoctor.tui.events import teardown_end
 from graphdoctor.tui.palette import Mark

@@ -2,7 +2,7 @@
 
 A loop that captures a graph per shape puts dozens of captures on one stream lane, and
 nothing there says which capture is which graph. Each group of the Graphs screen
-(:mod:`graphdoctor.tui.graph_groups`: graphs of one site, :mod:`graphdoctor.trace.graph_sites`)
+(:mod:`graphdoctor.tui.graph_groups`: graphs of one site, :mod:`graphdoctor.facts.graph_sites`)
 gets a lane of its own: all its captures and replays on one row, labelled with the count
 and the line; ``x`` on it lists each graph on a row of its own under it, and closes them
 again. Pure; no Textual import.
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from graphdoctor.trace.graph_sites import grouped, site
+from graphdoctor.facts.graph_sites import grouped, site
 from graphdoctor.trace.model import NONE, Graph, Trace
 from graphdoctor.tui import palette as marks
 from graphdoctor.tui.timeline.lanes import Lane, LaneRow

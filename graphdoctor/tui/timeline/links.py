@@ -1,7 +1,7 @@
 """Forks and joins drawn between stream lanes: an overlay on the timeline's rows.
 
 Each wait of one stream for another inside a capture (see
-:mod:`graphdoctor.trace.stream_links`) becomes a vertical line in its column, from the
+:mod:`graphdoctor.facts.stream_links`) becomes a vertical line in its column, from the
 lane of the stream waited on (┬ or ┴) down or up to the lane of the stream that waits
 (whose own cell keeps its ``w``). A fork never joined back is dashed and red, so it reads
 without colour too. Pure; no Textual import.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graphdoctor.trace.stream_links import StreamLink
+from graphdoctor.facts.stream_links import StreamLink
 from graphdoctor.tui.palette import LINK_ENDS, STREAM_LINK, UNJOINED_LINK
 from graphdoctor.tui.timeline.lanes import Lane
 from graphdoctor.tui.timeline.layout import Window, column_of

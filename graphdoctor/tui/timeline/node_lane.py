@@ -1,7 +1,7 @@
 """A replay opened into its graph's nodes, on rows under the stream that replayed it.
 
 Zoomed in until a replay spans a few columns, each replay on a stream shows the nodes of
-the graph it replayed, where :mod:`graphdoctor.trace.node_schedule` estimates they
+the graph it replayed, where :mod:`graphdoctor.facts.node_schedule` estimates they
 ran: kernels named (demangled, shortened) where the run of columns has room, one graph
 branch per row, the longest chain in colour and the other nodes grey. Node lengths are
 a profiled replay's kernel times where ``run --full`` took them, else equal shares; the
@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from graphdoctor.clean_text import clean
+from graphdoctor.facts.node_schedule import NodeSchedule, PlacedNode, schedule
 from graphdoctor.trace import anatomy as shapes
 from graphdoctor.trace.anatomy import Anatomy
-from graphdoctor.trace.node_schedule import NodeSchedule, PlacedNode, schedule
 from graphdoctor.tui import palette as marks
 from graphdoctor.tui.timeline.lanes import Lane, LaneRow
 from graphdoctor.tui.timeline.layout import BLANK, Cell, write_labels

@@ -1,7 +1,7 @@
 """The timeline of a multi-rank report: each rank's lanes as a group, one rank after another,
 the way Nsight Systems shows the processes of a multi-process run; every group on one time
 axis. Each trace counts its times from its own rank's start: a rank's lanes are moved by its
-offset on the job's axis (:mod:`graphdoctor.trace.job_clock`), and whatever the screens ask
+offset on the job's axis (:mod:`graphdoctor.facts.job_clock`), and whatever the screens ask
 of its trace is moved back by the same (:class:`graphdoctor.tui.rank_view.RankView`).
 
 A rank's lanes are the single-process lanes, keyed, labelled and referring to events with
