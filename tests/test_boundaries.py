@@ -140,3 +140,64 @@ def test_the_document_never_imports_its_renderers(path: Path) -> None:
 def test_every_package_says_what_it_holds(init: Path) -> None:
     """A newcomer finds where a thing goes from the packages' docstrings (and the README)."""
     assert ast.get_docstring(ast.parse(init.read_text())), f"{init} has no docstring"
+
+
+def module_level_imports(path: Path) -> set[str]:
+    """The graphdoctor modules a file imports when it is imported: its body's imports, not
+    those inside functions (imported when called) or under ``if TYPE_CHECKING:``."""
+    names: set[str] = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names |= {f"{node.module}.{alias.name}" for alias in node.names
+                      if _is_module(f"{node.module}.{alias.name}")}
+    return {name for name in names if name.startswith("graphdoctor") and _is_module(name)}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other, each a cycle's members (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for other in graph.get(module, ()):
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            members = []
+            while (member := stack.pop()) != module:
+                members.append(member)
+            if members:
+                found.append(sorted([module, *members]))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_modules_import_each_other_when_loaded() -> None:
+    """A cycle of imports made when modules load breaks on the order they are first
+    imported in; a package's own ``__init__`` importing its children is not one of them."""
+    graph = {module_name(path): {name for name in module_level_imports(path)
+                                 if not module_name(path).startswith(name + ".")}
+             for path in PACKAGE.rglob("*.py")}
+    assert import_cycles(graph) == []
+
+
+def test_an_import_cycle_is_found() -> None:
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
