@@ -208,7 +208,7 @@ async def test_the_runs_own_report_takes_the_live_ones_place(
         await settle(pilot)
         assert "graphdoctor-launch_bound.output.txt" in screen_text(app)
         app.finish(report_for("launch_bound"), "graphdoctor-launch_bound.json")
-        await settle(pilot)
+        await wait_for(pilot, lambda: "exited with code 0" in screen_text(app))  # rebuilt
         text = screen_text(app)
         assert "exited with code 0" in text and "graphdoctor-launch_bound.json" in text
         assert "graphdoctor-launch_bound.output.txt" in text  # the output stays named
