@@ -279,7 +279,10 @@ def _against_step(view: TraceView, graph: Graph) -> Measurement:
 
 
 def _against_callees(view: TraceView, graph: Graph, borrow: bool) -> Measurement:
-    replays = queries.replays_of(view.trace, graph)
+    replays = view.trace.tables["replays"]
+    mine = replays.positions_where("graph", graph.id)  # columns read, no row made for each
+    on_gpu, on_host, starts, threads = ([replays.data[name][i] for i in mine]
+                                        for name in ("gpu", "dur", "t", "thread"))
     calls = [c for c in view.trace.tables["calls"].rows_where("fn", *graph.callees)
              if c.mode == EAGER_CALL]
     eager, eager_host = _per_step(calls, graph.callees)
@@ -291,10 +294,10 @@ def _against_callees(view: TraceView, graph: Graph, borrow: bool) -> Measurement
             eager, eager_host, source = gpu, host, BASELINE_RUN
     covering = view.function(graph.callees[0]) \
         if graph.basis == COVERING_BASIS and graph.callees else None
-    replay, lone = _replay_figure(graph, stat([r.gpu for r in replays]))
-    ordered = sorted(replays, key=lambda r: r.t)
-    loop = stat(host_gaps([r.t for r in ordered], [r.thread for r in ordered]))
-    return Measurement(replay, _host_times(replays), eager, eager_host,
+    replay, lone = _replay_figure(graph, stat(on_gpu))
+    ordered = sorted(range(len(starts)), key=starts.__getitem__)
+    loop = stat(host_gaps([starts[i] for i in ordered], [threads[i] for i in ordered]))
+    return Measurement(replay, _host_times(on_host), eager, eager_host,
                        queries.replay_count(view.trace, graph), eager_source=source,
                        not_covered=graph.uncovered if eager else (), basis=graph.basis,
                        eager_of=covering.name if covering else "", replay_lone=lone,
@@ -308,9 +311,9 @@ def _replay_figure(graph: Graph, lone: Stat | None) -> tuple[Stat | None, Stat |
     return (pace, lone) if pace is not None and lone is not None else (lone, None)
 
 
-def _host_times(replays: list[Any]) -> Stat | None:
+def _host_times(durations: list[int]) -> Stat | None:
     """The replay calls' host time; None where it was not taken (launches CUPTI saw)."""
-    return stat([r.dur for r in replays if r.dur != HOST_NOT_TIMED])
+    return stat([d for d in durations if d != HOST_NOT_TIMED])
 
 
 def _too_few(eager: Stat | None) -> bool:

@@ -113,10 +113,14 @@ def replay_counts(trace: Trace) -> dict[int, int]:
 def replay_window(trace: Trace, graph: Graph) -> tuple[int, int] | None:
     """From the start of the graph's first replay to the end of its last; None with fewer
     than two replays, which have nothing between them."""
-    replays = replays_of(trace, graph)
-    if len(replays) < 2:
+    table = trace.tables["replays"]
+    mine = table.positions_where("graph", graph.id)
+    if len(mine) < 2:
         return None
-    return replays[0].t, replays[-1].t + max(0, replays[-1].dur)
+    t, dur = table.column("t"), table.column("dur")
+    first = min(mine, key=lambda i: (t[i], i))  # as replays_of orders them: by time, stably
+    last = max(mine, key=lambda i: (t[i], i))
+    return t[first], t[last] + max(0, dur[last])
 
 
 def replay_gaps(replays: Sequence[Replay]) -> tuple[int, ...]:

@@ -13,6 +13,7 @@ import bisect
 import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from graphdoctor.trace.model import CAPTURE, EAGER, NONE, OWN, REPLAY, WARMUP, PhaseSpan
 
@@ -29,8 +30,7 @@ class Interval:
 
 def derive(intervals: Iterable[Interval], end_t: int) -> list[PhaseSpan]:
     """Non-overlapping spans covering [0, end_t], highest priority first at each moment."""
-    pieces = _sweep(sorted(i for i in _valid(intervals)))
-    spans = _merge(pieces)
+    spans = _sweep(sorted(i for i in _valid(intervals)))
     return _fill_gaps(spans, max(end_t, spans[-1].end if spans else 0))
 
 
@@ -41,7 +41,11 @@ def _valid(intervals: Iterable[Interval]) -> Iterable[tuple[int, int, str, int]]
 
 
 def _sweep(items: list[tuple[int, int, str, int]]) -> list[PhaseSpan]:
-    pieces: list[PhaseSpan] = []
+    """The highest-priority interval at each moment, as runs of one phase: a piece of the
+    phase the last run has joins it (its graph kept only if the same), else starts one.
+    Runs are merged as they are found, not each piece made first and merged after: a live
+    view sweeps a replay's interval a second for every replay of the run."""
+    runs: list[list[Any]] = []  # [phase, start, end, graph]
     active: list[tuple[int, int, int, str, int]] = []  # (-priority, -start, end, phase, graph)
     index, t = 0, items[0][0] if items else 0
     while index < len(items) or active:
@@ -58,21 +62,17 @@ def _sweep(items: list[tuple[int, int, str, int]]) -> list[PhaseSpan]:
         _, _, end, phase, graph = active[0]
         next_start = items[index][0] if index < len(items) else end
         stop = min(end, next_start) if next_start > t else end
-        pieces.append(PhaseSpan(phase, t, stop, graph))
+        _join(runs, phase, t, stop, graph)
         t = stop
-    return pieces
+    return [PhaseSpan(*run) for run in runs]
 
 
-def _merge(pieces: list[PhaseSpan]) -> list[PhaseSpan]:
-    merged: list[PhaseSpan] = []
-    for piece in pieces:
-        if merged and merged[-1].phase == piece.phase:
-            last = merged[-1]
-            graph = last.graph if last.graph == piece.graph else NONE
-            merged[-1] = PhaseSpan(last.phase, last.start, max(last.end, piece.end), graph)
-        else:
-            merged.append(piece)
-    return merged
+def _join(runs: list[list[Any]], phase: str, start: int, end: int, graph: int) -> None:
+    last = runs[-1] if runs else None
+    if last is not None and last[0] == phase:
+        last[2], last[3] = max(last[2], end), last[3] if last[3] == graph else NONE
+    else:
+        runs.append([phase, start, end, graph])
 
 
 def _fill_gaps(spans: list[PhaseSpan], end_t: int) -> list[PhaseSpan]:
