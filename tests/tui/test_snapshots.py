@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import textual
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from graphdoctor.report.io import load
 from graphdoctor.tui.app import GraphDoctorApp
@@ -48,6 +49,8 @@ def settled(keys: Sequence[str]) -> Callable[[Pilot[Any]], Any]:
     async def run_before(pilot: Pilot[Any]) -> None:
         await pilot.press(*keys)
         await pilot.app.workers.wait_for_complete()
+        for box in pilot.app.screen.query(Input):  # a blinking cursor is shown half the time
+            box.cursor_blink = False
         await pilot.pause()
 
     return run_before
