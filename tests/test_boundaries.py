@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -61,9 +62,13 @@ def test_the_child_module_the_supervisor_names_exists() -> None:
 def imported_modules(path: Path) -> set[str]:
     """Every module a file imports, a name imported from a package included as the module it
     may be (``from graphdoctor import api`` imports ``graphdoctor.api``)."""
-    tree = ast.parse(path.read_text())
+    return _imported(ast.walk(ast.parse(path.read_text())))
+
+
+def _imported(nodes: Iterable[ast.AST]) -> set[str]:
+    """The modules these statements import (see :func:`imported_modules`)."""
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -145,14 +150,7 @@ def test_every_package_says_what_it_holds(init: Path) -> None:
 def module_level_imports(path: Path) -> set[str]:
     """The graphdoctor modules a file imports when it is imported: its body's imports, not
     those inside functions (imported when called) or under ``if TYPE_CHECKING:``."""
-    names: set[str] = set()
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.Import):
-            names |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-            names |= {f"{node.module}.{alias.name}" for alias in node.names
-                      if _is_module(f"{node.module}.{alias.name}")}
+    names = _imported(ast.parse(path.read_text()).body)
     return {name for name in names if name.startswith("graphdoctor") and _is_module(name)}
 
 

@@ -281,7 +281,7 @@ def _against_step(view: TraceView, graph: Graph) -> Measurement:
 def _against_callees(view: TraceView, graph: Graph, borrow: bool) -> Measurement:
     replays = view.trace.tables["replays"]
     mine = replays.positions_where("graph", graph.id)  # columns read, no row made for each
-    on_gpu, on_host, starts, threads = ([replays.data[name][i] for i in mine]
+    on_gpu, on_host, starts, threads = ([replays.column(name)[i] for i in mine]
                                         for name in ("gpu", "dur", "t", "thread"))
     calls = [c for c in view.trace.tables["calls"].rows_where("fn", *graph.callees)
              if c.mode == EAGER_CALL]
